@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AnnotationConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "annotation"

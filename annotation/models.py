@@ -1,0 +1,364 @@
+"""Corpora, classifiers, topics, samples, HITs and judgments.
+
+Invariants live in the database (unique and check constraints); the services in
+`annotation/services/` are the only writers. Retrieved sets are stored as
+compressed (Roaring) bitmaps of Document primary keys, so region counts and
+uniform draws are set operations in memory rather than joins over millions of rows.
+"""
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Corpus(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    # Maintained by the import service: COUNT(*) over millions of rows is not free.
+    document_count = models.PositiveIntegerField(default=0)
+    # Roaring bitmap of the corpus's Document ids, for uniform draws without a table scan.
+    documents_bitmap = models.BinaryField(default=b"")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "corpora"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=255)
+    title = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    # sha256 of the canonical (title, text, metadata): re-imports compare it to
+    # tell "same document again" from "same id, different content".
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"], name="document_external_id_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus_id}:{self.external_id}"
+
+
+class Classifier(models.Model):
+    class Kind(models.TextChoices):
+        KEYWORDS = "keywords", "Keyword filter"
+        IDS = "ids", "Uploaded retrieved ids"
+        SCORES = "scores", "Uploaded scores with a threshold"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="classifiers")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # keywords: {"terms": [...], "fields": ["title", "text"]}
+    # ids:      {"source": "<file name>", "sha256": "..."}
+    # scores:   {"source": "<file name>", "sha256": "...", "threshold": 0.5}
+    definition = models.JSONField(default=dict)
+    # sha256 over kind, definition and the retrieved set: reports name exactly what they measured.
+    fingerprint = models.CharField(max_length=64)
+    retrieved_bitmap = models.BinaryField()
+    retrieved_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["corpus", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "name"], name="classifier_name_unique"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["keywords", "ids", "scores"]), name="classifier_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ClassifierScore(models.Model):
+    """Uploaded scores, kept so the threshold of a scores classifier can be changed."""
+
+    classifier = models.ForeignKey(Classifier, on_delete=models.CASCADE, related_name="scores")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["classifier", "document"], name="classifier_score_unique"),
+        ]
+
+
+class Topic(models.Model):
+    class Crowd(models.TextChoices):
+        LOCAL = "local", "Built-in annotators"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+
+    class Aggregator(models.TextChoices):
+        MAJORITY = "majority", "Majority of three"
+        DAWID_SKENE = "dawid_skene", "Dawid–Skene posterior"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Sampling"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="topics")
+    name = models.CharField(max_length=200, unique=True)
+    instructions = models.TextField(blank=True)
+    seed_terms = models.JSONField(default=list, blank=True)
+    target_recall = models.FloatField(default=0.8)
+    confidence = models.FloatField(default=0.95)
+    crowd = models.CharField(max_length=16, choices=Crowd.choices, default=Crowd.LOCAL)
+    aggregator = models.CharField(max_length=16, choices=Aggregator.choices, default=Aggregator.MAJORITY)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    hit_size = models.PositiveSmallIntegerField(default=5)
+    reward_per_hit = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.10"))
+    budget = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    # Workers below this accuracy on gold documents are blocked automatically.
+    min_gold_accuracy = models.FloatField(default=0.7)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(target_recall__gt=0) & Q(target_recall__lt=1), name="topic_target_recall_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gt=0.5) & Q(confidence__lt=1), name="topic_confidence_range"
+            ),
+            models.CheckConstraint(condition=Q(hit_size__gte=1), name="topic_hit_size_positive"),
+            models.CheckConstraint(condition=Q(reward_per_hit__gte=0), name="topic_reward_nonnegative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ClassifierPair(models.Model):
+    """The two (ideally conditionally independent) classifiers whose overlap measures recall."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="pair")
+    c1 = models.ForeignKey(Classifier, on_delete=models.PROTECT, related_name="+")
+    c2 = models.ForeignKey(Classifier, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=~Q(c1=F("c2")), name="pair_distinct_classifiers"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.c1} × {self.c2}"
+
+
+class TopicClassifier(models.Model):
+    """A further classifier measured against the topic's pair (seed 000, Sec. 6)."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="extra_classifiers")
+    classifier = models.ForeignKey(Classifier, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "classifier"], name="topic_classifier_unique"),
+        ]
+
+
+class Region(models.TextChoices):
+    A12 = "A12", "A1 ∩ A2"
+    B1 = "B1", "A1 ∖ A2"
+    B2 = "B2", "A2 ∖ A1"
+    A1 = "A1", "A1 (paper design)"
+    A2 = "A2", "A2 (paper design)"
+    RETRIEVED = "R", "Retrieved set of a further classifier"
+    UNIFORM = "U", "Uniform over the corpus"
+    GOLD = "G", "Gold documents"
+
+
+class SampleDraw(models.Model):
+    """One seeded draw from one region; enough is recorded to reproduce it."""
+
+    class Purpose(models.TextChoices):
+        PAIR = "pair", "Pair regions (stratified)"
+        PAPER = "paper", "Paper design (A1, A2, A12)"
+        PRECISION = "precision", "Precision of a further classifier"
+        UNIFORM = "uniform", "Uniform validation sample"
+        CERTIFICATION = "certification", "Certification sample"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="draws")
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    region = models.CharField(max_length=4, choices=Region.choices)
+    classifier = models.ForeignKey(Classifier, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    certification_plan = models.ForeignKey(
+        "estimation.CertificationPlan", null=True, blank=True, on_delete=models.PROTECT, related_name="draws"
+    )
+    seed = models.BigIntegerField()
+    region_size = models.PositiveIntegerField()
+    requested = models.PositiveIntegerField()
+    drawn = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class SampledDocument(models.Model):
+    draw = models.ForeignKey(SampleDraw, on_delete=models.CASCADE, related_name="documents")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    region = models.CharField(max_length=4, choices=Region.choices)
+    inclusion_probability = models.FloatField()
+
+    class Meta:
+        constraints = [
+            # Top-ups never redraw a document already sampled for the same purpose and region.
+            models.UniqueConstraint(fields=["draw", "document"], name="sampled_document_unique_in_draw"),
+            models.CheckConstraint(
+                condition=Q(inclusion_probability__gt=0) & Q(inclusion_probability__lte=1),
+                name="sampled_document_probability_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["topic", "region"]), models.Index(fields=["topic", "document"])]
+
+
+class Worker(models.Model):
+    """A person who judges: a local account or a Mechanical Turk worker id."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="worker"
+    )
+    mturk_worker_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    blocked = models.BooleanField(default=False)
+    blocked_reason = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(user__isnull=False) | Q(mturk_worker_id__isnull=False), name="worker_has_identity"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.mturk_worker_id or (self.user.get_username() if self.user_id else f"worker {self.pk}")
+
+
+class Hit(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        COMPLETE = "complete", "Complete"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ASSIGNMENTS_PER_HIT = 3
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="hits")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    reward = models.DecimalField(max_digits=8, decimal_places=2)
+    max_assignments = models.PositiveSmallIntegerField(default=ASSIGNMENTS_PER_HIT)
+    completed_assignments = models.PositiveSmallIntegerField(default=0)
+    mturk_hit_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["topic", "status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(completed_assignments__lte=F("max_assignments")), name="hit_completed_le_max"
+            ),
+        ]
+
+
+class HitItem(models.Model):
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    is_gold = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["hit", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "document"], name="hit_item_unique_in_hit"),
+            # A sampled document is judged in exactly one HIT per topic (gold ones recur).
+            models.UniqueConstraint(
+                fields=["topic", "document"], condition=Q(is_gold=False), name="hit_item_once_per_topic"
+            ),
+        ]
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        CLAIMED = "claimed", "In progress"
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        EXPIRED = "expired", "Expired"
+
+    LIVE_STATUSES = ("claimed", "submitted", "approved")
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    # Which of the HIT's three places this assignment holds; freed when it expires.
+    slot = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CLAIMED)
+    claimed_at = models.DateTimeField(auto_now_add=True)
+    deadline = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    mturk_assignment_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    feedback = models.CharField(max_length=1024, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hit", "worker"], condition=~Q(status="expired"), name="assignment_one_live_per_worker"
+            ),
+            models.UniqueConstraint(
+                fields=["hit", "slot"],
+                condition=Q(status__in=["claimed", "submitted", "approved"]),
+                name="assignment_slot_unique_live",
+            ),
+            models.CheckConstraint(condition=Q(slot__lt=3), name="assignment_slot_range"),
+        ]
+        indexes = [models.Index(fields=["status", "deadline"])]
+
+
+class Judgment(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
+    relevant = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "document"], name="judgment_once_per_assignment"),
+            models.UniqueConstraint(fields=["topic", "worker", "document"], name="judgment_once_per_worker"),
+        ]
+        indexes = [models.Index(fields=["topic", "document"])]
+
+
+class Label(models.Model):
+    """The aggregated label of a judged document for a topic."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="labels")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    votes_relevant = models.PositiveSmallIntegerField(default=0)
+    votes_total = models.PositiveSmallIntegerField(default=0)
+    majority = models.BooleanField(null=True)
+    # P(relevant) from Dawid–Skene when the topic asks for it.
+    posterior = models.FloatField(null=True, blank=True)
+    # Known answer for gold documents.
+    gold = models.BooleanField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "document"], name="label_unique"),
+            models.CheckConstraint(condition=Q(votes_relevant__lte=F("votes_total")), name="label_votes_valid"),
+        ]

@@ -1,0 +1,18 @@
+"""Test runs: SQLite unless DATABASE_URL is set; eager tasks unless a test starts a worker."""
+from .base import *  # noqa: F401,F403
+from .base import VAR_DIR
+
+SECRET_KEY = "test-key-not-secret"
+DEBUG = False
+ALLOWED_HOSTS = ["*"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+MEDIA_ROOT = VAR_DIR / "test-media"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+# Tests run tasks in-process; the tests that exercise a real worker start one
+# against REDIS_URL themselves (tests/test_celery_worker.py).
+CELERY_TASK_ALWAYS_EAGER = True

@@ -1,0 +1,79 @@
+"""Stored results: versioned estimate snapshots and certification records.
+
+The numbers come from `estimation.stats`; these models only keep them, with the
+inputs that produced them, so any report can be reproduced.
+"""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class EstimateSnapshot(models.Model):
+    topic = models.ForeignKey("annotation.Topic", on_delete=models.CASCADE, related_name="snapshots")
+    version = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    code_version = models.CharField(max_length=64)
+    aggregator = models.CharField(max_length=16)
+    # Sample ids, labels and parameters: everything the report was computed from.
+    inputs = models.JSONField()
+    inputs_checksum = models.CharField(max_length=64)
+    report = models.JSONField()
+    judgments = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["topic", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "version"], name="snapshot_version_unique"),
+        ]
+
+
+class CertificationPlan(models.Model):
+    class Metric(models.TextChoices):
+        PAIR_RECALL = "pair_recall", "Pair-based recall (seed 000)"
+        F1 = "f1", "F1 on a uniform test set (seed 004)"
+        QBCB_RECALL = "qbcb_recall", "Recall by QBCB on a uniform sample"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LOCKED = "locked", "Locked"
+        DECIDED = "decided", "Decided"
+
+    topic = models.ForeignKey("annotation.Topic", on_delete=models.CASCADE, related_name="certification_plans")
+    classifier = models.ForeignKey("annotation.Classifier", on_delete=models.PROTECT, related_name="+")
+    metric = models.CharField(max_length=16, choices=Metric.choices)
+    target = models.FloatField()
+    alpha = models.FloatField(default=0.05)
+    power = models.FloatField(default=0.9)
+    monitoring = models.BooleanField(default=False, help_text="Anytime-valid confidence sequence")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    pilot = models.JSONField(default=dict)
+    sample_size = models.JSONField(default=dict)
+    estimated_cost = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    locked_at = models.DateTimeField(null=True, blank=True)
+    locked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(target__gt=0) & Q(target__lt=1), name="plan_target_range"),
+            models.CheckConstraint(condition=Q(alpha__gt=0) & Q(alpha__lt=0.5), name="plan_alpha_range"),
+            models.CheckConstraint(condition=Q(power__gt=0.5) & Q(power__lt=1), name="plan_power_range"),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(locked_at__isnull=False), name="plan_locked_has_time"
+            ),
+        ]
+
+
+class CertificationVerdict(models.Model):
+    """Computed once, when the locked sample is fully judged; never rewritten."""
+
+    plan = models.OneToOneField(CertificationPlan, on_delete=models.PROTECT, related_name="verdict")
+    passed = models.BooleanField()
+    estimate = models.FloatField()
+    lower_bound = models.FloatField()
+    inputs = models.JSONField()
+    code_version = models.CharField(max_length=64)
+    checksum = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
