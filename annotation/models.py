@@ -126,6 +126,12 @@ class Topic(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # The three roles are groups holding these permissions (annotation/roles.py).
+        permissions = [
+            ("configure_topics", "Analyst: import corpora, define classifiers and topics, launch sampling"),
+            ("read_reports", "Manager: read recall reports, certify classifiers, export"),
+            ("annotate", "Annotator: take HITs and judge documents"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(target_recall__gt=0) & Q(target_recall__lt=1), name="topic_target_recall_range"

@@ -1,8 +1,15 @@
 from django.contrib import admin
-from django.urls import path
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
 from django.views.generic import TemplateView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("annotate/", include("annotation.urls_annotator")),
+    path("mturk/", include("annotation.urls_mturk")),
+    path("analyst/", include("annotation.urls_analyst")),
+    path("reports/", include("estimation.urls")),
     path("", TemplateView.as_view(template_name="home.html"), name="home"),
 ]
