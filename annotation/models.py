@@ -368,3 +368,41 @@ class Label(models.Model):
             models.UniqueConstraint(fields=["topic", "document"], name="label_unique"),
             models.CheckConstraint(condition=Q(votes_relevant__lte=F("votes_total")), name="label_votes_valid"),
         ]
+
+
+class CorpusUpload(models.Model):
+    """A corpus file uploaded in the browser, imported by a task; the page polls this row."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Importing"
+        DONE = "done", "Imported"
+        FAILED = "failed", "Failed"
+
+    corpus_name = models.CharField(max_length=200)
+    original_name = models.CharField(max_length=255)
+    # Where the upload was streamed to, relative to MEDIA_ROOT.
+    file_path = models.CharField(max_length=500)
+    file_size = models.PositiveBigIntegerField(default=0)
+    id_field = models.CharField(max_length=100, default="id")
+    text_fields = models.JSONField(default=list)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Records read so far, reported by the importer's progress callback.
+    progress = models.PositiveBigIntegerField(default=0)
+    error_line = models.PositiveIntegerField(null=True, blank=True)
+    error_problem = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="uploads")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]), name="corpus_upload_status_valid"
+            ),
+        ]
