@@ -1,0 +1,71 @@
+"""Settings come from the environment; production refuses to start unsafely."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_passes_check_deploy_with_a_real_secret(tmp_path):
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        env={
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_SECRET_KEY": "k" * 20 + "-Zq8#vR2$pL9!wX4&nB7*tY1^mC6%hJ3",
+            "DJANGO_ALLOWED_HOSTS": "recall.example.com",
+            "APP_VAR_DIR": str(tmp_path),
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_a_missing_secret(tmp_path):
+    result = run_manage(
+        "check", env={"DJANGO_SETTINGS_MODULE": "config.settings.production", "APP_VAR_DIR": str(tmp_path)}
+    )
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+def _settings_value(expr: str, env: dict[str, str]) -> str:
+    code = f"import django; django.setup(); from django.conf import settings; print({expr})"
+    base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_embedded_defaults_need_no_service(tmp_path):
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "APP_VAR_DIR": str(tmp_path)}
+    assert _settings_value("settings.DATABASES['default']['ENGINE']", env) == "django.db.backends.sqlite3"
+    assert _settings_value("settings.DATABASES['default']['NAME']", env) == str(tmp_path / "db.sqlite3")
+    assert _settings_value("settings.CELERY_TASK_ALWAYS_EAGER", env) == "True"
+
+
+@pytest.mark.parametrize(
+    "url,engine",
+    [("postgres://u@127.0.0.1:5432/recall", "django.db.backends.postgresql")],
+)
+def test_database_and_redis_urls_switch_to_real_services(tmp_path, url, engine):
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "APP_VAR_DIR": str(tmp_path),
+        "DATABASE_URL": url,
+        "REDIS_URL": "redis://127.0.0.1:6379/3",
+    }
+    assert _settings_value("settings.DATABASES['default']['ENGINE']", env) == engine
+    assert _settings_value("settings.CELERY_TASK_ALWAYS_EAGER", env) == "False"
+    assert _settings_value("settings.CELERY_BROKER_URL", env) == "redis://127.0.0.1:6379/3"
