@@ -207,6 +207,10 @@ class SampleDraw(models.Model):
     region_size = models.PositiveIntegerField()
     requested = models.PositiveIntegerField()
     drawn = models.PositiveIntegerField(default=0)
+    # Roaring bitmap of the ids excluded from the region when this draw was made
+    # (earlier draws of the same stratum, caller's exclusions): with the seed, it
+    # re-derives the drawn ids exactly (annotation.services.sampling.sample_draw_reproduce).
+    excluded_bitmap = models.BinaryField(default=b"", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
