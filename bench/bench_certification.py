@@ -1,0 +1,63 @@
+"""Timings of the part-B statistics: certification test-set size (seed 004, Alg. 2)
+and the F1 posterior (seed 002) with 200,000 draws.
+
+Run: cd /work/main && python bench/bench_certification.py
+Target: certification_test_size <= 2 s per call on a 2-core machine.
+"""
+from __future__ import annotations
+
+import pathlib
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from estimation.stats.certification import (  # noqa: E402
+    certification_test_size,
+    certification_test_size_closed_form,
+)
+from estimation.stats.f1_posterior import average_f1_posterior, binary_f1_posterior  # noqa: E402
+
+PILOTS = [  # (label, pilot counts, target)
+    ("F1 0.80 pilot 3,000, target 0.75", dict(tp=300, fp=60, fn=90, tn=2550), 0.75),
+    ("F1 0.80 pilot 3,000, target 0.70", dict(tp=300, fp=60, fn=90, tn=2550), 0.70),
+    ("F1 0.74 pilot 20,000, target 0.72 (large size)", dict(tp=1400, fp=600, fn=360, tn=17640), 0.72),
+    ("F1 0.95 pilot 1,000, target 0.90", dict(tp=190, fp=10, fn=10, tn=790), 0.90),
+    ("rare topic F1 0.71 pilot 10,000, target 0.60", dict(tp=30, fp=20, fn=5, tn=9945), 0.60),
+]
+
+FIGURE_3 = [[145, 1, 2, 1, 0], [5, 256, 22, 9, 6], [5, 24, 234, 36, 19],
+            [1, 18, 32, 243, 25], [1, 5, 9, 38, 254]]
+
+
+def _time(function, repeats: int = 3) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    print("certification_test_size (Alg. 2, 10,000 simulations per theta*), median of 3:")
+    for label, pilot, target in PILOTS:
+        seconds, size = _time(lambda: certification_test_size(**pilot, target=target, seed=1))
+        closed = certification_test_size_closed_form(**pilot, target=target)
+        print(f"  {label:50s} size {size:>8,d}  closed form {closed:>8,d}  {seconds:6.3f} s")
+
+    print("F1 posterior, 200,000 draws, median of 3:")
+    seconds, _ = _time(lambda: average_f1_posterior(confusion=FIGURE_3, draws=200_000, seed=1))
+    print(f"  average_f1_posterior, seed 002 Figure 3 (K = 5)          {seconds:6.3f} s")
+    matrix = np.random.default_rng(0).integers(0, 300, size=(10, 10)) + np.diag(np.full(10, 2000))
+    seconds, _ = _time(lambda: average_f1_posterior(confusion=matrix, draws=200_000, seed=1))
+    print(f"  average_f1_posterior, K = 10                             {seconds:6.3f} s")
+    seconds, _ = _time(lambda: binary_f1_posterior(tp=80, fp=20, fn=30, tn=900, draws=200_000, seed=1))
+    print(f"  binary_f1_posterior (tn given, K = 2 model)              {seconds:6.3f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Seed 004 (Bagdouri et al. 2013): F1 interval (Appendix A), Alg. 1-2, and QBCB (notes §6).
+
+Simulation truths are computed here from known populations, never from the code under test.
+"""
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from estimation.stats.certification import (
+    CertificationImpossible,
+    certification_passes,
+    certification_test_size,
+    certification_test_size_closed_form,
+    certification_theta_star,
+    f1_interval,
+    qbcb_min_found,
+    qbcb_min_relevant,
+    qbcb_min_sample_size,
+    qbcb_passes,
+)
+
+# --------------------------------------------------------------------------- QBCB
+
+QBCB_95 = [  # notes §6: (target recall, r, j)
+    (0.8, 14, 14), (0.8, 20, 20), (0.8, 30, 28), (0.8, 50, 45), (0.8, 100, 87), (0.8, 150, 129),
+    (0.9, 29, 29), (0.9, 50, 49), (0.9, 100, 96),
+    (0.7, 9, 9), (0.7, 50, 41),
+]
+
+
+@pytest.mark.parametrize("target, r, j", QBCB_95)
+def test_qbcb_values_from_notes(target, r, j):
+    assert qbcb_min_found(r=r, target_recall=target, confidence=0.95) == j
+
+
+@pytest.mark.parametrize("target, r_min", [(0.8, 14), (0.9, 29), (0.7, 9)])
+def test_qbcb_min_relevant(target, r_min):
+    # The notes' smallest r per target are exactly the first r with j <= r.
+    assert qbcb_min_relevant(target_recall=target) == r_min
+    assert qbcb_min_found(r=r_min - 1, target_recall=target) == r_min  # j = r + 1: impossible
+
+
+def test_qbcb_min_sample_size():
+    assert qbcb_min_sample_size(target_recall=0.8, prevalence=0.01) == 1400
+
+
+def test_qbcb_verdict():
+    assert qbcb_passes(relevant=50, found=45, target_recall=0.8)
+    assert not qbcb_passes(relevant=50, found=44, target_recall=0.8)
+    assert not qbcb_passes(relevant=13, found=13, target_recall=0.8)  # too few relevant to ever pass
+    with pytest.raises(ValueError):
+        qbcb_passes(relevant=5, found=6, target_recall=0.8)
+
+
+def test_qbcb_is_valid_at_the_boundary():
+    # If true recall equals the target, QBCB must pass at most 5% of the time.
+    for r in (14, 30, 100):
+        j = qbcb_min_found(r=r, target_recall=0.8)
+        found = np.random.default_rng(r).binomial(r, 0.8, size=200_000)
+        assert np.mean(found >= j) <= 0.05 + 0.002
+
+# ------------------------------------------------------------- Appendix A interval
+
+# Notes §6 setting: N1 = 10,000 retrieved with precision 0.7, N0 = 90,000 with rate 0.02.
+N1, N0, R1, R0 = 10_000, 90_000, 7_000, 1_800
+TRUE_F1 = 2 * R1 / (R1 + R0 + N1)
+
+
+def test_interval_by_hand():
+    # Appendix A: R1 = 10000*280/400 = 7000, R0 = 90000*40/2000 = 1800.
+    result = f1_interval(tp=280, fp=120, fn=40, tn=1960, retrieved_size=N1, unretrieved_size=N0)
+    assert result.estimate == pytest.approx(14_000 / 18_800)
+    var_r1 = N1**2 * 0.7 * 0.3 / 400
+    var_r0 = N0**2 * 0.02 * 0.98 / 2000
+    variance = 4 / 18_800**4 * ((1_800 + N1) ** 2 * var_r1 + 7_000**2 * var_r0)  # Eq. 4
+    assert result.sd == pytest.approx(math.sqrt(variance))
+    assert result.low == pytest.approx(result.estimate - 1.959964 * result.sd, abs=1e-6)
+    one_sided = f1_interval(tp=280, fp=120, fn=40, tn=1960, retrieved_size=N1, unretrieved_size=N0,
+                            one_sided=True)
+    assert one_sided.low == pytest.approx(result.estimate - 1.644854 * result.sd, abs=1e-6)
+    assert one_sided.high == 1.0
+
+
+def test_uniform_interval_matches_closed_form_variance():
+    result = f1_interval(tp=300, fp=60, fn=90, tn=2550)
+    f = 0.8
+    assert result.estimate == pytest.approx(f)
+    assert result.sd == pytest.approx(math.sqrt(f * (1 - f) * (2 - f) / 750))
+
+
+def _stratified_lower_bounds(*, runs, seed, eq5=False):
+    rng = np.random.default_rng(seed)
+    n1, n0 = 400, 2_000
+    tp = rng.hypergeometric(R1, N1 - R1, n1, size=runs)
+    fn = rng.hypergeometric(R0, N0 - R0, n0, size=runs)
+    bounds = []
+    for a, c in zip(tp, fn):
+        interval = f1_interval(tp=int(a), fp=int(n1 - a), fn=int(c), tn=int(n0 - c),
+                               retrieved_size=N1, unretrieved_size=N0, one_sided=True)
+        # Eq. 5 as printed divides Eq. 4's variance once more by (n - 1).
+        sd = interval.sd / math.sqrt(n1 + n0 - 1) if eq5 else interval.sd
+        bounds.append(interval.estimate - norm.ppf(0.95) * sd)
+    return np.array(bounds)
+
+
+def test_one_sided_lower_bound_coverage_notes_setting():
+    # Notes §6: ~0.942 with Eq. 4's variance, ~0.51 with Eq. 5's extra /(n - 1).
+    bounds = _stratified_lower_bounds(runs=4_000, seed=42)
+    coverage = np.mean(bounds <= TRUE_F1)
+    assert coverage >= 0.93
+    assert coverage == pytest.approx(0.942, abs=0.015)
+    eq5 = np.mean(_stratified_lower_bounds(runs=4_000, seed=42, eq5=True) <= TRUE_F1)
+    assert eq5 == pytest.approx(0.51, abs=0.03)
+
+
+@pytest.mark.parametrize("q, p1, p0", [(0.1, 0.7, 0.02), (0.05, 0.5, 0.01), (0.3, 0.9, 0.05)])
+def test_one_sided_lower_bound_coverage_uniform(q, p1, p0):
+    rng = np.random.default_rng(17)
+    truth = 2 * q * p1 / (q * p1 + q + (1 - q) * p0)
+    cells = [q * p1, q * (1 - p1), (1 - q) * p0, (1 - q) * (1 - p0)]
+    covered = 0
+    runs = 3_000
+    for tp, fp, fn, tn in rng.multinomial(3_000, cells, size=runs):
+        covered += f1_interval(tp=int(tp), fp=int(fp), fn=int(fn), tn=int(tn), one_sided=True).low <= truth
+    assert covered / runs >= 0.93
+
+
+def test_degenerate_sample_has_positive_width():
+    # Five perfect documents must not produce a zero-width interval.
+    interval = f1_interval(tp=5, fp=0, fn=0, tn=0, one_sided=True)
+    assert interval.estimate == 1.0 and interval.low < 0.9
+    assert not certification_passes(tp=5, fp=0, fn=0, tn=0, target=0.8)
+
+
+def test_interval_input_checks():
+    with pytest.raises(ValueError):
+        f1_interval(tp=-1, fp=0, fn=0)
+    with pytest.raises(ValueError):
+        f1_interval(tp=1, fp=0, fn=0, tn=0, retrieved_size=10)
+    with pytest.raises(ValueError):
+        f1_interval(tp=10, fp=0, fn=0, tn=0, retrieved_size=5, unretrieved_size=5)
+
+# ------------------------------------------------------------- Alg. 1 and Alg. 2
+
+def _population_pilot(q, p1, p0, scale=10**7):
+    """Pilot counts so large that the Jeffreys posterior is a point mass at (q, p1, p0)."""
+    return dict(tp=round(scale * q * p1), fp=round(scale * q * (1 - p1)),
+                fn=round(scale * (1 - q) * p0), tn=round(scale * (1 - q) * (1 - p0)))
+
+
+def _pass_rate(*, q, p1, p0, size, target, runs, rng):
+    """Fraction of fresh uniform test sets of ``size`` from the true population that certify."""
+    retrieved = rng.binomial(size, q, size=runs)
+    tp = rng.binomial(retrieved, p1)
+    fn = rng.binomial(size - retrieved, p0)
+    passes = [certification_passes(tp=int(a), fp=int(r - a), fn=int(c), tn=int(size - r - c),
+                                   target=target)
+              for a, r, c in zip(tp, retrieved, fn)]
+    return float(np.mean(passes))
+
+
+POPULATIONS = [  # (retrieved fraction, precision, unretrieved rate, target)
+    (0.1, 0.7, 0.02, 0.70),
+    (0.3, 0.9, 0.05, 0.85),
+    (0.05, 0.6, 0.005, 0.60),
+    (0.2, 0.8, 0.1, 0.60),
+]
+
+
+@pytest.mark.parametrize("q, p1, p0, target", POPULATIONS)
+def test_alg2_size_gives_the_power_on_a_known_population(q, p1, p0, target):
+    # Seed 004 Table 1 protocol with the true population used for sizing.
+    size = certification_test_size(**_population_pilot(q, p1, p0), target=target, power=0.93, seed=1)
+    rate = _pass_rate(q=q, p1=p1, p0=p0, size=size, target=target, runs=3_000,
+                      rng=np.random.default_rng(99))
+    assert rate == pytest.approx(0.93, abs=0.03)
+
+
+@pytest.mark.parametrize("q, p1, p0, target", POPULATIONS)
+def test_closed_form_agrees_with_alg2_within_25_percent(q, p1, p0, target):
+    pilot = _population_pilot(q, p1, p0)
+    simulated = certification_test_size(**pilot, target=target, seed=2)
+    closed = certification_test_size_closed_form(**pilot, target=target)
+    assert 1 / 1.25 <= simulated / closed <= 1.25
+
+
+def test_alg2_with_pilot_uncertainty_seed_table_1():
+    # Seed 004 Sec. 4.3 / Table 1: a pilot sample from the population, size by
+    # Alg. 2 on its Jeffreys posterior, then one fresh test set per pilot from
+    # the true population; the pass rate should be about 1 - beta = 0.93
+    # (Table 1: 93.3%..94.3%).
+    q, p1, p0, target, pilot_size = 0.1, 0.7, 0.02, 0.65, 4_000
+    rng = np.random.default_rng(2013)
+    rates = []
+    for run in range(60):
+        retrieved = rng.binomial(pilot_size, q)
+        tp = rng.binomial(retrieved, p1)
+        fn = rng.binomial(pilot_size - retrieved, p0)
+        size = certification_test_size(tp=int(tp), fp=int(retrieved - tp), fn=int(fn),
+                                       tn=int(pilot_size - retrieved - fn), target=target,
+                                       seed=run, simulations=4_000)
+        rates.append(_pass_rate(q=q, p1=p1, p0=p0, size=size, target=target, runs=100, rng=rng))
+    assert np.mean(rates) == pytest.approx(0.93, abs=0.03)
+
+
+def test_theta_star_increases_with_size_and_meets_target_at_returned_size():
+    pilot = dict(tp=300, fp=60, fn=90, tn=2550)
+    size = certification_test_size(**pilot, target=0.72, seed=4)
+    at_size = certification_theta_star(**pilot, size=size, seed=4)
+    half = certification_theta_star(**pilot, size=size // 2, seed=4)
+    assert at_size >= 0.72 > half
+
+
+def test_impossible_when_pilot_not_above_target():
+    with pytest.raises(CertificationImpossible) as info:
+        certification_test_size(tp=70, fp=30, fn=30, tn=870, target=0.8)
+    assert "not above the target" in info.value.reason
+    with pytest.raises(CertificationImpossible):
+        certification_test_size_closed_form(tp=70, fp=30, fn=30, tn=870, target=0.8)
+
+
+def test_impossible_when_pilot_too_uncertain():
+    # Pilot F1 0.8 from 150 documents: the posterior puts >7% below 0.78.
+    with pytest.raises(CertificationImpossible) as info:
+        certification_test_size(tp=20, fp=5, fn=5, tn=120, target=0.78, seed=1)
+    assert "too small or too uncertain" in info.value.reason
