@@ -4,6 +4,52 @@ numpy/scipy only: this package must import without Django configured.
 Every public function's docstring names the seed equation it implements.
 """
 # --- part A: proportions, pair recall, planning, aggregation, pooled recall ---
+from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–Skene, Fleiss' kappa
+    DawidSkeneResult,
+    MajorityVote,
+    WorkerAgreement,
+    dawid_skene,
+    fleiss_kappa,
+    label_counts,
+    majority_vote,
+    worker_agreement,
+)
+from .pair_recall import (  # noqa: E402  seed 000
+    Diagnostic,
+    Estimate,
+    PaperDesignPairRecall,
+    RegionSample,
+    StratifiedPairRecall,
+    chapman,
+    estimated_relevant_total,
+    lincoln_petersen,
+    pair_recall_eq1,
+    pair_recall_eq2,
+    paper_design_pair_recall,
+    recall_from_total,
+    stratified_pair_recall,
+)
+from .planning import (  # noqa: E402  notes §2, seed 000 Fig. 1
+    CertificationPlan,
+    PairSamplePlan,
+    neyman_allocation,
+    pair_recall_certification_size,
+    plan_pair_sample,
+    precision_guess_from_pilot,
+    uniform_sample_size,
+)
+from .pooled_recall import CorpusSample, PooledRecallResult, SystemSample, pooled_recall, product_se  # noqa: E402  seed 003
+from .proportions import (  # noqa: E402  intervals and Beta posteriors
+    BetaPosterior,
+    ProportionInterval,
+    clopper_pearson_interval,
+    exact_coverage,
+    finite_population_correction,
+    jeffreys_interval,
+    precision_posterior,
+    proportion_interval,
+    wilson_interval,
+)
 # --- end part A ---
 # --- part B: extrapolated precision, F1 posteriors, certification, confidence sequences ---
 from .certification import (  # noqa: E402  seed 004 + QBCB
@@ -35,5 +81,10 @@ from .extrapolated_precision import (  # noqa: E402  seed 001
     reference_curve,
     review_cost,
 )
-from .f1_posterior import average_f1_posterior, binary_f1_posterior, hdi  # noqa: E402  seed 002
+from .f1_posterior import (  # noqa: E402  seed 002
+    average_f1_posterior,
+    binary_f1_posterior,
+    hdi,
+    summarise_draws,
+)
 # --- end part B ---

@@ -190,8 +190,9 @@ def bernoulli_confidence_sequence(*, outcomes: Sequence[int] | np.ndarray, alpha
     widens. The last bounds are refined from the grid by root finding.
 
     Example: 1,000 judgments with 300 relevant (in random order) give a
-    two-sided 95% CS of roughly [0.25, 0.35] — about 1.7 times the width
-    of a Wald interval, the price of being able to stop at any time.
+    two-sided 95% CS of about [0.26, 0.37] — roughly twice the width of the
+    fixed-sample Wald interval [0.272, 0.328], the price of being allowed
+    to look after every batch and stop at any time.
     """
     _check(alpha, side)
     values = _as_outcomes(outcomes)
