@@ -197,6 +197,10 @@ def f1_interval(*, tp: int, fp: int, fn: int, tn: int | None = None,
             raise ValueError("a stratum's sample is larger than the stratum")
         if tp + fp == 0:
             raise ValueError("the retrieved stratum was not sampled (tp + fp = 0)")
+        if fn + tn == 0 and unretrieved_size > 0:
+            # Treating an unsampled stratum as free of relevant documents would
+            # silently overstate recall and F1.
+            raise ValueError("the unretrieved stratum was not sampled (fn + tn = 0)")
         estimate, sd = _stratified_estimate_sd(
             tp=np.float64(tp), fp=np.float64(fp), fn=np.float64(fn), tn=np.float64(tn),
             retrieved_size=float(retrieved_size), unretrieved_size=float(unretrieved_size))

@@ -21,10 +21,12 @@ max(1/2 K_t^+, 1/2 K_t^-) < 1/alpha misses the truth at some time with
 probability <= alpha. One-sided sequences use K^+ (lower) or K^- (upper)
 alone.
 
-The set is evaluated on a grid of m and reported outward-rounded to the
-neighbouring rejected grid points (and refined by root finding for the
-latest bound), which can only widen it. The CS is an interval
-(Waudby-Smith & Ramdas show the hedged capital is quasi-convex in m).
+Every factor of K^+ decreases in m (also where the bet is truncated at
+c/m: 1 + c(x - m)/m = 1 - c + c x/m) and every factor of K^- increases, so
+max(K^+/2, K^-/2) is quasi-convex in m and the CS is an interval. It is
+evaluated on a grid of m and reported outward-rounded to the neighbouring
+rejected grid points (the latest bounds refined by root finding), which can
+only widen it.
 
 Assumption: observations are i.i.d. Bernoulli in the order given — e.g.
 judgments of documents drawn uniformly at random *with* replacement, or

@@ -10,6 +10,7 @@ n = rho N R / P (Eq. 2).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from scipy.optimize import brentq
@@ -86,17 +87,21 @@ def model_precision(*, recall: float | np.ndarray, prevalence: float,
     return float(result) if np.ndim(result) == 0 else result
 
 
+def _is_real(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _check_unit_open(name: str, value: float) -> None:
-    if not (isinstance(value, (int, float)) and 0.0 < value < 1.0):
+    if not (_is_real(value) and 0.0 < value < 1.0):
         raise ExtrapolationRefused(f"{name} must lie strictly between 0 and 1 (got {value!r}).")
 
 
 def _check_point(*, precision: float, recall: float, prevalence: float) -> None:
     """Refuse points that carry no information about beta (notes §4)."""
     _check_unit_open("prevalence", prevalence)
-    if not (isinstance(precision, (int, float)) and 0.0 < precision <= 1.0):
+    if not (_is_real(precision) and 0.0 < precision <= 1.0):
         raise ExtrapolationRefused(f"precision must lie in (0, 1] (got {precision!r}).")
-    if not (isinstance(recall, (int, float)) and 0.0 < recall <= 1.0):
+    if not (_is_real(recall) and 0.0 < recall <= 1.0):
         raise ExtrapolationRefused(f"recall must lie in (0, 1] (got {recall!r}).")
     if precision >= 1.0 - _NEAR_ONE:
         raise ExtrapolationRefused(
@@ -148,7 +153,7 @@ def extrapolated_precision(*, precision: float, recall: float, prevalence: float
     Example (notes §4): rho = 0.03, P = 0.5 at R = 0.75 gives beta ~ 48.98;
     extrapolating to R_T = 0.75 returns 0.5, to R_T = 1 returns rho.
     """
-    if not (isinstance(target_recall, (int, float)) and 0.0 < target_recall <= 1.0):
+    if not (_is_real(target_recall) and 0.0 < target_recall <= 1.0):
         raise ExtrapolationRefused(f"target_recall must lie in (0, 1] (got {target_recall!r}).")
     beta = fit_beta(precision=precision, recall=recall, prevalence=prevalence)
     return model_precision(recall=target_recall, prevalence=prevalence, beta=beta)

@@ -115,3 +115,9 @@ def test_extrapolation_is_monotone_in_measured_precision():
               for p in (0.2, 0.4, 0.6, 0.8)]
     assert values == sorted(values)
     assert all(math.isfinite(v) for v in values)
+
+
+def test_numpy_scalars_accepted():
+    value = extrapolated_precision(precision=np.float32(0.5), recall=np.float64(0.75),
+                                   prevalence=RHO, target_recall=np.float32(1.0))
+    assert value == pytest.approx(RHO, rel=1e-6)
