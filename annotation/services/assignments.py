@@ -1,0 +1,313 @@
+"""Assignments: a worker claims a place (slot 0–2) in a HIT, then submits one answer per document.
+
+Claiming never locks HITs. It picks a few candidate HITs with a free slot that
+the worker may take, and tries to insert an assignment for a free slot inside
+a savepoint; the partial unique constraints `assignment_slot_unique_live` (one
+live assignment per slot) and `assignment_one_live_per_worker` (one per worker
+and HIT) turn a lost race into an IntegrityError, and the claimer moves on to
+the next slot or HIT. (Turkle locks every unfinished task of a batch to hand
+out one, and serialises all annotators: about 2 judgments/s at 32 of them.)
+
+Submitting locks only the assignment row, then the HIT row (to count the
+completion with an F() expression) and the HIT's labels in document order.
+Every path takes these locks in that order, so submissions cannot deadlock.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
+from annotation.services.labels import labels_votes_add
+from annotation.services.workers import worker_gold_check
+
+logger = logging.getLogger(__name__)
+
+CANDIDATE_HITS = 20  # HITs considered per claim round
+CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)
+NON_EXPIRED = ("claimed", "submitted", "approved", "rejected")
+DONE = ("submitted", "approved", "rejected")
+
+
+class ClaimRefused(Exception):
+    """The worker may not take HITs (blocked) or may not take this HIT."""
+
+
+class SubmitRefused(Exception):
+    """The submission cannot be recorded; the message is safe to show the worker."""
+
+
+class AssignmentNotFound(SubmitRefused):
+    """No such assignment for this worker (another worker's assignment looks the same: not found)."""
+
+
+class AssignmentExpired(SubmitRefused):
+    pass
+
+
+class InvalidAnswers(SubmitRefused):
+    pass
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    assignment_id: int
+    hit_id: int
+    judgments: int
+    hit_complete: bool
+    # True when this call only replayed an earlier submission (double click, retried request).
+    replayed: bool = field(default=False, compare=False)
+    labels_completed: tuple[int, ...] = field(default=(), compare=False)
+
+
+def _deadline(now: datetime) -> datetime:
+    return now + timedelta(seconds=settings.ASSIGNMENT_TIMEOUT_SECONDS)
+
+
+# --------------------------------------------------------------------------- expiry
+
+
+def assignments_expire(*, now: datetime | None = None) -> int:
+    """Expire claimed assignments past their deadline, freeing their slots; returns how many."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(status=Assignment.Status.CLAIMED, deadline__lt=now).update(
+        status=Assignment.Status.EXPIRED
+    )
+
+
+# --------------------------------------------------------------------------- claim
+
+
+def _gold_documents(*, topic_ids: list[int] | None) -> list[int]:
+    labels = Label.objects.filter(gold__isnull=False)
+    if topic_ids is not None:
+        labels = labels.filter(topic_id__in=topic_ids)
+    return list(labels.values_list("document_id", flat=True).distinct())
+
+
+def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int]):
+    live = (
+        Assignment.objects.filter(hit=OuterRef("pk"), status__in=Assignment.LIVE_STATUSES)
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    hits = Hit.objects.filter(status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE)
+    if topic is not None:
+        hits = hits.filter(topic=topic)
+    hits = (
+        hits.exclude(pk__in=exclude_ids)
+        .annotate(live=Coalesce(Subquery(live), 0))
+        .filter(live__lt=F("max_assignments"))
+        .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(status="expired")))
+    )
+    # Gold documents recur across HITs: skip HITs holding a document the worker has seen in the topic.
+    gold = _gold_documents(topic_ids=[topic.pk] if topic else None)
+    if gold:
+        seen = Assignment.objects.filter(
+            worker=worker,
+            status__in=NON_EXPIRED,
+            hit__items__topic=OuterRef("topic"),
+            hit__items__document=OuterRef("document"),
+        )
+        repeat = HitItem.objects.filter(hit=OuterRef("pk"), document_id__in=gold).filter(Exists(seen))
+        hits = hits.exclude(Exists(repeat))
+    return list(hits.order_by("id").values_list("pk", "max_assignments")[:CANDIDATE_HITS])
+
+
+def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, **extra) -> Assignment | None:
+    """Try the HIT's free slots; None when they were all taken by others first."""
+    taken = set(
+        Assignment.objects.filter(hit_id=hit_id, status__in=Assignment.LIVE_STATUSES).values_list("slot", flat=True)
+    )
+    for slot in range(max_assignments):
+        if slot in taken:
+            continue
+        try:
+            with transaction.atomic():  # savepoint: a lost race leaves the outer transaction usable
+                return Assignment.objects.create(
+                    hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra
+                )
+        except IntegrityError:
+            if Assignment.objects.filter(hit_id=hit_id, worker=worker).exclude(status="expired").exists():
+                return None  # the worker already holds this HIT (a parallel claim of theirs)
+    return None
+
+
+def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetime | None = None) -> Assignment | None:
+    """The worker's next assignment: the one in progress, else a slot in an open HIT; None if none is left."""
+    now = now or timezone.now()
+    if worker.blocked:
+        raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
+    assignments_expire(now=now)
+    current = Assignment.objects.filter(
+        worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
+    ).select_related("hit__topic")
+    if topic is not None:
+        current = current.filter(hit__topic=topic)
+    resumed = current.order_by("claimed_at").first()
+    if resumed is not None:
+        return resumed
+    tried: set[int] = set()
+    for _ in range(CLAIM_ROUNDS):
+        candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried)
+        if not candidates:
+            return None
+        # Spread concurrent claimers over the first candidates instead of all racing for the first HIT.
+        random.shuffle(candidates)
+        for hit_id, max_assignments in candidates:
+            tried.add(hit_id)
+            with transaction.atomic():
+                assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
+            if assignment is not None:
+                return Assignment.objects.select_related("hit__topic").get(pk=assignment.pk)
+    return None
+
+
+def assignment_claim_for_hit(
+    *, worker: Worker, hit: Hit, now: datetime | None = None, mturk_assignment_id: str | None = None
+) -> Assignment:
+    """A slot in this particular HIT (Mechanical Turk: the worker accepted it there); idempotent.
+
+    Returns the worker's existing assignment for the HIT if there is one.
+    """
+    now = now or timezone.now()
+    if worker.blocked:
+        raise ClaimRefused(f"Worker {worker} is blocked: {worker.blocked_reason or 'no reason given'}.")
+    assignments_expire(now=now)
+    existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
+    if existing is not None:
+        if mturk_assignment_id and existing.mturk_assignment_id != mturk_assignment_id:
+            Assignment.objects.filter(pk=existing.pk).update(mturk_assignment_id=mturk_assignment_id)
+            existing.mturk_assignment_id = mturk_assignment_id
+        return existing
+    extra = {"mturk_assignment_id": mturk_assignment_id} if mturk_assignment_id else {}
+    with transaction.atomic():
+        assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now, **extra)
+    if assignment is None:
+        existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
+        if existing is not None:
+            return existing
+        raise ClaimRefused(f"HIT {hit.pk} has no free place left.")
+    return assignment
+
+
+# --------------------------------------------------------------------------- submit
+
+
+def _normalise_answers(answers: Mapping, expected: set[int]) -> dict[int, bool]:
+    try:
+        normalised = {int(doc_id): value for doc_id, value in answers.items()}
+    except (TypeError, ValueError):
+        raise InvalidAnswers("Answers must be keyed by document id.") from None
+    if any(not isinstance(value, bool) for value in normalised.values()):
+        raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
+    missing, unexpected = expected - set(normalised), set(normalised) - expected
+    if missing:
+        raise InvalidAnswers(f"Please answer every document ({len(missing)} without an answer).")
+    if unexpected:
+        raise InvalidAnswers("Some answers are for documents that are not in this HIT.")
+    return normalised
+
+
+def _result(assignment: Assignment, *, replayed: bool, labels_completed=()) -> SubmitResult:
+    hit = Hit.objects.only("status").get(pk=assignment.hit_id)
+    return SubmitResult(
+        assignment_id=assignment.pk,
+        hit_id=assignment.hit_id,
+        judgments=Judgment.objects.filter(assignment=assignment).count(),
+        hit_complete=hit.status == Hit.Status.COMPLETE,
+        replayed=replayed,
+        labels_completed=tuple(labels_completed),
+    )
+
+
+def assignment_submit(
+    *, assignment_id: int, worker: Worker, answers: Mapping[int, bool], now: datetime | None = None
+) -> SubmitResult:
+    """Record one answer per document of the assignment's HIT; idempotent.
+
+    A replay (double click, retried request) of a submitted assignment records
+    nothing and returns the stored result. An assignment that expired can still
+    be submitted while nobody has re-taken its slot; otherwise AssignmentExpired.
+    Another worker's assignment is AssignmentNotFound, as a missing one is.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update().filter(pk=assignment_id, worker=worker).select_related("hit").first()
+        )
+        if assignment is None:
+            raise AssignmentNotFound("This assignment does not exist or is not yours.")
+        if assignment.status in DONE:
+            return _result(assignment, replayed=True)
+        hit = assignment.hit
+        if hit.status == Hit.Status.CANCELLED:
+            raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
+        items = list(HitItem.objects.filter(hit_id=hit.pk).values_list("document_id", "is_gold"))
+        answers = _normalise_answers(answers, {doc_id for doc_id, _ in items})
+
+        if assignment.status == Assignment.Status.EXPIRED:
+            try:
+                with transaction.atomic():
+                    Assignment.objects.filter(pk=assignment.pk).update(
+                        status=Assignment.Status.SUBMITTED, submitted_at=now
+                    )
+            except IntegrityError:
+                raise AssignmentExpired(
+                    "Your time for this HIT ran out and another worker has taken your place; "
+                    "your answers were not recorded. Take the next HIT."
+                ) from None
+        else:
+            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED, submitted_at=now)
+
+        Hit.objects.filter(pk=hit.pk).update(completed_assignments=F("completed_assignments") + 1)
+        Hit.objects.filter(
+            pk=hit.pk, status=Hit.Status.OPEN, completed_assignments__gte=F("max_assignments")
+        ).update(status=Hit.Status.COMPLETE)
+        try:
+            with transaction.atomic():
+                Judgment.objects.bulk_create(
+                    [
+                        Judgment(
+                            assignment=assignment,
+                            topic_id=hit.topic_id,
+                            document_id=doc_id,
+                            worker=worker,
+                            relevant=answers[doc_id],
+                        )
+                        for doc_id, _ in items
+                    ]
+                )
+        except IntegrityError:
+            raise SubmitRefused("You have already judged one of these documents; answers not recorded.") from None
+        topic = Topic.objects.get(pk=hit.topic_id)
+        sample_votes = {doc_id: answers[doc_id] for doc_id, is_gold in items if not is_gold}
+        completed = labels_votes_add(topic=topic, votes=sample_votes, votes_needed=hit.max_assignments)
+        if any(is_gold for _, is_gold in items):
+            worker_gold_check(worker=worker, topic=topic)
+        if completed:
+            _labels_changed(topic=topic)
+        assignment.status = Assignment.Status.SUBMITTED
+        return _result(assignment, replayed=False, labels_completed=completed)
+
+
+def _labels_changed(*, topic: Topic) -> None:
+    """New complete labels: estimates must be recomputed (and D–S posteriors first, when used)."""
+    from estimation.services.recompute import topic_recompute_schedule
+
+    if topic.aggregator == Topic.Aggregator.DAWID_SKENE:
+        from annotation.tasks import labels_posteriors_task
+
+        transaction.on_commit(lambda: labels_posteriors_task.delay(topic.pk))
+    topic_recompute_schedule(topic_id=topic.pk)
