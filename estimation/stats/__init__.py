@@ -70,6 +70,7 @@ from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting 
     bernoulli_capital,
     bernoulli_confidence_sequence,
     pair_recall_lower_bound,
+    uniform_f1_lower_bound,
     uniform_recall_lower_bound,
 )
 from .extrapolated_precision import (  # noqa: E402  seed 001

@@ -49,6 +49,7 @@ __all__ = [
     "bernoulli_confidence_sequence",
     "bernoulli_capital",
     "pair_recall_lower_bound",
+    "uniform_f1_lower_bound",
     "uniform_recall_lower_bound",
 ]
 
@@ -283,3 +284,23 @@ def pair_recall_lower_bound(*, overlap_size: int, overlap_outcomes: Sequence[int
     if found_both + found_other_only <= 0.0:
         return 0.0
     return found_both / (found_both + found_other_only)
+
+
+def uniform_f1_lower_bound(*, errors: Sequence[int] | np.ndarray, alpha: float = 0.05,
+                           grid_size: int = 1000) -> float:
+    """Anytime-valid lower bound on F1 from a growing uniform random sample.
+
+    F1 = 2TP / (2TP + FP + FN) = 2(1 - e) / (2 - e) with e = (FP + FN) /
+    (TP + FP + FN), the share of errors among documents that are relevant or
+    retrieved, and F1 decreases in e. In a uniform sample those documents
+    are i.i.d. and each is an error with probability e, so a one-sided upper
+    confidence sequence U_t on e gives the lower bound 2(1 - U_t)/(2 - U_t)
+    at every time. ``errors`` lists, for each sampled document that was a
+    TP, FP or FN (true negatives are skipped) in judging order, 1 for FP/FN
+    and 0 for TP. Unlike seed 004's fixed-size test (Sec. 3.1), this bound
+    may be checked after every batch (notes §6, sequential-testing bias).
+    """
+    sequence = bernoulli_confidence_sequence(outcomes=errors, alpha=alpha, side="upper",
+                                             grid_size=grid_size)
+    upper_error = sequence.final[1]
+    return 2.0 * (1.0 - upper_error) / (2.0 - upper_error)

@@ -9,6 +9,7 @@ from estimation.stats.confidence_sequence import (
     bernoulli_capital,
     bernoulli_confidence_sequence,
     pair_recall_lower_bound,
+    uniform_f1_lower_bound,
     uniform_recall_lower_bound,
 )
 
@@ -108,6 +109,26 @@ def test_pair_recall_lower_bound_coverage():
         for _ in range(runs)])
     assert np.mean(bounds > truth) <= _mc_limit(0.05, runs)
     assert np.median(bounds) > 0.5
+
+
+def test_uniform_f1_lower_bound_time_uniform_coverage():
+    # Population cells (tp, fp, fn, tn) = (0.07, 0.03, 0.018, 0.882): F1 = 0.745.
+    # The F1 bound implied by the error-share sequence must stay below the
+    # truth at every time in at least 95% of runs.
+    cells = np.array([0.07, 0.03, 0.018, 0.882])
+    truth = 2 * cells[0] / (2 * cells[0] + cells[1] + cells[2])
+    rng = np.random.default_rng(21)
+    runs = 300
+    missed = 0
+    for _ in range(runs):
+        kinds = rng.choice(4, size=2_000, p=cells)
+        errors = (kinds[kinds < 3] > 0).astype(int)  # true negatives skipped
+        path = bernoulli_confidence_sequence(outcomes=errors, alpha=0.05, side="upper",
+                                             grid_size=400).upper
+        missed += bool(np.any(2 * (1 - path) / (2 - path) > truth))
+    assert missed / runs <= _mc_limit(0.05, runs)
+    final = uniform_f1_lower_bound(errors=errors, alpha=0.05)
+    assert 0.5 < final < truth
 
 
 def test_input_checks():
