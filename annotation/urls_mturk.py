@@ -1,4 +1,8 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from annotation.views import mturk
 
 app_name = "mturk"
-urlpatterns: list = []
+urlpatterns = [
+    path("hit/<int:hit_id>/", mturk.hit_page, name="hit"),
+]

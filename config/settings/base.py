@@ -7,7 +7,7 @@
 | DJANGO_ALLOWED_HOSTS| comma-separated host names                                           |
 | DATABASE_URL        | e.g. postgres://user@127.0.0.1:5432/db; default SQLite in var/       |
 | REDIS_URL           | Celery broker and result backend; unset = tasks run in-process       |
-| MTURK_*             | Mechanical Turk, see annotation/crowds/mturk.py                      |
+| MTURK_*             | Mechanical Turk, see docs/mturk.md                                   |
 """
 import os
 from pathlib import Path
@@ -134,6 +134,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
     "reconcile-mturk": {"task": "annotation.tasks.mturk_reconcile_task", "schedule": 300.0},
+    # Catches up recomputes lost while Redis was down (estimation/services/recompute.py).
+    "refresh-stale-snapshots": {"task": "estimation.tasks.snapshots_refresh_stale_task", "schedule": 60.0},
 }
 
 # --- Product settings ---------------------------------------------------------
@@ -144,6 +146,16 @@ IMPORT_MAX_FIELD_CHARS = int(os.environ.get("IMPORT_MAX_FIELD_CHARS", str(1_000_
 MTURK_ENVIRONMENT = os.environ.get("MTURK_ENVIRONMENT", "sandbox")  # "sandbox" | "production"
 MTURK_REGION = os.environ.get("MTURK_REGION", "us-east-1")
 MTURK_EXTERNAL_BASE_URL = os.environ.get("MTURK_EXTERNAL_BASE_URL", "")
+# HIT parameters (docs/mturk.md). The assignment duration defaults to the app's own
+# claim timeout so MTurk never lets a worker keep working on an assignment the app expired.
+MTURK_LIFETIME_SECONDS = env_int_default("MTURK_LIFETIME_SECONDS", 7 * 24 * 3600)
+MTURK_ASSIGNMENT_DURATION_SECONDS = env_int_default("MTURK_ASSIGNMENT_DURATION_SECONDS", ASSIGNMENT_TIMEOUT_SECONDS)
+MTURK_AUTO_APPROVAL_DELAY_SECONDS = env_int_default("MTURK_AUTO_APPROVAL_DELAY_SECONDS", 3 * 24 * 3600)
+MTURK_FRAME_HEIGHT = env_int_default("MTURK_FRAME_HEIGHT", 800)
+# Qualification requirements; 0 (or an empty locale list) drops the requirement.
+MTURK_QUALIFICATION_MIN_APPROVAL_RATE = env_int_default("MTURK_QUALIFICATION_MIN_APPROVAL_RATE", 95)
+MTURK_QUALIFICATION_LOCALES = env_list("MTURK_QUALIFICATION_LOCALES", "US")
+MTURK_QUALIFICATION_MIN_APPROVED = env_int_default("MTURK_QUALIFICATION_MIN_APPROVED", 100)
 # AWS credentials are read by boto3 itself from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
 
 LOGGING = {

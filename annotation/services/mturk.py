@@ -1,0 +1,481 @@
+"""Mechanical Turk: publish HITs, take work from the external HIT page, review and pay.
+
+The app's own records are authoritative for answers: judgments are stored by the
+same service as local submissions (annotation.services.assignments), and an MTurk
+assignment is approved only when the app holds its judgments. MTurk is told the
+outcome by `mturk_reconcile_all`, which the beat schedule runs every five minutes;
+it also (re)publishes HITs whose first publication failed, so a network failure
+never loses a HIT. docs/mturk.md describes the whole sequence.
+
+Money is Decimal throughout and rounded to cents (ROUND_HALF_UP) where MTurk would
+charge it: `mturk_cost_per_assignment`.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.crowds.mturk_client import (
+    WORKER_SUBMIT_HOSTS,
+    MturkError,
+    MturkNotConfigured,
+    MturkUnavailable,
+    create_hit_request,
+    error_code,
+    error_message,
+    is_transient,
+    mturk_client_get,
+    turk_error_code,
+)
+from annotation.models import Assignment, Hit, HitItem, Topic
+from annotation.services.assignments import (
+    AssignmentNotFound,
+    ClaimRefused,
+    SubmitResult,
+    assignment_claim_for_hit,
+    assignment_submit,
+)
+from annotation.services.workers import worker_for_mturk_id
+
+logger = logging.getLogger(__name__)
+
+CENT = Decimal("0.01")
+COMMISSION_RATE = Decimal("0.20")
+LARGE_HIT_EXTRA_RATE = Decimal("0.20")  # HITs with 10 or more assignments
+LARGE_HIT_ASSIGNMENTS = 10
+MIN_COMMISSION = Decimal("0.01")  # Amazon's minimum fee per assignment
+
+# An ExpireAt in the past expires a HIT at once (UpdateExpirationForHIT).
+EXPIRE_NOW = datetime(2015, 1, 1, tzinfo=UTC)
+
+FEEDBACK_APPROVED = "Thank you: your answers were recorded."
+FEEDBACK_NO_ANSWERS = (
+    "Rejected: no answers were recorded for this assignment. Answers must be given and submitted on the "
+    "HIT page itself."
+)
+FEEDBACK_LOW_ACCURACY = (
+    "Rejected: your answers on control documents, whose correct answers are known, were below the "
+    "required accuracy, so your judgments cannot be used."
+)
+
+# Publish attempts within one call after a timeout or throttling; the same
+# UniqueRequestToken makes every attempt safe. Later attempts happen in reconcile.
+PUBLISH_ATTEMPTS = 2
+HIT_ID_PATTERN = re.compile(r"\b[A-Z0-9]{20,64}\b")
+# HIT, assignment and worker ids as MTurk writes them (upper-case letters and digits).
+MTURK_ID_PATTERN = re.compile(r"[A-Za-z0-9]{1,64}")
+
+
+# --- Costs -------------------------------------------------------------------------
+
+
+def mturk_cost_per_assignment(*, reward: Decimal, assignments: int) -> Decimal:
+    """Reward plus Amazon's commission for one assignment of a HIT with `assignments` assignments.
+
+    Commission: 20% of the reward, plus 20% more when the HIT has 10 or more
+    assignments (ESTIMATION-NOTES §3), rounded half-up to the cent, and at least
+    $0.01 (Amazon's minimum fee per assignment). A zero reward costs nothing.
+    5¢ × 3 assignments: 0.05 + 0.01 = $0.06 each.
+    """
+    reward = Decimal(reward)
+    if reward < 0:
+        raise ValueError(f"a reward cannot be negative ({reward})")
+    if reward == 0:
+        return Decimal("0.00")
+    rate = COMMISSION_RATE + (LARGE_HIT_EXTRA_RATE if assignments >= LARGE_HIT_ASSIGNMENTS else Decimal("0"))
+    commission = max((reward * rate).quantize(CENT, rounding=ROUND_HALF_UP), MIN_COMMISSION)
+    return (reward + commission).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def mturk_cost_of_hit(*, hit: Hit) -> Decimal:
+    return mturk_cost_per_assignment(reward=hit.reward, assignments=hit.max_assignments) * hit.max_assignments
+
+
+# --- The external HIT page ----------------------------------------------------------
+
+
+class MturkPageRefused(MturkError):
+    """The HIT page cannot serve this request; the message is safe to show the worker."""
+
+
+def mturk_submit_url(*, turk_submit_to: str) -> str:
+    """`<turkSubmitTo>/mturk/externalSubmit`, for the two official MTurk worker sites only.
+
+    Anything else is refused, so the HIT page cannot be used to send a browser's
+    POST (the worker's answers) to an address of an attacker's choosing.
+    """
+    value = (turk_submit_to or "").strip()
+    origin = value[:-1] if value.endswith("/") else value
+    if origin not in WORKER_SUBMIT_HOSTS:
+        raise MturkPageRefused("turkSubmitTo must be https://www.mturk.com or https://workersandbox.mturk.com.")
+    return f"{origin}/mturk/externalSubmit"
+
+
+def _mturk_id_check(value: str, what: str) -> str:
+    if not MTURK_ID_PATTERN.fullmatch(value or ""):
+        raise MturkPageRefused(f"The {what} given by Mechanical Turk is missing or malformed.")
+    return value
+
+
+def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: str, mturk_worker_id: str) -> Assignment:
+    """The app's assignment for the MTurk worker who accepted this HIT (created on first visit).
+
+    MTurk lets a worker hold one assignment per HIT; the app keeps the same rule
+    (one live assignment per worker and HIT), so a reload returns the same record.
+    An MTurk assignment id already bound to another worker or HIT is refused.
+    """
+    _mturk_id_check(mturk_hit_id, "HIT id")
+    _mturk_id_check(mturk_assignment_id, "assignment id")
+    _mturk_id_check(mturk_worker_id, "worker id")
+    if not hit.mturk_hit_id or mturk_hit_id != hit.mturk_hit_id:
+        raise MturkPageRefused("This page does not belong to that HIT.")
+    bound = Assignment.objects.filter(mturk_assignment_id=mturk_assignment_id).select_related("worker").first()
+    if bound is not None:
+        if bound.hit_id != hit.pk or bound.worker.mturk_worker_id != mturk_worker_id:
+            raise MturkPageRefused("This assignment belongs to another worker or HIT.")
+        if bound.status != Assignment.Status.EXPIRED:
+            return bound
+    topic = Topic.objects.only("status").get(pk=hit.topic_id)
+    current = Hit.objects.only("status").get(pk=hit.pk)
+    if current.status != Hit.Status.OPEN or topic.status != Topic.Status.ACTIVE:
+        raise MturkPageRefused("This HIT is no longer available. Please return it; you will not be penalised.")
+    worker = worker_for_mturk_id(mturk_worker_id=mturk_worker_id)
+    try:
+        return assignment_claim_for_hit(worker=worker, hit=hit, mturk_assignment_id=mturk_assignment_id)
+    except ClaimRefused as exc:
+        if worker.blocked:
+            raise MturkPageRefused(
+                "You can no longer take these HITs: your answers on control documents were below the required "
+                "accuracy. Please return this HIT."
+            ) from exc
+        raise MturkPageRefused("This HIT has no free place left. Please return it.") from exc
+
+
+def mturk_assignment_submit(
+    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, bool]
+) -> SubmitResult:
+    """Record the worker's judgments through the same service as local submissions (idempotent).
+
+    Only the worker holding the assignment can submit for it: the MTurk assignment
+    id must be bound to this HIT and this MTurk worker id.
+    """
+    assignment = (
+        Assignment.objects.select_related("worker")
+        .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=mturk_worker_id)
+        .first()
+    )
+    if assignment is None:
+        raise AssignmentNotFound("This assignment does not exist or is not yours.")
+    return assignment_submit(assignment_id=assignment.pk, worker=assignment.worker, answers=answers)
+
+
+# --- Publish -----------------------------------------------------------------------
+
+
+def _hit_id_from_duplicate(exc: ClientError, *, client: Any, token: str) -> str | None:
+    """The HITId of the HIT an earlier call with the same token created.
+
+    MTurk answers a repeated token with AWS.MechanicalTurk.HitAlreadyExists and a
+    message containing the HITId; if the message ever lacks it, we look for the
+    HIT carrying our token as its RequesterAnnotation.
+    """
+    match = HIT_ID_PATTERN.search(error_message(exc))
+    if match:
+        return match.group(0)
+    kwargs: dict[str, Any] = {"MaxResults": 100}
+    for _ in range(100):  # at most 10,000 HITs: an account of ours never holds more live ones
+        page = client.list_hits(**kwargs)
+        for found in page.get("HITs", []):
+            if found.get("RequesterAnnotation") == token:
+                return found["HITId"]
+        if not page.get("NextToken") or not page.get("HITs"):
+            return None
+        kwargs["NextToken"] = page["NextToken"]
+    return None
+
+
+def _is_duplicate(exc: Exception) -> bool:
+    if not isinstance(exc, ClientError):
+        return False
+    return turk_error_code(exc) == "AWS.MechanicalTurk.HitAlreadyExists" or "already exist" in error_message(
+        exc
+    ).lower()
+
+
+def _create_hit(*, client: Any, request: Mapping[str, Any]) -> str:
+    last: Exception | None = None
+    for attempt in range(1, PUBLISH_ATTEMPTS + 1):
+        try:
+            return client.create_hit(**request)["HIT"]["HITId"]
+        except (ClientError, BotoCoreError) as exc:
+            if _is_duplicate(exc):
+                hit_id = _hit_id_from_duplicate(exc, client=client, token=request["UniqueRequestToken"])
+                if hit_id:
+                    return hit_id
+                raise MturkError(
+                    f"MTurk says a HIT with token {request['UniqueRequestToken']} exists but did not name it: "
+                    f"{error_message(exc)}"
+                ) from exc
+            if not is_transient(exc):
+                raise MturkError(f"MTurk refused CreateHIT ({error_code(exc)}): {error_message(exc)}") from exc
+            last = exc
+            logger.warning(
+                "mturk: CreateHIT attempt %d/%d for token %s failed (%s); retrying with the same token",
+                attempt, PUBLISH_ATTEMPTS, request["UniqueRequestToken"], error_code(exc),
+            )
+    raise MturkUnavailable(f"MTurk did not answer CreateHIT ({error_code(last)}): {error_message(last)}") from last
+
+
+def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
+    """Create the MTurk HIT for `hit` and store its HITId; returns it, or None if not published now.
+
+    Never raises for MTurk, network or configuration trouble: the HIT stays
+    unpublished in the app (mturk_hit_id empty) with a log line saying why, and
+    the next `mturk_reconcile_all` tries again with the same UniqueRequestToken.
+    Call it outside any transaction (see `hit_publish` in annotation.crowds.mturk):
+    it waits on the network.
+    """
+    hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    if hit.mturk_hit_id:
+        return hit.mturk_hit_id
+    if hit.topic.crowd != Topic.Crowd.MTURK:
+        logger.error("mturk: HIT %s belongs to topic %s whose crowd is %s; not published", hit.pk, hit.topic_id, hit.topic.crowd)
+        return None
+    try:
+        request = create_hit_request(hit=hit, document_count=HitItem.objects.filter(hit=hit, is_gold=False).count())
+        client = client if client is not None else mturk_client_get()
+        mturk_hit_id = _create_hit(client=client, request=request)
+    except MturkError as exc:
+        logger.error("mturk: HIT %s not published: %s (reconcile will retry)", hit.pk, exc)
+        return None
+    # Compare-and-set: a concurrent publisher used the same token, so it got the same HITId.
+    Hit.objects.filter(pk=hit.pk, mturk_hit_id__isnull=True).update(mturk_hit_id=mturk_hit_id)
+    logger.info("mturk: HIT %s published as %s", hit.pk, mturk_hit_id)
+    return mturk_hit_id
+
+
+def mturk_hit_publish_on_commit(*, hit: Hit) -> None:
+    """Publish once the creating transaction commits: a rolled-back HIT must never reach MTurk."""
+    hit_pk = hit.pk
+    transaction.on_commit(lambda: mturk_hit_publish(hit=Hit(pk=hit_pk)), robust=True)
+
+
+# --- Reconcile ---------------------------------------------------------------------
+
+
+@dataclass
+class ReconcileSummary:
+    published: int = 0
+    publish_failed: int = 0
+    hits_checked: int = 0
+    approved: int = 0
+    rejected: int = 0
+    already_reviewed: int = 0  # found approved/rejected on MTurk already; the app record was synced
+    expired: int = 0
+    reopened: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _assignments_of(*, client: Any, mturk_hit_id: str) -> Iterator[dict[str, Any]]:
+    kwargs: dict[str, Any] = {"HITId": mturk_hit_id, "MaxResults": 100}
+    while True:
+        page = client.list_assignments_for_hit(**kwargs)
+        yield from page.get("Assignments", [])
+        # MTurk may hand out a NextToken with an empty last page; stop on either.
+        if not page.get("NextToken") or not page.get("Assignments"):
+            return
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def _app_assignment_mark(*, assignment: Assignment, status: str, feedback: str) -> None:
+    # Only from "submitted" (or "claimed": work never recorded): an approved or
+    # rejected record is final, whichever reconcile run got there first.
+    Assignment.objects.filter(
+        pk=assignment.pk, status__in=[Assignment.Status.SUBMITTED, Assignment.Status.CLAIMED]
+    ).update(status=status, feedback=feedback[:1024])
+
+
+def _decide(*, client: Any, mturk_assignment_id: str, approve: bool, feedback: str) -> tuple[str, bool]:
+    """Approve or reject on MTurk; returns (the assignment's MTurk status, whether this call decided it).
+
+    A second decision (two reconcile runs, or a crash after the call) is refused by
+    MTurk because the assignment is no longer Submitted; we then read its status
+    instead of failing, so nothing is approved twice.
+    """
+    try:
+        if approve:
+            client.approve_assignment(AssignmentId=mturk_assignment_id, RequesterFeedback=feedback)
+        else:
+            client.reject_assignment(AssignmentId=mturk_assignment_id, RequesterFeedback=feedback)
+        return ("Approved" if approve else "Rejected"), True
+    except ClientError as exc:
+        if is_transient(exc):
+            raise
+        current = client.get_assignment(AssignmentId=mturk_assignment_id)["Assignment"]["AssignmentStatus"]
+        if current in ("Approved", "Rejected"):
+            logger.info(
+                "mturk: assignment %s was already %s (%s)", mturk_assignment_id, current.lower(), error_code(exc)
+            )
+            return current, False
+        raise
+
+
+def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: ReconcileSummary) -> None:
+    """Decide one assignment MTurk holds as Submitted: the app's record decides."""
+    mturk_assignment_id = found["AssignmentId"]
+    assignment = (
+        Assignment.objects.select_related("worker")
+        .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=found.get("WorkerId"))
+        .first()
+    )
+    recorded = assignment is not None and assignment.status in (
+        Assignment.Status.SUBMITTED,
+        Assignment.Status.APPROVED,
+    )
+    if not recorded:
+        approve, feedback = False, FEEDBACK_NO_ANSWERS
+    elif assignment.worker.blocked:
+        approve, feedback = False, FEEDBACK_LOW_ACCURACY
+    else:
+        approve, feedback = True, FEEDBACK_APPROVED
+    outcome, decided_now = _decide(
+        client=client, mturk_assignment_id=mturk_assignment_id, approve=approve, feedback=feedback
+    )
+    # An unrecorded assignment stays as it is in the app unless MTurk rejected it:
+    # there are no judgments to approve.
+    if assignment is not None and (recorded or outcome == "Rejected"):
+        _app_assignment_mark(
+            assignment=assignment, status=outcome.lower(), feedback=feedback if decided_now else ""
+        )
+    log = logger.info if approve else logger.warning
+    log(
+        "mturk: assignment %s of HIT %s (worker %s) %s%s: %s",
+        mturk_assignment_id, hit.pk, found.get("WorkerId"), outcome.lower(),
+        "" if decided_now else " earlier", feedback,
+    )
+    if not decided_now:
+        summary.already_reviewed += 1
+    elif approve:
+        summary.approved += 1
+    else:
+        summary.rejected += 1
+
+
+def _sync_reviewed(*, hit: Hit, found: Mapping[str, Any], summary: ReconcileSummary) -> None:
+    """MTurk already approved or rejected it (our earlier run, or auto-approval): mirror that."""
+    status = found["AssignmentStatus"].lower()
+    updated = Assignment.objects.filter(
+        mturk_assignment_id=found["AssignmentId"], hit=hit, status=Assignment.Status.SUBMITTED
+    ).update(status=status)
+    summary.already_reviewed += updated
+
+
+def _hit_needed(hit: Hit) -> bool:
+    return hit.status == Hit.Status.OPEN and hit.topic.status == Topic.Status.ACTIVE
+
+
+def _hit_expiry_sync(*, client: Any, hit: Hit, summary: ReconcileSummary) -> None:
+    """Expire a HIT nobody should take any more; reopen one a resumed topic needs again."""
+    found = client.get_hit(HITId=hit.mturk_hit_id)["HIT"]
+    expiration = found.get("Expiration")
+    live = expiration is not None and expiration > timezone.now()
+    if not _hit_needed(hit):
+        if live and found.get("HITStatus") in ("Assignable", "Unassignable"):
+            client.update_expiration_for_hit(HITId=hit.mturk_hit_id, ExpireAt=EXPIRE_NOW)
+            summary.expired += 1
+            logger.info("mturk: HIT %s (%s) expired: %s", hit.pk, hit.mturk_hit_id, _why_not_needed(hit))
+        return
+    if not live:
+        # The topic was paused (we expired it) or the lifetime ran out while the app still needs answers.
+        expire_at = timezone.now() + timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
+        client.update_expiration_for_hit(HITId=hit.mturk_hit_id, ExpireAt=expire_at)
+        summary.reopened += 1
+        logger.info("mturk: HIT %s (%s) offered again until %s", hit.pk, hit.mturk_hit_id, expire_at.isoformat())
+
+
+def _why_not_needed(hit: Hit) -> str:
+    if hit.status != Hit.Status.OPEN:
+        return f"the HIT is {hit.status}"
+    return f"topic {hit.topic_id} is {hit.topic.status}"
+
+
+def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | None = None) -> ReconcileSummary:
+    """Review every submitted assignment of one published HIT, then expire or reopen it."""
+    summary = summary if summary is not None else ReconcileSummary()
+    hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    summary.hits_checked += 1
+    for found in _assignments_of(client=client, mturk_hit_id=hit.mturk_hit_id):
+        if found["AssignmentStatus"] == "Submitted":
+            _review(client=client, hit=hit, found=found, summary=summary)
+        else:
+            _sync_reviewed(hit=hit, found=found, summary=summary)
+    _hit_expiry_sync(client=client, hit=hit, summary=summary)
+    return summary
+
+
+def _hits_to_reconcile() -> Any:
+    """Published HITs MTurk may still hold unreviewed work for, or may still be offering.
+
+    Open HITs, HITs with app assignments not yet final, and closed ones younger than
+    the MTurk lifetime (a complete or cancelled HIT may still be on offer there).
+    """
+    recent = timezone.now() - timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
+    pending = Assignment.objects.filter(
+        status__in=[Assignment.Status.CLAIMED, Assignment.Status.SUBMITTED]
+    ).values("hit_id")
+    return (
+        Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, mturk_hit_id__isnull=False)
+        .filter(Q(status=Hit.Status.OPEN) | Q(pk__in=pending) | Q(created_at__gte=recent))
+        .order_by("pk")
+    )
+
+
+def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
+    """Publish what failed to publish, pay for recorded work, reject the rest, expire unneeded HITs.
+
+    Safe to run twice and concurrently: MTurk refuses a second approval and we read
+    the assignment's status instead; app records only move forward from "submitted".
+    One HIT's failure is logged and counted; the others are still reconciled.
+    """
+    summary = ReconcileSummary()
+    try:
+        client = client if client is not None else mturk_client_get()
+    except MturkNotConfigured as exc:
+        has_work = Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK).exclude(status=Hit.Status.CANCELLED).exists()
+        if has_work:
+            logger.error("mturk: reconcile skipped: %s", exc)
+        summary.errors.append(str(exc))
+        return summary
+
+    unpublished = Hit.objects.filter(
+        topic__crowd=Topic.Crowd.MTURK,
+        topic__status=Topic.Status.ACTIVE,
+        status=Hit.Status.OPEN,
+        mturk_hit_id__isnull=True,
+    ).order_by("pk")
+    for hit in unpublished:
+        if mturk_hit_publish(hit=hit, client=client):
+            summary.published += 1
+        else:
+            summary.publish_failed += 1
+
+    for hit in _hits_to_reconcile():
+        try:
+            mturk_hit_reconcile(hit=hit, client=client, summary=summary)
+        except (ClientError, BotoCoreError, MturkError) as exc:
+            message = f"HIT {hit.pk} ({hit.mturk_hit_id}): {error_code(exc)} {error_message(exc)}"
+            logger.error("mturk: reconcile failed for %s; next run retries", message)
+            summary.errors.append(message)
+    logger.info("mturk: reconcile done: %s", summary)
+    return summary

@@ -1,0 +1,185 @@
+"""The external HIT page Mechanical Turk shows its workers in an iframe.
+
+MTurk opens /mturk/hit/<id>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…
+* assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE: a preview (instructions and documents, no form);
+* otherwise the worker's assignment is recorded and the form shown; the POST stores the
+  judgments (annotation.services.mturk) and returns a page that hands the assignment back
+  to MTurk by POSTing to <turkSubmitTo>/mturk/externalSubmit.
+
+Workers are anonymous here (no Django login). Why Django's CSRF middleware is replaced
+for this one view: the page lives in a cross-site iframe, where browsers do not send our
+SameSite=Lax CSRF cookie (and Safari/Firefox block third-party cookies altogether), so the
+cookie-based check would refuse every honest worker. This view uses no cookie or session
+at all — the worker's authority is the MTurk assignment id bound to their worker id — so
+the classic CSRF risk (a forged request riding on ambient credentials) does not arise.
+In its place, the POST must carry a token we signed when rendering the form (HMAC of the
+HIT, the app assignment, the MTurk ids and turkSubmitTo), and a cross-site Origin is refused.
+"""
+from __future__ import annotations
+
+from django.core import signing
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.clickjacking import xframe_options_exempt
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from annotation.crowds.mturk_client import PREVIEW_ASSIGNMENT_ID, WORKER_FRAME_ANCESTORS
+from annotation.models import Assignment, Hit, HitItem, Topic
+from annotation.services.assignments import SubmitRefused
+from annotation.services.mturk import (
+    MturkPageRefused,
+    mturk_assignment_start,
+    mturk_assignment_submit,
+    mturk_submit_url,
+)
+
+FORM_SALT = "annotation.mturk.hit-form"
+FRAME_POLICY = "frame-ancestors 'self' " + " ".join(WORKER_FRAME_ANCESTORS)
+
+
+def _framed(response: HttpResponse) -> HttpResponse:
+    # X-Frame-Options cannot name two sites; CSP frame-ancestors can, and wins where supported.
+    response["Content-Security-Policy"] = FRAME_POLICY
+    return response
+
+
+def _page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
+    return _framed(render(request, template, context, status=status))
+
+
+def _refused(request: HttpRequest, message: str, status: int = 400) -> HttpResponse:
+    return _page(request, "mturk/refused.html", {"message": message}, status=status)
+
+
+def _items(hit: Hit) -> list[HitItem]:
+    return list(HitItem.objects.filter(hit=hit).select_related("document").order_by("position"))
+
+
+def _rows(items: list[HitItem], answers: dict[int, bool] | None = None) -> list[tuple[HitItem, str]]:
+    """Each item with the answer already chosen ("1", "0" or ""), to refill the form after an error."""
+    answers = answers or {}
+    return [(item, {True: "1", False: "0"}.get(answers.get(item.document_id), "")) for item in items]
+
+
+def _form_token(*, hit: Hit, assignment: Assignment, params: dict[str, str]) -> str:
+    return signing.dumps(
+        [hit.pk, assignment.pk, params["assignmentId"], params["workerId"], params["turkSubmitTo"]], salt=FORM_SALT
+    )
+
+
+def _handback(request: HttpRequest, *, submit_url: str, mturk_assignment_id: str, judgments: int, relevant: int):
+    context = {
+        "submit_url": submit_url,
+        "assignment_id": mturk_assignment_id,
+        "judgments": judgments,
+        "relevant": relevant,
+    }
+    return _page(request, "mturk/handback.html", context)
+
+
+def _cross_site(request: HttpRequest) -> bool:
+    origin = request.headers.get("Origin")
+    if not origin or origin == "null":  # no header (older browsers) or an opaque origin
+        return False
+    return origin != f"{request.scheme}://{request.get_host()}"
+
+
+@csrf_exempt  # replaced by the signed form token and the Origin check (module docstring)
+@xframe_options_exempt
+@require_http_methods(["GET", "POST"])
+def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
+    hit = Hit.objects.select_related("topic").filter(pk=hit_id, topic__crowd=Topic.Crowd.MTURK).first()
+    if hit is None:
+        raise Http404("No such Mechanical Turk HIT.")
+    source = request.POST if request.method == "POST" else request.GET
+    params = {name: source.get(name, "") for name in ("assignmentId", "hitId", "workerId", "turkSubmitTo")}
+
+    if request.method == "GET" and params["assignmentId"] in ("", PREVIEW_ASSIGNMENT_ID):
+        return _page(request, "mturk/hit.html", {"topic": hit.topic, "rows": _rows(_items(hit)), "preview": True})
+
+    try:
+        submit_url = mturk_submit_url(turk_submit_to=params["turkSubmitTo"])
+    except MturkPageRefused as exc:
+        return _refused(request, str(exc))
+
+    if request.method == "POST":
+        return _submit(request, hit=hit, params=params, submit_url=submit_url)
+
+    try:
+        assignment = mturk_assignment_start(
+            hit=hit,
+            mturk_hit_id=params["hitId"],
+            mturk_assignment_id=params["assignmentId"],
+            mturk_worker_id=params["workerId"],
+        )
+    except MturkPageRefused as exc:
+        return _refused(request, str(exc), status=409)
+    if assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED):
+        # Recorded earlier (the hand-back to MTurk may have failed): offer it again.
+        judged = assignment.judgments.all()
+        return _handback(
+            request,
+            submit_url=submit_url,
+            mturk_assignment_id=params["assignmentId"],
+            judgments=judged.count(),
+            relevant=judged.filter(relevant=True).count(),
+        )
+    context = {
+        "topic": hit.topic,
+        "rows": _rows(_items(hit)),
+        "preview": False,
+        "params": params,
+        "token": _form_token(hit=hit, assignment=assignment, params=params),
+    }
+    return _page(request, "mturk/hit.html", context)
+
+
+def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_url: str) -> HttpResponse:
+    if _cross_site(request):
+        return _refused(request, "This form can only be sent from its own page.", status=403)
+    assignment = Assignment.objects.filter(
+        mturk_assignment_id=params["assignmentId"] or None, hit=hit, worker__mturk_worker_id=params["workerId"]
+    ).first()
+    try:
+        signed = signing.loads(request.POST.get("token", ""), salt=FORM_SALT)
+    except signing.BadSignature:
+        signed = None
+    if assignment is None or signed != [
+        hit.pk, assignment.pk, params["assignmentId"], params["workerId"], params["turkSubmitTo"]
+    ]:
+        return _refused(request, "This form does not belong to your assignment. Reload the HIT.", status=403)
+
+    items = _items(hit)
+    answers: dict[int, bool] = {}
+    for item in items:
+        value = request.POST.get(f"doc-{item.document_id}")
+        if value in ("1", "0"):
+            answers[item.document_id] = value == "1"
+    try:
+        result = mturk_assignment_submit(
+            hit=hit,
+            mturk_assignment_id=params["assignmentId"],
+            mturk_worker_id=params["workerId"],
+            answers=answers,
+        )
+    except SubmitRefused as exc:
+        if len(answers) < len(items):  # a missing answer: show the form again with what was chosen
+            context = {
+                "topic": hit.topic,
+                "rows": _rows(items, answers),
+                "preview": False,
+                "params": params,
+                "token": request.POST.get("token", ""),
+                "error": str(exc),
+            }
+            return _page(request, "mturk/hit.html", context, status=400)
+        return _refused(request, str(exc), status=409)
+    relevant = assignment.judgments.filter(relevant=True).count()
+    return _handback(
+        request,
+        submit_url=submit_url,
+        mturk_assignment_id=params["assignmentId"],
+        judgments=result.judgments,
+        relevant=relevant,
+    )

@@ -1,0 +1,528 @@
+"""Mechanical Turk: client, publish, reconcile and costs, against botocore's Stubber (no network).
+
+Every request is asserted exactly (expected_params); the Stubber also fails the test
+if a call is made that was not expected, or an expected one is left unmade.
+"""
+import hashlib
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import boto3
+import pytest
+from botocore.exceptions import ReadTimeoutError
+from botocore.stub import Stubber
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.crowds.mturk_client import (
+    MturkNotConfigured,
+    mturk_client_get,
+    mturk_client_override,
+)
+from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
+from annotation.services import crowds
+from annotation.services.hits import BudgetExceeded, hits_budget_check
+from annotation.services.mturk import (
+    FEEDBACK_APPROVED,
+    FEEDBACK_LOW_ACCURACY,
+    FEEDBACK_NO_ANSWERS,
+    mturk_cost_per_assignment,
+    mturk_hit_publish,
+    mturk_reconcile_all,
+)
+from tests.factories import DocumentFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+SANDBOX = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
+PRODUCTION = "https://mturk-requester.us-east-1.amazonaws.com"
+BASE = "https://recall.example.org"
+NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
+MTURK_HIT_ID = "3Z8UJEJOCZEG603II1EL4BE2QUB93V"
+QUALIFICATIONS = [
+    {
+        "QualificationTypeId": "000000000000000000L0",
+        "Comparator": "GreaterThanOrEqualTo",
+        "IntegerValues": [95],
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    },
+    {
+        "QualificationTypeId": "00000000000000000071",
+        "Comparator": "In",
+        "LocaleValues": [{"Country": "US"}],
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    },
+    {
+        "QualificationTypeId": "00000000000000000040",
+        "Comparator": "GreaterThanOrEqualTo",
+        "IntegerValues": [100],
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    },
+]
+
+
+@pytest.fixture(autouse=True)
+def _mturk_settings(settings, monkeypatch):
+    settings.MTURK_ENVIRONMENT = "sandbox"
+    settings.MTURK_EXTERNAL_BASE_URL = BASE
+    settings.MTURK_LIFETIME_SECONDS = 604800
+    settings.MTURK_ASSIGNMENT_DURATION_SECONDS = 1800
+    settings.MTURK_AUTO_APPROVAL_DELAY_SECONDS = 259200
+    settings.MTURK_FRAME_HEIGHT = 800
+    settings.MTURK_QUALIFICATION_MIN_APPROVAL_RATE = 95
+    settings.MTURK_QUALIFICATION_LOCALES = ["US"]
+    settings.MTURK_QUALIFICATION_MIN_APPROVED = 100
+    # A developer's real keys must never be picked up by a test.
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def stub():
+    client = boto3.client(
+        "mturk", region_name="us-east-1", endpoint_url=SANDBOX, aws_access_key_id="test", aws_secret_access_key="test"
+    )
+    with Stubber(client) as stubber, mturk_client_override(client):
+        yield stubber
+        stubber.assert_no_pending_responses()
+
+
+def _topic(**kwargs) -> Topic:
+    defaults = {"crowd": Topic.Crowd.MTURK, "status": Topic.Status.ACTIVE, "reward_per_hit": Decimal("0.05")}
+    return TopicFactory(**{**defaults, **kwargs})
+
+
+def _hit(topic: Topic, documents: int = 2, **kwargs) -> Hit:
+    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, **kwargs)
+    for position in range(documents):
+        HitItem.objects.create(hit=hit, topic=topic, document=DocumentFactory(corpus=topic.corpus), position=position)
+    return Hit.objects.get(pk=hit.pk)
+
+
+def _token(hit: Hit) -> str:
+    url = f"{BASE}/mturk/hit/{hit.pk}/"
+    return f"recall-hit-{hit.pk}-" + hashlib.sha256(f"{url}|{hit.created_at.isoformat()}".encode()).hexdigest()[:32]
+
+
+def _create_hit_params(hit: Hit, documents: int = 2) -> dict:
+    token = _token(hit)
+    return {
+        "MaxAssignments": 3,
+        "AutoApprovalDelayInSeconds": 259200,
+        "LifetimeInSeconds": 604800,
+        "AssignmentDurationInSeconds": 1800,
+        "Reward": "0.05",
+        "Title": f"Judge whether short documents match a topic ({documents} documents)",
+        "Keywords": "relevance, judgment, classification, text, documents",
+        "Description": "Read each document and answer yes or no: is it about the topic described in the instructions?",
+        "Question": (
+            f'<ExternalQuestion xmlns="{NS}"><ExternalURL>{BASE}/mturk/hit/{hit.pk}/</ExternalURL>'
+            "<FrameHeight>800</FrameHeight></ExternalQuestion>"
+        ),
+        "RequesterAnnotation": token,
+        "QualificationRequirements": QUALIFICATIONS,
+        "UniqueRequestToken": token,
+    }
+
+
+def _created(hit_id: str = MTURK_HIT_ID) -> dict:
+    return {"HIT": {"HITId": hit_id, "HITTypeId": "3ZZTYPE0000000000000000000000A"}}
+
+
+def _live_hit(hit_id: str = MTURK_HIT_ID, status: str = "Assignable", expires_in: float = 86400) -> dict:
+    return {"HIT": {"HITId": hit_id, "HITStatus": status, "Expiration": timezone.now() + timedelta(seconds=expires_in)}}
+
+
+def _submitted_app_assignment(hit: Hit, mturk_assignment_id: str, worker_id: str, *, blocked: bool = False):
+    worker = Worker.objects.create(mturk_worker_id=worker_id, blocked=blocked)
+    return Assignment.objects.create(
+        hit=hit,
+        worker=worker,
+        slot=Assignment.objects.filter(hit=hit).count(),
+        status=Assignment.Status.SUBMITTED,
+        deadline=timezone.now() + timedelta(hours=1),
+        submitted_at=timezone.now(),
+        mturk_assignment_id=mturk_assignment_id,
+    )
+
+
+def _mturk_assignment(assignment_id: str, worker_id: str, status: str = "Submitted") -> dict:
+    return {"AssignmentId": assignment_id, "WorkerId": worker_id, "HITId": MTURK_HIT_ID, "AssignmentStatus": status}
+
+
+# --- client -------------------------------------------------------------------------
+
+
+def test_client_uses_the_sandbox_by_default(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
+    assert mturk_client_get().meta.endpoint_url == SANDBOX
+
+
+def test_client_uses_production_only_when_asked_exactly(settings, monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
+    settings.MTURK_ENVIRONMENT = "production"
+    assert mturk_client_get().meta.endpoint_url == PRODUCTION
+    settings.MTURK_ENVIRONMENT = "prod"
+    with pytest.raises(MturkNotConfigured, match="MTURK_ENVIRONMENT"):
+        mturk_client_get()
+
+
+def test_missing_credentials_are_a_clear_error_and_the_hit_stays_unpublished(caplog):
+    with pytest.raises(MturkNotConfigured, match="AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"):
+        mturk_client_get()
+    hit = _hit(_topic())
+    assert mturk_hit_publish(hit=hit) is None
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+    assert "credentials are missing" in caplog.text
+    summary = mturk_reconcile_all()
+    assert summary.errors == ["Mechanical Turk credentials are missing: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"]
+
+
+@pytest.mark.parametrize("base", ["", "http://recall.example.org", "https://recall.example.org/?x=1", "ftp://x"])
+def test_publish_refuses_a_base_url_that_is_not_https(settings, stub, base):
+    settings.MTURK_EXTERNAL_BASE_URL = base
+    hit = _hit(_topic())
+    assert mturk_hit_publish(hit=hit) is None  # the Stubber fails the test if anything was sent
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+
+
+# --- publish ------------------------------------------------------------------------
+
+
+def test_publish_sends_the_exact_create_hit_request_and_stores_the_hit_id(stub):
+    hit = _hit(_topic())
+    stub.add_response("create_hit", _created(), _create_hit_params(hit))
+    assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+    # Publishing again is a no-op (no second request: the Stubber has none queued).
+    assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
+
+
+def test_qualifications_follow_settings(settings, stub):
+    settings.MTURK_QUALIFICATION_MIN_APPROVAL_RATE = 0
+    settings.MTURK_QUALIFICATION_LOCALES = ["US", "CA", "US-NY"]
+    settings.MTURK_QUALIFICATION_MIN_APPROVED = 0
+    hit = _hit(_topic())
+    params = _create_hit_params(hit)
+    params["QualificationRequirements"] = [
+        {
+            "QualificationTypeId": "00000000000000000071",
+            "Comparator": "In",
+            "LocaleValues": [{"Country": "US"}, {"Country": "CA"}, {"Country": "US", "Subdivision": "NY"}],
+            "ActionsGuarded": "DiscoverPreviewAndAccept",
+        }
+    ]
+    stub.add_response("create_hit", _created(), params)
+    assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
+
+
+def test_publish_retried_after_a_timeout_uses_the_same_token_and_finds_the_hit(stub):
+    """The first CreateHIT reached MTurk but its reply was lost; the retry must not make a second HIT."""
+    hit = _hit(_topic())
+    client = stub.client
+    lost = {"n": 0}
+
+    def lose_first_reply(**kwargs):
+        lost["n"] += 1
+        if lost["n"] == 1:
+            raise ReadTimeoutError(endpoint_url=SANDBOX)
+
+    client.meta.events.register("after-call.mturk.CreateHIT", lose_first_reply)
+    stub.add_response("create_hit", _created(), _create_hit_params(hit))
+    stub.add_client_error(
+        "create_hit",
+        service_error_code="RequestError",
+        service_message=f"The HIT with ID {MTURK_HIT_ID} already exists. (1732290000000)",
+        http_status_code=400,
+        modeled_fields={"TurkErrorCode": "AWS.MechanicalTurk.HitAlreadyExists"},
+        expected_params=_create_hit_params(hit),  # the same UniqueRequestToken
+    )
+    assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+    assert lost["n"] == 2
+
+
+def test_duplicate_reply_without_an_id_is_resolved_by_the_requester_annotation(stub):
+    hit = _hit(_topic())
+    stub.add_client_error(
+        "create_hit",
+        service_error_code="RequestError",
+        service_message="A HIT with this token already exists.",
+        http_status_code=400,
+        modeled_fields={"TurkErrorCode": "AWS.MechanicalTurk.HitAlreadyExists"},
+        expected_params=_create_hit_params(hit),
+    )
+    other = {"HITId": "3OTHERHIT00000000000000000000A", "RequesterAnnotation": "someone else"}
+    stub.add_response("list_hits", {"HITs": [other], "NextToken": "p2", "NumResults": 1}, {"MaxResults": 100})
+    ours = {"HITId": MTURK_HIT_ID, "RequesterAnnotation": _token(hit)}
+    stub.add_response("list_hits", {"HITs": [ours], "NumResults": 1}, {"MaxResults": 100, "NextToken": "p2"})
+    assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
+
+
+def test_failed_publish_keeps_the_hit_unpublished_and_reconcile_publishes_it(stub, caplog):
+    topic = _topic()
+    hit = _hit(topic)
+    for _ in range(2):  # both attempts of the first publish
+        stub.add_client_error(
+            "create_hit", service_error_code="ServiceFault", service_message="try later", http_status_code=500,
+            expected_params=_create_hit_params(hit),
+        )
+    assert mturk_hit_publish(hit=hit) is None
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+    assert "not published" in caplog.text and "reconcile will retry" in caplog.text
+
+    stub.add_response("create_hit", _created(), _create_hit_params(hit))
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    summary = mturk_reconcile_all()
+    assert (summary.published, summary.publish_failed, summary.errors) == (1, 0, [])
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+
+
+def test_a_refused_request_is_not_retried_and_is_logged(stub, caplog):
+    hit = _hit(_topic())
+    stub.add_client_error(
+        "create_hit", service_error_code="RequestError", service_message="Reward is too low", http_status_code=400,
+        expected_params=_create_hit_params(hit),
+    )
+    assert mturk_hit_publish(hit=hit) is None
+    assert "MTurk refused CreateHIT (RequestError): Reward is too low" in caplog.text
+
+
+def test_crowd_publish_sends_the_hit_only_after_commit(stub, django_capture_on_commit_callbacks):
+    hit = _hit(_topic())
+    stub.add_response("create_hit", _created(), _create_hit_params(hit))
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            crowds.crowd_publish(hit=hit)
+            assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None  # nothing sent inside the transaction
+    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+
+
+def test_rolled_back_hit_never_reaches_mturk(stub, django_capture_on_commit_callbacks):
+    hit = _hit(_topic())
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with pytest.raises(RuntimeError):
+            with transaction.atomic():
+                crowds.crowd_publish(hit=hit)
+                raise RuntimeError("creation failed later")
+    assert callbacks == []  # and the Stubber has no create_hit queued: a call would fail the test
+
+
+# --- reconcile ----------------------------------------------------------------------
+
+
+def _published(topic: Topic | None = None, **kwargs) -> Hit:
+    hit = _hit(topic or _topic(), **kwargs)
+    Hit.objects.filter(pk=hit.pk).update(mturk_hit_id=MTURK_HIT_ID)
+    return Hit.objects.get(pk=hit.pk)
+
+
+def test_reconcile_reads_every_page_approves_recorded_work_and_rejects_unrecorded(stub):
+    hit = _published()
+    recorded = _submitted_app_assignment(hit, "3ASSIGNMENTRECORDED00000000001", "A1WORKERRECORDED")
+    listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTRECORDED00000000001", "A1WORKERRECORDED")], "NextToken": "page-2", "NumResults": 1},
+        listing,
+    )
+    stub.add_response(
+        "approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTRECORDED00000000001", "RequesterFeedback": FEEDBACK_APPROVED}
+    )
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTNOANSWERS0000000002", "A2WORKERBYPASS")], "NumResults": 1},
+        {**listing, "NextToken": "page-2"},
+    )
+    stub.add_response(
+        "reject_assignment", {}, {"AssignmentId": "3ASSIGNMENTNOANSWERS0000000002", "RequesterFeedback": FEEDBACK_NO_ANSWERS}
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+
+    summary = mturk_reconcile_all()
+    assert (summary.hits_checked, summary.approved, summary.rejected, summary.expired) == (1, 1, 0 + 1, 0)
+    assert summary.errors == []
+    recorded.refresh_from_db()
+    assert (recorded.status, recorded.feedback) == ("approved", FEEDBACK_APPROVED)
+
+
+def test_reconcile_rejects_work_of_workers_blocked_for_gold_accuracy(stub):
+    hit = _published()
+    blocked = _submitted_app_assignment(hit, "3ASSIGNMENTBLOCKED00000000003", "A3WORKERBLOCKED", blocked=True)
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTBLOCKED00000000003", "A3WORKERBLOCKED")], "NumResults": 1},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response(
+        "reject_assignment", {}, {"AssignmentId": "3ASSIGNMENTBLOCKED00000000003", "RequesterFeedback": FEEDBACK_LOW_ACCURACY}
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    summary = mturk_reconcile_all()
+    assert (summary.approved, summary.rejected) == (0, 1)
+    blocked.refresh_from_db()
+    assert blocked.status == "rejected"
+    assert "accuracy" in blocked.feedback
+
+
+def test_reconcile_does_not_approve_twice(stub):
+    """A crash after approving on MTurk, then two runs: MTurk refuses the repeat, we read the status."""
+    hit = _published()
+    assignment = _submitted_app_assignment(hit, "3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE")
+    listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE")], "NumResults": 1},
+        listing,
+    )
+    stub.add_client_error(
+        "approve_assignment",
+        service_error_code="RequestError",
+        service_message="This operation can be called with a status of: Submitted (1732290000000)",
+        http_status_code=400,
+        expected_params={"AssignmentId": "3ASSIGNMENTTWICE0000000000004", "RequesterFeedback": FEEDBACK_APPROVED},
+    )
+    stub.add_response(
+        "get_assignment",
+        {"Assignment": _mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE", "Approved")},
+        {"AssignmentId": "3ASSIGNMENTTWICE0000000000004"},
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    first = mturk_reconcile_all()
+    assert (first.approved, first.already_reviewed, first.errors) == (0, 1, [])
+    assignment.refresh_from_db()
+    assert assignment.status == "approved"
+
+    # Second run: MTurk lists it as Approved; no approve_assignment call is made (none is queued).
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE", "Approved")], "NumResults": 1},
+        listing,
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    second = mturk_reconcile_all()
+    assert (second.approved, second.rejected, second.errors) == (0, 0, [])
+    assignment.refresh_from_db()
+    assert assignment.status == "approved"
+
+
+@pytest.mark.parametrize(
+    "topic_status,hit_status",
+    [(Topic.Status.PAUSED, Hit.Status.OPEN), (Topic.Status.CLOSED, Hit.Status.OPEN), (Topic.Status.ACTIVE, Hit.Status.CANCELLED)],
+)
+def test_reconcile_expires_hits_no_longer_needed(stub, topic_status, hit_status):
+    _published(_topic(status=topic_status), status=hit_status)
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    stub.add_response(
+        "update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)}
+    )
+    summary = mturk_reconcile_all()
+    assert summary.expired == 1
+
+
+def test_reconcile_does_not_expire_an_already_expired_hit(stub):
+    _published(_topic(status=Topic.Status.CLOSED))
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(status="Reviewable", expires_in=-60), {"HITId": MTURK_HIT_ID})
+    assert mturk_reconcile_all().expired == 0
+
+
+def test_reconcile_reopens_a_needed_hit_whose_mturk_lifetime_ran_out(stub):
+    _published()
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(expires_in=-60), {"HITId": MTURK_HIT_ID})
+    stub.add_response("update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": stub_any_future()})
+    assert mturk_reconcile_all().reopened == 1
+
+
+def stub_any_future():
+    class Future:
+        def __eq__(self, other):
+            return isinstance(other, datetime) and other > timezone.now() + timedelta(days=6)
+
+        def __repr__(self):
+            return "<a date about a week ahead>"
+
+    return Future()
+
+
+def test_one_failing_hit_does_not_stop_the_others(stub):
+    topic = _topic()
+    first = _published(topic)
+    second = _hit(topic)
+    Hit.objects.filter(pk=second.pk).update(mturk_hit_id="3SECONDHIT0000000000000000000B")
+    stub.add_client_error(
+        "list_assignments_for_hit", service_error_code="ServiceFault", service_message="down", http_status_code=500,
+        expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response(
+        "list_assignments_for_hit", {"Assignments": [], "NumResults": 0},
+        {"HITId": "3SECONDHIT0000000000000000000B", "MaxResults": 100},
+    )
+    stub.add_response("get_hit", _live_hit("3SECONDHIT0000000000000000000B"), {"HITId": "3SECONDHIT0000000000000000000B"})
+    summary = mturk_reconcile_all()
+    assert summary.hits_checked == 2
+    assert summary.errors == [f"HIT {first.pk} ({MTURK_HIT_ID}): ServiceFault down"]
+
+
+# --- costs and budget -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reward,assignments,expected",
+    [
+        ("0.05", 3, "0.06"),  # 20% of 5¢ = 1¢
+        ("0.10", 3, "0.12"),
+        ("0.10", 10, "0.14"),  # 20% + 20% at 10 or more assignments
+        ("1.00", 9, "1.20"),
+        ("1.00", 10, "1.40"),
+        ("0.13", 3, "0.16"),  # 2.6¢ rounds half-up to 3¢
+        ("0.02", 3, "0.03"),  # 0.4¢ is below Amazon's minimum fee of 1¢
+        ("0.00", 3, "0.00"),
+    ],
+)
+def test_cost_per_assignment_includes_amazons_commission(reward, assignments, expected):
+    assert mturk_cost_per_assignment(reward=Decimal(reward), assignments=assignments) == Decimal(expected)
+
+
+def test_five_cents_times_three_assignments_costs_eighteen_cents_per_hit():
+    assert mturk_cost_per_assignment(reward=Decimal("0.05"), assignments=3) * 3 == Decimal("0.18")
+
+
+def test_crowd_interface_prices_mturk_with_the_commission():
+    topic = _topic(reward_per_hit=Decimal("0.05"))
+    assert crowds.crowd_cost_per_assignment(topic) == Decimal("0.06")
+    assert crowds.crowd_cost_per_assignment(topic, reward=Decimal("0.10")) == Decimal("0.12")
+
+
+def test_budget_refuses_hits_beyond_it_at_mturk_prices():
+    topic = _topic(reward_per_hit=Decimal("0.05"), budget=Decimal("0.50"))
+    hits_budget_check(topic=topic, new_hits=2)  # 2 × 3 × $0.06 = $0.36
+    with pytest.raises(BudgetExceeded, match=r"\$0\.54"):
+        hits_budget_check(topic=topic, new_hits=3)  # $0.54 > $0.50; at the bare reward it would be $0.45
+    _hit(topic)  # an existing HIT commits $0.18
+    with pytest.raises(BudgetExceeded):
+        hits_budget_check(topic=topic, new_hits=2)  # 0.18 + 0.36 = 0.54
+
+
+def test_judgments_are_not_touched_by_reconcile(stub):
+    """The app's record is authoritative: reconcile changes statuses, never judgments."""
+    hit = _published()
+    assignment = _submitted_app_assignment(hit, "3ASSIGNMENTJUDGED000000000005", "A5WORKER")
+    item = HitItem.objects.filter(hit=hit).first()
+    Judgment.objects.create(
+        assignment=assignment, topic=hit.topic, document=item.document, worker=assignment.worker, relevant=True
+    )
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTJUDGED000000000005", "A5WORKER")], "NumResults": 1},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response("approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTJUDGED000000000005", "RequesterFeedback": FEEDBACK_APPROVED})
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    mturk_reconcile_all()
+    assert list(Judgment.objects.filter(assignment=assignment).values_list("relevant", flat=True)) == [True]
