@@ -1,0 +1,430 @@
+"""Classifiers of a corpus: keyword filters, uploaded retrieved ids, uploaded scores with a threshold.
+
+A classifier is stored as its definition plus its retrieved set (a Roaring bitmap
+of Document pks) and a fingerprint: sha256 over the kind, the canonical
+definition and the retrieved set, so a report names exactly what it measured.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from pyroaring import BitMap
+
+from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, TopicClassifier
+from annotation.services import keywords
+from annotation.services.retrieved_sets import bitmap_from_bytes, bitmap_to_bytes, corpus_bitmap
+
+UNKNOWN_EXAMPLES = 10
+ID_LOOKUP_CHUNK = 900  # below SQLite's default limit on query parameters
+# Above this many documents the live preview scans a uniform sample instead of the corpus.
+PREVIEW_SAMPLE_DOCUMENTS = 20_000
+PREVIEW_SEED = 20141024  # fixed, so the preview does not jump about while the analyst types
+
+
+class ClassifierError(ValueError):
+    """A user mistake in defining a classifier; `line` names the offending line of an uploaded file."""
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(message)
+
+
+@dataclass
+class ClassifierResult:
+    classifier: Classifier
+    read: int  # distinct ids read from the file
+    unknown_count: int = 0
+    unknown_examples: list[str] = field(default_factory=list)
+
+
+# --- fingerprint ------------------------------------------------------------
+
+
+def _canonical_definition(kind: str, definition: dict) -> dict:
+    if kind == Classifier.Kind.KEYWORDS:
+        return {"terms": sorted(definition["terms"]), "fields": sorted(definition["fields"])}
+    if kind == Classifier.Kind.SCORES:
+        return {"threshold": float(definition["threshold"])}
+    return {}  # ids: the retrieved set is the whole definition
+
+
+def classifier_fingerprint(*, kind: str, definition: dict, retrieved: BitMap) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps({"kind": str(kind), "definition": _canonical_definition(kind, definition)}, sort_keys=True).encode())
+    digest.update(b"\n")
+    digest.update(np.asarray(retrieved.to_array(), dtype="<u4").tobytes())
+    return digest.hexdigest()
+
+
+def _save(*, corpus: Corpus, name: str, kind: str, definition: dict, retrieved: BitMap) -> Classifier:
+    name = name.strip()
+    if not name:
+        raise ClassifierError("the classifier needs a name")
+    if Classifier.objects.filter(corpus=corpus, name=name).exists():
+        raise ClassifierError(f"corpus {corpus.name!r} already has a classifier named {name!r}")
+    try:
+        with transaction.atomic():
+            return Classifier.objects.create(
+                corpus=corpus,
+                name=name,
+                kind=kind,
+                definition=definition,
+                fingerprint=classifier_fingerprint(kind=kind, definition=definition, retrieved=retrieved),
+                retrieved_bitmap=bitmap_to_bytes(retrieved),
+                retrieved_count=len(retrieved),
+            )
+    except IntegrityError as exc:  # a concurrent create with the same name
+        raise ClassifierError(f"corpus {corpus.name!r} already has a classifier named {name!r}") from exc
+
+
+# --- keywords ---------------------------------------------------------------
+
+
+def classifier_create_keywords(
+    *, corpus: Corpus, name: str, terms: Sequence[str], fields: Sequence[str] = keywords.FIELDS
+) -> Classifier:
+    """A keyword filter (semantics in annotation/services/keywords.py) and its retrieved set."""
+    try:
+        normalized_terms = keywords.terms_normalize(terms)
+        normalized_fields = keywords.fields_normalize(fields)
+        if not normalized_terms:
+            raise ClassifierError("give at least one non-empty term")
+        retrieved = keywords.keyword_scan(corpus=corpus, terms=normalized_terms, fields=normalized_fields)
+    except keywords.KeywordError as exc:
+        raise ClassifierError(str(exc)) from exc
+    definition = {"terms": normalized_terms, "fields": normalized_fields}
+    return _save(corpus=corpus, name=name, kind=Classifier.Kind.KEYWORDS, definition=definition, retrieved=retrieved)
+
+
+@dataclass(frozen=True)
+class PreviewDocument:
+    document_id: int
+    external_id: str
+    title: str
+    text: str
+    # (start, end) character offsets of matches, for highlighting (empty for fields not searched).
+    title_spans: list[tuple[int, int]]
+    text_spans: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class PreviewOverlap:
+    classifier_id: int
+    classifier_name: str
+    retrieved_count: int
+    overlap: int  # estimated like `retrieved` when the preview is estimated
+
+
+@dataclass(frozen=True)
+class KeywordPreview:
+    terms: list[str]
+    fields: list[str]
+    retrieved: int  # exact when `estimated` is False, else scaled up from the scanned sample
+    estimated: bool
+    scanned: int  # documents scanned
+    corpus_size: int
+    sample: list[PreviewDocument]
+    overlaps: list[PreviewOverlap]
+
+
+def keyword_preview(
+    *, corpus: Corpus, terms: Sequence[str], fields: Sequence[str] = keywords.FIELDS, sample_size: int = 10
+) -> KeywordPreview:
+    """What a keyword filter would retrieve, fast enough to call while the analyst types.
+
+    Corpora above PREVIEW_SAMPLE_DOCUMENTS documents are previewed on a fixed uniform
+    sample of that many documents: counts are then estimates (flagged `estimated`);
+    the exact set is computed when the classifier is created.
+    """
+    try:
+        normalized_terms = keywords.terms_normalize(terms)
+        normalized_fields = keywords.fields_normalize(fields)
+        if not normalized_terms:
+            raise ClassifierError("give at least one non-empty term")
+        all_docs = corpus_bitmap(corpus=corpus)
+        total = len(all_docs)
+        if total > PREVIEW_SAMPLE_DOCUMENTS:
+            rng = np.random.default_rng(PREVIEW_SEED)
+            positions = np.sort(rng.choice(total, size=PREVIEW_SAMPLE_DOCUMENTS, replace=False))
+            pks = [all_docs[int(i)] for i in positions]
+            found = keywords.keyword_scan_documents(pks=pks, terms=normalized_terms, fields=normalized_fields)
+            scale, scanned = total / PREVIEW_SAMPLE_DOCUMENTS, PREVIEW_SAMPLE_DOCUMENTS
+        else:
+            found = keywords.keyword_scan(corpus=corpus, terms=normalized_terms, fields=normalized_fields)
+            scale, scanned = 1.0, total
+        matcher = keywords.KeywordMatcher(normalized_terms)
+    except keywords.KeywordError as exc:
+        raise ClassifierError(str(exc)) from exc
+
+    sample_pks = list(found)[:sample_size]
+    docs = {d.pk: d for d in Document.objects.filter(pk__in=sample_pks)}
+    sample = [
+        PreviewDocument(
+            document_id=pk,
+            external_id=docs[pk].external_id,
+            title=docs[pk].title,
+            text=docs[pk].text,
+            title_spans=matcher.spans(docs[pk].title) if "title" in normalized_fields else [],
+            text_spans=matcher.spans(docs[pk].text) if "text" in normalized_fields else [],
+        )
+        for pk in sample_pks
+        if pk in docs
+    ]
+    overlaps = [
+        PreviewOverlap(
+            classifier_id=other.pk,
+            classifier_name=other.name,
+            retrieved_count=other.retrieved_count,
+            overlap=round(found.intersection_cardinality(bitmap_from_bytes(other.retrieved_bitmap)) * scale),
+        )
+        for other in Classifier.objects.filter(corpus=corpus).order_by("name")
+    ]
+    return KeywordPreview(
+        terms=normalized_terms,
+        fields=normalized_fields,
+        retrieved=round(len(found) * scale),
+        estimated=scale != 1.0,
+        scanned=scanned,
+        corpus_size=total,
+        sample=sample,
+        overlaps=overlaps,
+    )
+
+
+# --- uploaded ids and scores --------------------------------------------------
+
+
+def _file_lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise ClassifierError(f"{path}: cannot open ({exc.strerror or exc})") from exc
+    with handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ClassifierError(f"{path}:{line_no}: not valid UTF-8", line=line_no) from exc
+            if line_no == 1:
+                text = text.lstrip("\ufeff")
+            yield line_no, text
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _resolve_ids(*, corpus: Corpus, external_ids: Sequence[str]) -> dict[str, int]:
+    resolved: dict[str, int] = {}
+    for start in range(0, len(external_ids), ID_LOOKUP_CHUNK):
+        chunk = external_ids[start:start + ID_LOOKUP_CHUNK]
+        resolved.update(
+            Document.objects.filter(corpus=corpus, external_id__in=chunk).order_by().values_list("external_id", "pk")
+        )
+    return resolved
+
+
+def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path) -> ClassifierResult:
+    """Retrieved set = the documents whose external ids are listed, one per line; unknown ids are reported."""
+    path = Path(path)
+    ids = list(dict.fromkeys(text.strip() for _, text in _file_lines(path) if text.strip()))
+    if not ids:
+        raise ClassifierError(f"{path}: no ids in the file")
+    resolved = _resolve_ids(corpus=corpus, external_ids=ids)
+    unknown = [external_id for external_id in ids if external_id not in resolved]
+    if not resolved:
+        raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+    definition = {"source": path.name, "sha256": _file_sha256(path)}
+    classifier = _save(
+        corpus=corpus, name=name, kind=Classifier.Kind.IDS, definition=definition,
+        retrieved=BitMap(resolved.values()),
+    )
+    return ClassifierResult(
+        classifier=classifier, read=len(ids), unknown_count=len(unknown), unknown_examples=unknown[:UNKNOWN_EXAMPLES]
+    )
+
+
+def _read_scores(path: Path) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    lines = _file_lines(path)
+    reader = csv.reader(text for _, text in lines)
+    try:
+        for row_no, row in enumerate(reader, start=1):
+            if not row or all(not cell.strip() for cell in row):
+                continue
+            if len(row) != 2:
+                raise ClassifierError(f"{path}:{reader.line_num}: expected two fields (id,score), found {len(row)}", line=reader.line_num)
+            external_id, raw_score = row[0].strip(), row[1].strip()
+            try:
+                score = float(raw_score)
+            except ValueError:
+                if row_no == 1:
+                    continue  # a header line
+                raise ClassifierError(f"{path}:{reader.line_num}: score {raw_score!r} is not a number", line=reader.line_num) from None
+            if not math.isfinite(score):
+                raise ClassifierError(f"{path}:{reader.line_num}: score {raw_score!r} is not finite", line=reader.line_num)
+            if not external_id:
+                raise ClassifierError(f"{path}:{reader.line_num}: missing id", line=reader.line_num)
+            if external_id in scores:
+                raise ClassifierError(f"{path}:{reader.line_num}: id {external_id!r} appears twice", line=reader.line_num)
+            scores[external_id] = score
+    except csv.Error as exc:
+        raise ClassifierError(f"{path}:{reader.line_num}: malformed CSV ({exc})", line=reader.line_num) from exc
+    return scores
+
+
+def _check_threshold(threshold: float) -> float:
+    try:
+        threshold = float(threshold)
+    except (TypeError, ValueError):
+        raise ClassifierError(f"threshold {threshold!r} is not a number") from None
+    if not math.isfinite(threshold):
+        raise ClassifierError("the threshold must be a finite number")
+    return threshold
+
+
+def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, threshold: float) -> ClassifierResult:
+    """Scores from a CSV `id,score` (header optional); retrieved = score ≥ threshold. Scores are kept."""
+    path = Path(path)
+    threshold = _check_threshold(threshold)
+    scores = _read_scores(path)
+    if not scores:
+        raise ClassifierError(f"{path}: no scores in the file")
+    ids = list(scores)
+    resolved = _resolve_ids(corpus=corpus, external_ids=ids)
+    unknown = [external_id for external_id in ids if external_id not in resolved]
+    if not resolved:
+        raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+    retrieved = BitMap(pk for external_id, pk in resolved.items() if scores[external_id] >= threshold)
+    definition = {"source": path.name, "sha256": _file_sha256(path), "threshold": threshold}
+    with transaction.atomic():
+        classifier = _save(corpus=corpus, name=name, kind=Classifier.Kind.SCORES, definition=definition, retrieved=retrieved)
+        ClassifierScore.objects.bulk_create(
+            (ClassifierScore(classifier=classifier, document_id=pk, score=scores[external_id]) for external_id, pk in resolved.items()),
+            batch_size=5000,
+        )
+    return ClassifierResult(
+        classifier=classifier, read=len(ids), unknown_count=len(unknown), unknown_examples=unknown[:UNKNOWN_EXAMPLES]
+    )
+
+
+def _classifier_sampled(classifier: Classifier) -> bool:
+    topic_ids = set(ClassifierPair.objects.filter(c1=classifier).values_list("topic_id", flat=True))
+    topic_ids |= set(ClassifierPair.objects.filter(c2=classifier).values_list("topic_id", flat=True))
+    topic_ids |= set(TopicClassifier.objects.filter(classifier=classifier).values_list("topic_id", flat=True))
+    return SampleDraw.objects.filter(topic_id__in=topic_ids).exists() or SampleDraw.objects.filter(classifier=classifier).exists()
+
+
+def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Classifier:
+    """Move the threshold of a scores classifier; refused once samples were drawn for a topic using it."""
+    threshold = _check_threshold(threshold)
+    with transaction.atomic():
+        classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
+        if classifier.kind != Classifier.Kind.SCORES:
+            raise ClassifierError(f"{classifier.name!r} is a {classifier.get_kind_display().lower()}, it has no threshold")
+        if _classifier_sampled(classifier):
+            raise ClassifierError(
+                f"samples were already drawn with {classifier.name!r}: create a new classifier instead of changing it"
+            )
+        retrieved = BitMap(classifier.scores.filter(score__gte=threshold).values_list("document_id", flat=True))
+        classifier.definition = {**classifier.definition, "threshold": threshold}
+        classifier.retrieved_bitmap = bitmap_to_bytes(retrieved)
+        classifier.retrieved_count = len(retrieved)
+        classifier.fingerprint = classifier_fingerprint(kind=classifier.kind, definition=classifier.definition, retrieved=retrieved)
+        classifier.save(update_fields=["definition", "retrieved_bitmap", "retrieved_count", "fingerprint"])
+    return classifier
+
+
+# --- neighbour terms (seed 000, Sec. 6.1.1) ----------------------------------
+
+
+class NeighbourTerm(NamedTuple):
+    term: str
+    score: float
+    doc_count: int  # |A_y|: documents of the corpus containing the term
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def _candidate_token(token: str) -> bool:
+    return len(token) > 1 and not token.isdigit()
+
+
+def neighbour_terms_suggest(
+    *,
+    corpus: Corpus,
+    seed_terms: Sequence[str],
+    k: int = 10,
+    measure: Literal["jaccard", "overlap"] = "jaccard",
+    fields: Sequence[str] = keywords.FIELDS,
+    min_doc_count: int = 2,
+) -> list[NeighbourTerm]:
+    """Top-k single words y by similarity of their document set A_y with A_seed (seed 000, Sec. 6.1.1).
+
+    jaccard: |A_y ∩ A_seed| / |A_y ∪ A_seed|;  overlap: |A_y ∩ A_seed| / |A_y|.
+    A_seed = documents matching any seed term (keyword semantics); a word's documents are
+    those containing it as a whole word in the chosen fields. Words of the seed terms,
+    single characters and numbers are left out, as are words in fewer than
+    `min_doc_count` documents (with the overlap measure a word seen once, in a seed
+    document, would otherwise score 1). Ties: more documents first, then alphabetical.
+    One pass over the corpus: about as long as building a keyword classifier, plus tokenising.
+    """
+    if measure not in ("jaccard", "overlap"):
+        raise ClassifierError(f"unknown measure {measure!r}: jaccard or overlap")
+    if k < 1:
+        raise ClassifierError("k must be at least 1")
+    try:
+        seed = keywords.terms_normalize(seed_terms)
+        normalized_fields = keywords.fields_normalize(fields)
+        matcher = keywords.KeywordMatcher(seed)
+    except keywords.KeywordError as exc:
+        raise ClassifierError(str(exc)) from exc
+    excluded = {token for term in seed for token in _TOKEN.findall(term)}
+
+    doc_freq: Counter[str] = Counter()
+    seed_freq: Counter[str] = Counter()
+    seed_size = 0
+    rows = (
+        Document.objects.filter(corpus=corpus).order_by().values_list(*normalized_fields)
+        .iterator(chunk_size=keywords.SCAN_CHUNK_DOCUMENTS)
+    )
+    for values in rows:
+        pieces = [value.lower() for value in values if value]
+        tokens = set()
+        for piece in pieces:
+            tokens.update(_TOKEN.findall(piece))
+        doc_freq.update(tokens)
+        joined = keywords.FIELD_SEPARATOR.join(pieces)
+        if joined and matcher.matching_pieces(joined, [0]):
+            seed_size += 1
+            seed_freq.update(tokens)
+    if seed_size == 0:
+        return []
+
+    scored = []
+    for token, inter in seed_freq.items():
+        if token in excluded or not _candidate_token(token):
+            continue
+        size = doc_freq[token]
+        if size < min_doc_count:
+            continue
+        score = inter / (size + seed_size - inter) if measure == "jaccard" else inter / size
+        scored.append(NeighbourTerm(term=token, score=score, doc_count=size))
+    scored.sort(key=lambda item: (-item.score, -item.doc_count, item.term))
+    return scored[:k]

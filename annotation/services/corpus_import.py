@@ -1,0 +1,444 @@
+"""Import a corpus from JSON lines or CSV (optionally gzipped), all or nothing.
+
+Pipeline (reader → parser → validator → staging writer → SQL merge):
+
+1. `_open_lines` yields (line number, decoded line) from the file, gunzipping
+   when the file starts with the gzip magic bytes; undecodable bytes name their line.
+2. `_jsonl_records` / `_csv_records` turn lines into raw dicts.
+3. `_document_row` maps fields to Document columns and validates them.
+4. Rows are written in batches to a temporary staging table (COPY on
+   PostgreSQL, executemany on SQLite), so memory stays flat however large the
+   file: no Python set of all ids is ever built.
+5. Duplicate ids inside the file and conflicts with existing documents are
+   found by SQL over the staging table; new documents are copied over with one
+   INSERT … SELECT; the corpus's document count and bitmap are refreshed.
+
+Everything happens in one transaction: a bad file leaves the corpus (and, for a
+first import, the absence of the corpus) exactly as it was.
+
+Field mapping: with `text_fields=("title", "body")` the first field becomes
+Document.title and the remaining ones, joined by a blank line, Document.text.
+With a single text field it becomes Document.text and the title stays empty.
+Every other field except the id goes to Document.metadata unchanged (lists stay
+lists; CSV values are strings).
+
+Re-importing: a document whose id already exists with the same content is
+counted as unchanged; one with different content is a *conflict*: it is
+skipped (never overwritten), counted and listed with its line number in the
+summary, and the import still succeeds.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import hashlib
+import io
+import json
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from annotation.models import Corpus, Document
+from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+
+BATCH_SIZE = 5000
+CONFLICT_EXAMPLES = 20
+JSONL_EXTENSIONS = (".jsonl", ".json", ".ndjson")
+CSV_EXTENSIONS = (".csv",)
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_EXTERNAL_ID_CHARS = 255
+
+
+class CorpusImportError(Exception):
+    """A bad input file; nothing was written. `line` is None when no line is to blame."""
+
+    def __init__(self, *, path: Path | str, line: int | None, problem: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line is not None else f"{self.path}"
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass
+class ImportSummary:
+    corpus_id: int
+    corpus_name: str
+    path: Path
+    read: int = 0
+    created: int = 0
+    unchanged: int = 0
+    conflicts: int = 0
+    # (line, external id) of the first conflicts, in file order.
+    conflict_examples: list[tuple[int, str]] = field(default_factory=list)
+    document_count: int = 0
+
+    def describe(self) -> str:
+        return (
+            f"{self.path}: read {self.read}, created {self.created}, unchanged {self.unchanged}, "
+            f"conflicts {self.conflicts} (corpus {self.corpus_name!r} now has {self.document_count} documents)"
+        )
+
+
+# --- reading -----------------------------------------------------------------
+
+
+def _detect_format(path: Path, file_format: str | None) -> str:
+    if file_format:
+        if file_format not in ("jsonl", "csv"):
+            raise CorpusImportError(path=path, line=None, problem=f"unknown format {file_format!r} (jsonl or csv)")
+        return file_format
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(JSONL_EXTENSIONS):
+        return "jsonl"
+    if name.endswith(CSV_EXTENSIONS):
+        return "csv"
+    raise CorpusImportError(
+        path=path, line=None, problem="cannot tell the format: name the file .jsonl, .json, .ndjson or .csv (optionally .gz)"
+    )
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise CorpusImportError(path=path, line=None, problem=f"cannot open: {exc.strerror or exc}") from exc
+    if raw.peek(2)[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Decoded lines (with their line ending) and 1-based numbers; bad bytes or gzip data name the line."""
+    stream = _open_binary(path)
+    line_no = 0
+    try:
+        with stream:
+            while True:
+                try:
+                    raw = stream.readline()
+                except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                    raise CorpusImportError(path=path, line=line_no + 1, problem=f"corrupt compressed data ({exc})") from exc
+                if not raw:
+                    return
+                line_no += 1
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise CorpusImportError(
+                        path=path, line=line_no, problem=f"not valid UTF-8 (byte {exc.start + 1} of the line)"
+                    ) from exc
+                if line_no == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                yield line_no, text
+    finally:
+        stream.close()
+
+
+def _jsonl_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    for line_no, text in lines:
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorpusImportError(path=path, line=line_no, problem=f"malformed JSON ({exc.msg} at column {exc.colno})") from exc
+        if not isinstance(value, dict):
+            raise CorpusImportError(
+                path=path, line=line_no, problem=f"expected one JSON object per line, found {type(value).__name__}"
+            )
+        yield line_no, value
+
+
+class _LineCounter:
+    """Feeds csv.reader while remembering the physical line it is on."""
+
+    def __init__(self, lines: Iterator[tuple[int, str]]) -> None:
+        self._lines = lines
+        self.line_no = 0
+
+    def __iter__(self) -> _LineCounter:
+        return self
+
+    def __next__(self) -> str:
+        self.line_no, text = next(self._lines)
+        return text
+
+
+def _csv_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
+    counter = _LineCounter(lines)
+    reader = csv.reader(counter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        header = [name.strip() for name in header]
+        if len(set(header)) != len(header) or any(not name for name in header):
+            raise CorpusImportError(path=path, line=1, problem="the CSV header has empty or repeated column names")
+        start = counter.line_no + 1
+        for row in reader:
+            record_line = start
+            start = counter.line_no + 1
+            if not row:
+                continue
+            if len(row) != len(header):
+                raise CorpusImportError(
+                    path=path, line=record_line, problem=f"expected {len(header)} fields, found {len(row)}"
+                )
+            yield record_line, dict(zip(header, row))
+    except csv.Error as exc:
+        raise CorpusImportError(path=path, line=counter.line_no, problem=f"malformed CSV ({exc})") from exc
+
+
+# --- validating ----------------------------------------------------------------
+
+
+def _as_text(value: object, *, name: str, path: Path, line: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise CorpusImportError(path=path, line=line, problem=f"field {name!r} must be text, found {type(value).__name__}")
+
+
+def content_hash(*, title: str, text: str, metadata: dict) -> str:
+    canonical = json.dumps([title, text, metadata], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _document_row(
+    record: dict, *, path: Path, line: int, id_field: str, text_fields: Sequence[str], max_chars: int
+) -> tuple[int, str, str, str, str, str]:
+    raw_id = record.get(id_field)
+    if raw_id is None or (isinstance(raw_id, str) and not raw_id.strip()):
+        raise CorpusImportError(path=path, line=line, problem=f"missing id (field {id_field!r})")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+        raise CorpusImportError(path=path, line=line, problem=f"id field {id_field!r} must be a string or an integer")
+    external_id = str(raw_id).strip()
+    if len(external_id) > MAX_EXTERNAL_ID_CHARS:
+        raise CorpusImportError(path=path, line=line, problem=f"id longer than {MAX_EXTERNAL_ID_CHARS} characters")
+
+    texts = [_as_text(record.get(name), name=name, path=path, line=line) for name in text_fields]
+    metadata = {key: value for key, value in record.items() if key != id_field and key not in text_fields}
+    for name, value in zip(text_fields, texts):
+        _check_size(value, name=name, path=path, line=line, max_chars=max_chars)
+    for key, value in metadata.items():
+        _check_size(value if isinstance(value, str) else json.dumps(value), name=key, path=path, line=line, max_chars=max_chars)
+    if len(texts) == 1:
+        title, text = "", texts[0]
+    else:
+        title, text = texts[0], "\n\n".join(part for part in texts[1:] if part)
+    if "\x00" in title or "\x00" in text or "\x00" in external_id:
+        raise CorpusImportError(path=path, line=line, problem="NUL character in a text field")
+    metadata_json = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    if "\\u0000" in metadata_json:
+        raise CorpusImportError(path=path, line=line, problem="NUL character in a metadata field")
+    digest = content_hash(title=title, text=text, metadata=metadata)
+    return line, external_id, title, text, metadata_json, digest
+
+
+def _check_size(value: str, *, name: str, path: Path, line: int, max_chars: int) -> None:
+    if len(value) > max_chars:
+        raise CorpusImportError(
+            path=path, line=line, problem=f"field {name!r} has {len(value)} characters, more than the limit {max_chars}"
+        )
+
+
+def _document_rows(
+    *, path: Path, file_format: str, id_field: str, text_fields: Sequence[str]
+) -> Iterator[tuple[int, str, str, str, str, str]]:
+    lines = _open_lines(path)
+    records = _jsonl_records(path, lines) if file_format == "jsonl" else _csv_records(path, lines)
+    max_chars = settings.IMPORT_MAX_FIELD_CHARS
+    for line, record in records:
+        yield _document_row(record, path=path, line=line, id_field=id_field, text_fields=text_fields, max_chars=max_chars)
+
+
+# --- writing -------------------------------------------------------------------
+
+
+class _Staging:
+    """A temporary table holding the file's rows for set-based checks."""
+
+    COLUMNS = ("line", "external_id", "title", "text", "metadata", "content_hash")
+
+    def __init__(self) -> None:
+        self.table = f"import_staging_{uuid.uuid4().hex[:12]}"
+        self.postgres = connection.vendor == "postgresql"
+
+    def create(self, cursor) -> None:
+        if self.postgres:
+            cursor.execute(
+                f"CREATE TEMP TABLE {self.table} (line integer, external_id text, title text, text text, "
+                "metadata text, content_hash text) ON COMMIT DROP"
+            )
+        else:
+            cursor.execute(
+                f"CREATE TEMP TABLE {self.table} (line integer, external_id text, title text, text text, "
+                "metadata text, content_hash text)"
+            )
+
+    def write(self, cursor, rows: list[tuple]) -> None:
+        if self.postgres:
+            with cursor.cursor.copy(f"COPY {self.table} ({', '.join(self.COLUMNS)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cursor.executemany(f"INSERT INTO {self.table} VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def index(self, cursor) -> None:
+        cursor.execute(f"CREATE INDEX {self.table}_eid ON {self.table} (external_id)")
+        if self.postgres:
+            cursor.execute(f"ANALYZE {self.table}")
+
+    def drop(self, cursor) -> None:
+        if not self.postgres:
+            cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+
+def corpus_import(
+    *,
+    path: Path,
+    corpus_name: str,
+    id_field: str = "id",
+    text_fields: Sequence[str] = ("title", "body"),
+    progress: Callable[[int], None] | None = None,
+    file_format: str | None = None,
+) -> ImportSummary:
+    """Import documents into the corpus named `corpus_name` (created if new).
+
+    Raises CorpusImportError (nothing written) on any bad record. Conflicting
+    documents (known id, different content) are skipped and reported in the summary.
+    `progress(records_read)` is called after every batch.
+    """
+    path = Path(path)
+    text_fields = tuple(name.strip() for name in text_fields if name.strip())
+    if not corpus_name.strip():
+        raise CorpusImportError(path=path, line=None, problem="the corpus name is empty")
+    if not text_fields:
+        raise CorpusImportError(path=path, line=None, problem="no text fields given")
+    if id_field in text_fields:
+        raise CorpusImportError(path=path, line=None, problem=f"the id field {id_field!r} is also a text field")
+    file_format = _detect_format(path, file_format)
+    if not path.is_file():
+        raise CorpusImportError(path=path, line=None, problem="no such file")
+
+    staging = _Staging()
+    with transaction.atomic():
+        corpus, _ = Corpus.objects.get_or_create(name=corpus_name.strip())
+        # One import at a time per corpus: the lock is held until commit.
+        corpus = Corpus.objects.select_for_update().get(pk=corpus.pk)
+        summary = ImportSummary(corpus_id=corpus.pk, corpus_name=corpus.name, path=path)
+        with connection.cursor() as cursor:
+            staging.create(cursor)
+            try:
+                summary.read = _stage_rows(
+                    cursor, staging, path=path, file_format=file_format, id_field=id_field,
+                    text_fields=text_fields, progress=progress,
+                )
+                if summary.read == 0:
+                    raise CorpusImportError(path=path, line=1 if path.stat().st_size else None, problem="the file contains no documents")
+                staging.index(cursor)
+                _reject_duplicates_in_file(cursor, staging, path=path)
+                _merge(cursor, staging, corpus=corpus, summary=summary)
+            finally:
+                staging.drop(cursor)
+        _refresh_corpus_totals(corpus=corpus)
+        summary.document_count = corpus.document_count
+    return summary
+
+
+def _stage_rows(cursor, staging: _Staging, *, path: Path, file_format: str, id_field: str,
+                text_fields: Sequence[str], progress: Callable[[int], None] | None) -> int:
+    read = 0
+    batch: list[tuple] = []
+    for row in _document_rows(path=path, file_format=file_format, id_field=id_field, text_fields=text_fields):
+        batch.append(row)
+        if len(batch) >= BATCH_SIZE:
+            staging.write(cursor, batch)
+            read += len(batch)
+            batch = []
+            if progress:
+                progress(read)
+    if batch:
+        staging.write(cursor, batch)
+        read += len(batch)
+        if progress:
+            progress(read)
+    return read
+
+
+def _reject_duplicates_in_file(cursor, staging: _Staging, *, path: Path) -> None:
+    cursor.execute(
+        f"SELECT external_id, MIN(line) FROM {staging.table} GROUP BY external_id HAVING COUNT(*) > 1 "
+        "ORDER BY MIN(line) LIMIT 1"
+    )
+    duplicate = cursor.fetchone()
+    if duplicate is None:
+        return
+    external_id, first_line = duplicate
+    cursor.execute(
+        f"SELECT line FROM {staging.table} WHERE external_id = %s AND line > %s ORDER BY line LIMIT 1",
+        [external_id, first_line],
+    )
+    (second_line,) = cursor.fetchone()
+    raise CorpusImportError(
+        path=path, line=second_line, problem=f"duplicate id {external_id!r} (first seen on line {first_line})"
+    )
+
+
+def _merge(cursor, staging: _Staging, *, corpus: Corpus, summary: ImportSummary) -> None:
+    document_table = Document._meta.db_table
+    cursor.execute(
+        f"SELECT COUNT(*), SUM(CASE WHEN d.content_hash = s.content_hash THEN 1 ELSE 0 END) "
+        f"FROM {staging.table} s JOIN {document_table} d ON d.corpus_id = %s AND d.external_id = s.external_id",
+        [corpus.pk],
+    )
+    existing, unchanged = cursor.fetchone()
+    summary.unchanged = int(unchanged or 0)
+    summary.conflicts = int(existing or 0) - summary.unchanged
+    if summary.conflicts:
+        cursor.execute(
+            f"SELECT s.line, s.external_id FROM {staging.table} s JOIN {document_table} d "
+            "ON d.corpus_id = %s AND d.external_id = s.external_id WHERE d.content_hash <> s.content_hash "
+            "ORDER BY s.line LIMIT %s",
+            [corpus.pk, CONFLICT_EXAMPLES],
+        )
+        summary.conflict_examples = [(int(line), external_id) for line, external_id in cursor.fetchall()]
+    metadata = "s.metadata::jsonb" if staging.postgres else "s.metadata"
+    cursor.execute(
+        f"INSERT INTO {document_table} (corpus_id, external_id, title, text, metadata, content_hash) "
+        f"SELECT %s, s.external_id, s.title, s.text, {metadata}, s.content_hash FROM {staging.table} s "
+        f"WHERE NOT EXISTS (SELECT 1 FROM {document_table} d WHERE d.corpus_id = %s AND d.external_id = s.external_id) "
+        "ORDER BY s.line",
+        [corpus.pk, corpus.pk],
+    )
+    summary.created = summary.read - summary.unchanged - summary.conflicts
+
+
+def _refresh_corpus_totals(*, corpus: Corpus) -> None:
+    """Rebuild the corpus bitmap from the table: always right, about a second per million documents."""
+    ids = Document.objects.filter(corpus=corpus).values_list("pk", flat=True).order_by()
+    bitmap = bitmap_from_ids([])
+    chunk: list[int] = []
+    for pk in ids.iterator(chunk_size=50_000):
+        chunk.append(pk)
+        if len(chunk) >= 50_000:
+            bitmap.update(chunk)
+            chunk = []
+    bitmap.update(chunk)
+    corpus.documents_bitmap = bitmap_to_bytes(bitmap)
+    corpus.document_count = len(bitmap)
+    corpus.save(update_fields=["documents_bitmap", "document_count"])
+
+
+__all__ = ["CorpusImportError", "ImportSummary", "corpus_import", "content_hash"]
