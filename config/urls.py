@@ -1,7 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.generic import TemplateView
+
+from annotation.views.home import home
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,5 +12,5 @@ urlpatterns = [
     path("mturk/", include("annotation.urls_mturk")),
     path("analyst/", include("annotation.urls_analyst")),
     path("reports/", include("estimation.urls")),
-    path("", TemplateView.as_view(template_name="home.html"), name="home"),
+    path("", home, name="home"),
 ]

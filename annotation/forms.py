@@ -1,0 +1,221 @@
+"""Forms of the analyst pages. They check input shape only; services decide the rest."""
+from decimal import Decimal
+from pathlib import PurePath
+
+from django import forms
+
+from annotation.models import Classifier, Corpus, Topic
+
+CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
+KEYWORD_FIELDS = (("title", "Title"), ("text", "Text"))
+
+
+def split_terms(raw: str) -> list[str]:
+    """One term or phrase per line (commas also separate); blanks and repeats dropped, order kept."""
+    terms: list[str] = []
+    for line in raw.replace(",", "\n").splitlines():
+        term = " ".join(line.split())
+        if term and term.lower() not in {t.lower() for t in terms}:
+            terms.append(term)
+    return terms
+
+
+class CorpusUploadForm(forms.Form):
+    corpus_name = forms.CharField(max_length=200, label="Corpus name",
+                                  help_text="A new name creates a corpus; an existing one adds the file's documents to it "
+                                  "(the same rules as manage.py import_corpus).")
+    file = forms.FileField(
+        label="Corpus file",
+        help_text="JSON Lines (one document per line) or CSV with a header row; gzip-compressed files "
+        "(.jsonl.gz, .csv.gz) are read as they are.",
+    )
+    id_field = forms.CharField(max_length=100, initial="id", label="Id field",
+                               help_text="The field holding each document's unique id.")
+    text_fields = forms.CharField(max_length=300, initial="title, body", label="Text fields",
+                                  help_text="Comma-separated. The first becomes the title, the others are joined into the text.")
+
+    def clean_corpus_name(self) -> str:
+        name = self.cleaned_data["corpus_name"].strip()
+        if not name:
+            raise forms.ValidationError("Enter a name.")
+        return name
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        name = PurePath(upload.name).name.lower()
+        if not name.endswith(CORPUS_SUFFIXES):
+            raise forms.ValidationError(
+                "Unsupported file type. Upload .jsonl, .csv or either compressed with gzip (.gz)."
+            )
+        if upload.size == 0:
+            raise forms.ValidationError("The file is empty.")
+        return upload
+
+    def clean_text_fields(self) -> list[str]:
+        fields = [f.strip() for f in self.cleaned_data["text_fields"].split(",") if f.strip()]
+        if not fields:
+            raise forms.ValidationError("Name at least one text field.")
+        return fields
+
+
+class KeywordClassifierForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    terms = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="One term or phrase per line. A document is retrieved when any term occurs in a chosen field.",
+    )
+    fields = forms.MultipleChoiceField(
+        choices=KEYWORD_FIELDS, initial=["title", "text"], widget=forms.CheckboxSelectMultiple,
+        label="Search in",
+    )
+
+    def __init__(self, *args, corpus: Corpus, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.corpus = corpus
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if Classifier.objects.filter(corpus=self.corpus, name=name).exists():
+            raise forms.ValidationError("This corpus has a classifier with this name already.")
+        return name
+
+    def clean_terms(self) -> list[str]:
+        terms = split_terms(self.cleaned_data["terms"])
+        if not terms:
+            raise forms.ValidationError("Enter at least one term.")
+        return terms
+
+
+class KeywordPreviewForm(forms.Form):
+    """The preview needs only terms and fields; no name, so it can run while typing."""
+
+    terms = forms.CharField(required=False)
+    fields = forms.MultipleChoiceField(choices=KEYWORD_FIELDS, required=False)
+
+    def clean_terms(self) -> list[str]:
+        return split_terms(self.cleaned_data["terms"])
+
+    def clean_fields(self) -> list[str]:
+        return self.cleaned_data["fields"] or [value for value, _ in KEYWORD_FIELDS]
+
+
+class NeighbourTermsForm(forms.Form):
+    seed_terms = forms.CharField(label="Seed terms", help_text="One per line.",
+                                 widget=forms.Textarea(attrs={"rows": 3}))
+    k = forms.IntegerField(min_value=1, max_value=100, initial=20, label="How many suggestions")
+    measure = forms.ChoiceField(choices=(("jaccard", "Jaccard: shared documents over all of either"),
+                                         ("overlap", "Overlap: share of the word's documents that match the seeds")),
+                                initial="jaccard")
+
+    def clean_seed_terms(self) -> list[str]:
+        terms = split_terms(self.cleaned_data["seed_terms"])
+        if not terms:
+            raise forms.ValidationError("Enter at least one seed term.")
+        return terms
+
+
+class ClassifierUploadForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    kind = forms.ChoiceField(
+        choices=((Classifier.Kind.IDS, "Retrieved ids (one document id per line)"),
+                 (Classifier.Kind.SCORES, "Scores (CSV: id,score) with a threshold")),
+        widget=forms.RadioSelect, initial=Classifier.Kind.IDS, label="What the file holds",
+    )
+    file = forms.FileField(help_text="Plain text or CSV, optionally gzip-compressed.")
+    threshold = forms.FloatField(required=False, help_text="Scores at or above the threshold count as retrieved.")
+
+    def __init__(self, *args, corpus: Corpus, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.corpus = corpus
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if Classifier.objects.filter(corpus=self.corpus, name=name).exists():
+            raise forms.ValidationError("This corpus has a classifier with this name already.")
+        return name
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("kind") == Classifier.Kind.SCORES and cleaned.get("threshold") is None:
+            self.add_error("threshold", "A scores file needs a threshold.")
+        return cleaned
+
+
+class ThresholdForm(forms.Form):
+    threshold = forms.FloatField()
+
+
+class TopicForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all(), empty_label=None)
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}),
+        help_text="What annotators see above every document: what counts as relevant, with an example or two.",
+    )
+    seed_terms = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                                 help_text="Optional: the terms that define the topic, one per line (kept for reference).")
+    c1 = forms.ModelChoiceField(queryset=Classifier.objects.select_related("corpus"), label="First classifier of the pair")
+    c2 = forms.ModelChoiceField(queryset=Classifier.objects.select_related("corpus"), label="Second classifier of the pair",
+                                help_text="Recall is measured from the overlap of the pair: choose two classifiers that "
+                                "find relevant documents in different ways (e.g. different vocabularies).")
+    extra = forms.ModelMultipleChoiceField(queryset=Classifier.objects.select_related("corpus"), required=False,
+                                           label="Further classifiers to measure",
+                                           widget=forms.CheckboxSelectMultiple)
+    target_recall = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8)
+    confidence = forms.FloatField(min_value=0.51, max_value=0.999, initial=0.95)
+    crowd = forms.ChoiceField(choices=Topic.Crowd.choices, initial=Topic.Crowd.LOCAL)
+    aggregator = forms.ChoiceField(choices=Topic.Aggregator.choices, initial=Topic.Aggregator.MAJORITY,
+                                   label="Combine the three judgments by")
+    hit_size = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Documents per HIT")
+    reward_per_hit = forms.DecimalField(min_value=Decimal("0"), max_digits=8, decimal_places=2, initial=Decimal("0.10"),
+                                        label="Reward per HIT (USD)")
+    budget = forms.DecimalField(min_value=Decimal("0"), max_digits=10, decimal_places=2, required=False,
+                                label="Budget (USD)", help_text="Leave empty for no limit.")
+
+    def __init__(self, *args, instance: Topic | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance = instance
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        others = Topic.objects.filter(name=name)
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        if others.exists():
+            raise forms.ValidationError("A topic with this name exists already.")
+        return name
+
+    def clean_seed_terms(self) -> list[str]:
+        return split_terms(self.cleaned_data.get("seed_terms") or "")
+
+    def clean(self):
+        cleaned = super().clean()
+        corpus, c1, c2 = cleaned.get("corpus"), cleaned.get("c1"), cleaned.get("c2")
+        if c1 and c2 and c1 == c2:
+            self.add_error("c2", "Choose two different classifiers.")
+        for key in ("c1", "c2"):
+            clf = cleaned.get(key)
+            if corpus and clf and clf.corpus_id != corpus.pk:
+                self.add_error(key, f"“{clf.name}” belongs to another corpus.")
+        extra = cleaned.get("extra") or []
+        bad = [clf.name for clf in extra if corpus and clf.corpus_id != corpus.pk]
+        if bad:
+            self.add_error("extra", "These belong to another corpus: " + ", ".join(bad))
+        cleaned["extra"] = [clf for clf in extra if clf not in (c1, c2)]
+        return cleaned
+
+
+class PlanForm(forms.Form):
+    half_width = forms.FloatField(min_value=0.01, max_value=0.5, initial=0.05, label="Interval half-width",
+                                  help_text="How close the recall interval should be to the estimate, e.g. 0.05 for ±5 points.")
+
+
+class TopUpForm(forms.Form):
+    half_width = forms.FloatField(min_value=0.01, max_value=0.5, initial=0.03, label="New interval half-width",
+                                  help_text="Narrower than before: documents are added to every region until the plan "
+                                  "for this half-width is met (already judged documents count).")
+
+
+class TargetRecallForm(forms.Form):
+    target_recall = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.8, label="Target recall",
+                                     help_text="Precision of each classifier extrapolated to this recall (seed 001).")

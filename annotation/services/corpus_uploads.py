@@ -1,0 +1,112 @@
+"""Corpus files uploaded in the browser: streamed to disk, then imported by a task.
+
+The import itself is `corpus_import` (the same rules as `manage.py import_corpus`);
+this module only keeps the CorpusUpload row up to date so the page can show
+progress and, on failure, the file line and the problem.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import uuid
+from collections.abc import Iterable
+from pathlib import Path, PurePath
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Corpus, CorpusUpload
+
+logger = logging.getLogger(__name__)
+UPLOAD_DIR = "corpus-uploads"
+
+
+def _absolute(relative: str) -> Path:
+    return Path(settings.MEDIA_ROOT) / relative
+
+
+def corpus_upload_create(*, corpus_name: str, original_name: str, chunks: Iterable[bytes], id_field: str,
+                         text_fields: list[str], user=None) -> CorpusUpload:
+    """Stream the uploaded chunks to MEDIA_ROOT and queue the import (after commit)."""
+    safe_name = PurePath(original_name).name.replace(" ", "_")[-120:] or "corpus"
+    relative = f"{UPLOAD_DIR}/{uuid.uuid4().hex}-{safe_name}"
+    path = _absolute(relative)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with path.open("wb") as out:
+        for chunk in chunks:
+            out.write(chunk)
+            size += len(chunk)
+    upload = CorpusUpload.objects.create(
+        corpus_name=corpus_name, original_name=PurePath(original_name).name[:255], file_path=relative,
+        file_size=size, id_field=id_field, text_fields=list(text_fields), created_by=user,
+    )
+    from annotation.tasks_import import corpus_import_task
+
+    transaction.on_commit(lambda: corpus_import_task.delay(upload.pk))
+    return upload
+
+
+def _set(upload_id: int, **fields) -> None:
+    CorpusUpload.objects.filter(pk=upload_id).update(**fields)
+
+
+def corpus_upload_run(*, upload_id: int) -> CorpusUpload | None:
+    """Import an uploaded file; safe to run twice (a finished upload is left alone)."""
+    upload = CorpusUpload.objects.filter(pk=upload_id).first()
+    if upload is None or upload.status in (CorpusUpload.Status.DONE, CorpusUpload.Status.FAILED):
+        return upload
+    try:
+        module = importlib.import_module("annotation.services.corpus_import")
+    except ImportError:
+        _set(upload_id, status=CorpusUpload.Status.FAILED, finished_at=timezone.now(),
+             error_problem="The corpus importer is not installed yet; try again later.")
+        return CorpusUpload.objects.get(pk=upload_id)
+    _set(upload_id, status=CorpusUpload.Status.RUNNING, progress=0)
+
+    def progress(count: int, *args, **kwargs) -> None:
+        # Called by the importer after each batch with the records read so far.
+        _set(upload_id, progress=count)
+
+    try:
+        summary = module.corpus_import(
+            path=_absolute(upload.file_path), corpus_name=upload.corpus_name, id_field=upload.id_field,
+            text_fields=tuple(upload.text_fields), progress=progress,
+        )
+    except module.CorpusImportError as exc:
+        _set(upload_id, status=CorpusUpload.Status.FAILED, error_line=getattr(exc, "line", None),
+             error_problem=str(getattr(exc, "problem", exc)), finished_at=timezone.now())
+    except Exception:  # a bug must not leave the page saying "importing" for ever
+        logger.exception("corpus upload %s failed", upload_id)
+        _set(upload_id, status=CorpusUpload.Status.FAILED, finished_at=timezone.now(),
+             error_problem="The import stopped on an unexpected error; the details are in the server log.")
+    else:
+        corpus_id = getattr(summary, "corpus_id", None)
+        corpus = Corpus.objects.filter(pk=corpus_id).first() if corpus_id else Corpus.objects.filter(name=upload.corpus_name).first()
+        _set(upload_id, status=CorpusUpload.Status.DONE, corpus=corpus, summary=_summary_dict(summary),
+             progress=_summary_count(summary), finished_at=timezone.now())
+    upload.refresh_from_db()
+    return upload
+
+
+def _summary_dict(summary) -> dict:
+    if summary is None:
+        return {}
+    if hasattr(summary, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        data = asdict(summary)
+    elif isinstance(summary, dict):
+        data = dict(summary)
+    else:
+        data = {"summary": str(summary)}
+    return {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool, type(None), list, dict))}
+
+
+def _summary_count(summary) -> int:
+    data = _summary_dict(summary)
+    for key in ("read", "records", "created", "documents", "total"):
+        if isinstance(data.get(key), int):
+            return data[key]
+    return 0

@@ -1,0 +1,54 @@
+"""Topic settings the analyst pages change after `topic_create`: crowd, reward, budget, goal; pause/resume.
+
+Pausing works because HITs are handed out only for active topics
+(annotation.services.assignments); assignments already claimed may still be submitted.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import transaction
+
+from annotation.models import Topic
+
+
+class TopicStatusError(ValueError):
+    pass
+
+
+def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
+                          reward_per_hit: Decimal, budget: Decimal | None) -> Topic:
+    """Set the crowd and money settings of a topic (the database's check constraints guard the ranges)."""
+    if crowd not in Topic.Crowd.values:
+        raise TopicStatusError(f"unknown crowd {crowd!r}")
+    if aggregator not in Topic.Aggregator.values:
+        raise TopicStatusError(f"unknown aggregator {aggregator!r}")
+    with transaction.atomic():
+        locked = Topic.objects.select_for_update().get(pk=topic.pk)
+        if locked.status != Topic.Status.DRAFT and (locked.hit_size != hit_size or locked.crowd != crowd):
+            raise TopicStatusError("the crowd and the HIT size cannot change once sampling has started")
+        Topic.objects.filter(pk=topic.pk).update(confidence=confidence, crowd=crowd, aggregator=aggregator,
+                                                 hit_size=hit_size, reward_per_hit=reward_per_hit, budget=budget)
+    topic.refresh_from_db()
+    return topic
+
+
+def _move(*, topic: Topic, source: str, target: str, refusal: str) -> Topic:
+    with transaction.atomic():
+        updated = Topic.objects.filter(pk=topic.pk, status=source).update(status=target)
+    topic.refresh_from_db(fields=["status"])
+    if not updated and topic.status != target:
+        raise TopicStatusError(refusal.format(status=topic.get_status_display().lower()))
+    return topic
+
+
+def topic_pause(*, topic: Topic) -> Topic:
+    """Stop handing out HITs of a sampling topic; idempotent."""
+    return _move(topic=topic, source=Topic.Status.ACTIVE, target=Topic.Status.PAUSED,
+                 refusal="only a topic that is sampling can be paused (this one is {status})")
+
+
+def topic_resume(*, topic: Topic) -> Topic:
+    """Hand out HITs again; idempotent."""
+    return _move(topic=topic, source=Topic.Status.PAUSED, target=Topic.Status.ACTIVE,
+                 refusal="only a paused topic can be resumed (this one is {status})")

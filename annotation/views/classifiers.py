@@ -1,0 +1,226 @@
+"""Analyst pages: keyword filters with a live preview, uploaded ids/scores, thresholds."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path, PurePath
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.forms import (ClassifierUploadForm, KeywordClassifierForm, KeywordPreviewForm, NeighbourTermsForm,
+                              ThresholdForm)
+from annotation.models import Classifier, Corpus
+from annotation.roles import CONFIGURE, role_required
+from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.views.highlight import highlight_pieces
+from annotation.views.optional import ServiceMissing, service
+
+CLASSIFIERS = "annotation.services.classifiers"
+
+
+def _get(obj, key, default=None):
+    """Read `key` from a dict or an object: the preview result may be either."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def _sample_context(sample, fields: list[str]) -> dict:
+    """One previewed document: each field's text cut into escaped-later pieces around the match spans."""
+    spans = _get(sample, "spans") or _get(sample, "matches") or []
+    by_field: dict[str, list] = {}
+    if _get(sample, "title_spans") is not None or _get(sample, "text_spans") is not None:
+        by_field = {"title": list(_get(sample, "title_spans") or []), "text": list(_get(sample, "text_spans") or [])}
+    elif isinstance(spans, dict):
+        by_field = {field: list(s) for field, s in spans.items()}
+    else:
+        for span in spans:
+            field, start, end = (_get(span, "field"), _get(span, "start"), _get(span, "end")) \
+                if not isinstance(span, (list, tuple)) else span[:3]
+            by_field.setdefault(field, []).append((start, end))
+    document = _get(sample, "document")
+    parts = []
+    for field in ("title", "text"):
+        text = _get(sample, field)
+        if text is None and document is not None:
+            text = getattr(document, field, "")
+        parts.append({"field": field, "pieces": highlight_pieces(text or "", by_field.get(field, []),
+                                                                  window=None if field == "title" else 320)})
+    external_id = _get(sample, "external_id") or (document.external_id if document is not None else "")
+    return {"external_id": external_id, "title": parts[0]["pieces"], "text": parts[1]["pieces"]}
+
+
+def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[str]) -> dict:
+    """Everything the preview fragment shows; a missing service becomes a message."""
+    if not terms:
+        return {"preview": None, "preview_message": "Type a term to see what it retrieves."}
+    try:
+        preview = service(CLASSIFIERS, "keyword_preview")(corpus=corpus, terms=terms, fields=fields, sample_size=10)
+    except ServiceMissing as exc:
+        return {"preview": None, "preview_message": str(exc)}
+    except ValueError as exc:  # the service rejects a malformed term
+        return {"preview": None, "preview_message": str(exc)}
+    count = _get(preview, "count", _get(preview, "retrieved", 0))
+    samples = [_sample_context(s, fields) for s in (_get(preview, "samples") or _get(preview, "sample") or [])]
+    overlaps = []
+    for overlap in _get(preview, "overlaps") or []:
+        other = _get(overlap, "classifier")
+        overlaps.append({
+            "name": _get(overlap, "classifier_name") or _get(overlap, "name") or (other.name if other is not None else ""),
+            "count": _get(overlap, "overlap", _get(overlap, "count", 0)),
+            "retrieved": _get(overlap, "retrieved_count", getattr(other, "retrieved_count", None)),
+        })
+    return {"preview": {"count": count, "samples": samples, "overlaps": overlaps,
+                        "estimated": bool(_get(preview, "estimated", False)), "scanned": _get(preview, "scanned"),
+                        "corpus_size": _get(preview, "corpus_size", corpus.document_count)}, "preview_message": ""}
+
+
+@role_required(CONFIGURE)
+def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    """Build a keyword filter; "Preview" re-renders with the preview, "Create" saves it."""
+    corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
+    form = KeywordClassifierForm(request.POST or None, corpus=corpus)
+    suggest_form = NeighbourTermsForm(prefix="suggest")
+    context: dict = {"corpus": corpus, "form": form, "suggest_form": suggest_form, "preview": None}
+    if request.method == "POST":
+        preview_form = KeywordPreviewForm(request.POST)
+        if preview_form.is_valid():
+            context.update(keyword_preview_context(corpus=corpus, terms=preview_form.cleaned_data["terms"],
+                                                   fields=preview_form.cleaned_data["fields"]))
+        if "create" in request.POST and form.is_valid():
+            try:
+                classifier = service(CLASSIFIERS, "classifier_create_keywords")(
+                    corpus=corpus, name=form.cleaned_data["name"], terms=form.cleaned_data["terms"],
+                    fields=form.cleaned_data["fields"])
+            except ServiceMissing as exc:
+                messages.error(request, str(exc))
+            except ValueError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
+                return redirect("analyst:classifier", classifier_id=classifier.pk)
+    return render(request, "analyst/classifier_keywords.html", context)
+
+
+@role_required(CONFIGURE)
+@require_GET
+def keyword_preview(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    """The preview as an HTML fragment (escaped by the template) for the page's live update."""
+    corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
+    form = KeywordPreviewForm(request.GET)
+    form.is_valid()
+    context = keyword_preview_context(corpus=corpus, terms=form.cleaned_data.get("terms", []),
+                                      fields=form.cleaned_data.get("fields") or ["title", "text"])
+    return render(request, "analyst/_keyword_preview.html", context)
+
+
+@role_required(CONFIGURE)
+@require_GET
+def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    """Terms that occur near the seed terms, as a fragment (or a page without JavaScript)."""
+    corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
+    form = NeighbourTermsForm(request.GET, prefix="suggest")
+    suggestions, message = [], ""
+    if form.is_valid():
+        try:
+            suggestions = service(CLASSIFIERS, "neighbour_terms_suggest")(
+                corpus=corpus, seed_terms=form.cleaned_data["seed_terms"], k=form.cleaned_data["k"],
+                measure=form.cleaned_data["measure"])
+        except ServiceMissing as exc:
+            message = str(exc)
+        except ValueError as exc:
+            message = str(exc)
+    else:
+        message = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+    rows = []
+    for item in suggestions or []:
+        if isinstance(item, (list, tuple)):
+            rows.append({"term": item[0], "score": item[1] if len(item) > 1 else None})
+        else:
+            rows.append({"term": _get(item, "term", str(item)), "score": _get(item, "score")})
+    template = "analyst/_neighbour_terms.html" if request.GET.get("fragment") else "analyst/neighbour_terms.html"
+    return render(request, template, {"corpus": corpus, "suggest_form": form, "suggestions": rows, "message": message})
+
+
+def _without_path(message: str, path: Path) -> str:
+    """Service errors start with the (temporary) file path; the analyst knows the file as "line N"."""
+    prefix = str(path)
+    if message.startswith(prefix + ":"):
+        rest = message[len(prefix) + 1:]
+        head, sep, tail = rest.partition(":")
+        return f"Line {head}:{tail}" if sep and head.isdigit() else rest.strip()
+    return message.replace(prefix, "the file")
+
+
+@role_required(CONFIGURE)
+def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
+    corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
+    form = ClassifierUploadForm(request.POST or None, request.FILES or None, corpus=corpus)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        suffix = "".join(PurePath(upload.name).suffixes)[-20:]
+        # Streamed to a temporary file: the services read paths, and big files never sit in memory.
+        with tempfile.NamedTemporaryFile(suffix=suffix, prefix="classifier-") as tmp:
+            for chunk in upload.chunks():
+                tmp.write(chunk)
+            tmp.flush()
+            path = Path(tmp.name)
+            try:
+                if form.cleaned_data["kind"] == Classifier.Kind.IDS:
+                    result = service(CLASSIFIERS, "classifier_create_from_ids")(
+                        corpus=corpus, name=form.cleaned_data["name"], path=path)
+                else:
+                    result = service(CLASSIFIERS, "classifier_create_from_scores")(
+                        corpus=corpus, name=form.cleaned_data["name"], path=path,
+                        threshold=form.cleaned_data["threshold"])
+            except ServiceMissing as exc:
+                messages.error(request, str(exc))
+            except ValueError as exc:  # includes the services' file errors with line numbers
+                form.add_error("file", _without_path(str(exc), path))
+            else:
+                classifier = getattr(result, "classifier", result)
+                messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
+                unknown = getattr(result, "unknown_count", 0)
+                if unknown:
+                    examples = ", ".join(getattr(result, "unknown_examples", [])[:5])
+                    messages.warning(request, f"{unknown} ids in the file are not documents of this corpus (e.g. {examples}); they were skipped.")
+                return redirect("analyst:classifier", classifier_id=classifier.pk)
+    return render(request, "analyst/classifier_upload.html", {"corpus": corpus, "form": form})
+
+
+@role_required(CONFIGURE)
+def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    classifier = get_object_or_404(Classifier.objects.select_related("corpus"), pk=classifier_id)
+    mine = classifier_bitmap(classifier=classifier)
+    overlaps = []
+    for other in Classifier.objects.filter(corpus_id=classifier.corpus_id).exclude(pk=classifier.pk).order_by("name"):
+        both = mine.intersection_cardinality(classifier_bitmap(classifier=other))
+        overlaps.append({"classifier": other, "both": both})
+    threshold_form = None
+    if classifier.kind == Classifier.Kind.SCORES:
+        threshold_form = ThresholdForm(initial={"threshold": classifier.definition.get("threshold")})
+    return render(request, "analyst/classifier_detail.html",
+                  {"classifier": classifier, "overlaps": overlaps, "threshold_form": threshold_form,
+                   "terms": classifier.definition.get("terms", []), "fields": classifier.definition.get("fields", [])})
+
+
+@role_required(CONFIGURE)
+@require_POST
+def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    classifier = get_object_or_404(Classifier, pk=classifier_id, kind=Classifier.Kind.SCORES)
+    form = ThresholdForm(request.POST)
+    if form.is_valid():
+        try:
+            classifier = service(CLASSIFIERS, "classifier_set_threshold")(
+                classifier=classifier, threshold=form.cleaned_data["threshold"])
+        except ServiceMissing as exc:
+            messages.error(request, str(exc))
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Threshold set; “{classifier.name}” now retrieves {classifier.retrieved_count} documents.")
+    else:
+        messages.error(request, "Enter a number for the threshold.")
+    return redirect("analyst:classifier", classifier_id=classifier_id)

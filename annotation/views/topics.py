@@ -1,0 +1,167 @@
+"""Analyst pages: topics — instructions, the pair, the sample plan, launch, pause, top-up."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import select_template
+from django.views.decorators.http import require_POST
+
+from annotation.forms import PlanForm, TopicForm, TopUpForm
+from annotation.models import Classifier, Corpus, Document, Hit, Judgment, Topic
+from annotation.roles import CONFIGURE, role_required
+from annotation.views.optional import ServiceMissing, service
+from annotation.views.plan import topic_plan_context
+from estimation.views.selectors import topic_progress
+
+TOPICS = "annotation.services.topics"
+TOPIC_SETTINGS = "annotation.services.topic_settings"
+SAMPLING = "annotation.services.sampling"
+
+
+def _topic_queryset():
+    return Topic.objects.select_related("corpus", "pair__c1", "pair__c2").defer(
+        "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap")
+
+
+@role_required(CONFIGURE)
+def topics_list(request: HttpRequest) -> HttpResponse:
+    topics = _topic_queryset().annotate(
+        n_hits=Count("hits", filter=~Q(hits__status=Hit.Status.CANCELLED), distinct=True))
+    return render(request, "analyst/topics_list.html", {"topics": topics,
+                                                        "has_corpus": Corpus.objects.exists()})
+
+
+def _topic_form(request: HttpRequest, *, initial: dict | None = None) -> TopicForm:
+    form = TopicForm(request.POST or None, initial=initial or {})
+    corpus_id = request.POST.get("corpus") or (initial or {}).get("corpus")
+    if corpus_id and str(corpus_id).isdigit():
+        # Only the chosen corpus's classifiers are offered once a corpus is known.
+        for name in ("c1", "c2", "extra"):
+            form.fields[name].queryset = Classifier.objects.filter(corpus_id=int(corpus_id)).defer("retrieved_bitmap")
+    return form
+
+
+@role_required(CONFIGURE)
+def topic_new(request: HttpRequest) -> HttpResponse:
+    initial = {}
+    if request.GET.get("corpus", "").isdigit():
+        initial["corpus"] = int(request.GET["corpus"])
+    form = _topic_form(request, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                topic = service(TOPICS, "topic_create")(
+                    corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
+                    c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
+                    target_recall=data["target_recall"], seed_terms=data["seed_terms"],
+                )
+                topic = service(TOPIC_SETTINGS, "topic_settings_update")(
+                    topic=topic, confidence=data["confidence"], crowd=data["crowd"], aggregator=data["aggregator"],
+                    hit_size=data["hit_size"], reward_per_hit=data["reward_per_hit"], budget=data["budget"],
+                )
+        except ServiceMissing as exc:
+            messages.error(request, str(exc))
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Topic “{topic.name}” created. Check the sample plan, then launch.")
+            return redirect("analyst:topic", topic_id=topic.pk)
+    return render(request, "analyst/topic_form.html", {"form": form, "has_classifiers": Classifier.objects.exists()})
+
+
+@role_required(CONFIGURE)
+def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    plan_form = PlanForm(request.GET or None)
+    half_width = plan_form.cleaned_data["half_width"] if plan_form.is_bound and plan_form.is_valid() else 0.05
+    context = {"topic": topic, "plan_form": plan_form if plan_form.is_bound else PlanForm(),
+               "topup_form": TopUpForm(), "progress": topic_progress(topic=topic), "half_width": half_width,
+               "extra": [link.classifier for link in topic.extra_classifiers.select_related("classifier")
+                         .defer("classifier__retrieved_bitmap")]}
+    context.update(topic_plan_context(topic=topic, half_width=half_width))
+    return render(request, "analyst/topic_detail.html", context)
+
+
+def _sampling_call(request: HttpRequest, topic: Topic, **options) -> None:
+    try:
+        launch = service(SAMPLING, "samples_launch")(topic=topic, **options)
+    except ServiceMissing as exc:
+        messages.error(request, str(exc))
+    except ValueError as exc:  # SamplingError, BudgetExceeded: the message says what to do
+        messages.error(request, str(exc))
+    except Exception as exc:  # the crowd may be unreachable (CrowdUnavailable, network)
+        if type(exc).__name__ != "CrowdUnavailable":
+            raise
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{launch.documents} documents drawn into {len(launch.hits)} HITs.")
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    form = PlanForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Enter a half-width between 0.01 and 0.5.")
+    elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
+        messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
+    else:
+        _sampling_call(request, topic, half_width=form.cleaned_data["half_width"])
+    return redirect("analyst:topic", topic_id=topic_id)
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    form = TopUpForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Enter a half-width between 0.01 and 0.5.")
+    elif topic.status == Topic.Status.DRAFT:
+        messages.error(request, "Launch the topic first.")
+    else:
+        _sampling_call(request, topic, half_width=form.cleaned_data["half_width"])
+    return redirect("analyst:topic", topic_id=topic_id)
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_pause(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """Pause (or resume, with action=resume) the topic: paused topics hand out no HITs."""
+    topic = get_object_or_404(Topic, pk=topic_id)
+    resume = request.POST.get("action") == "resume"
+    name = "topic_resume" if resume else "topic_pause"
+    try:
+        service(TOPIC_SETTINGS, name)(topic=topic)
+    except ServiceMissing as exc:
+        messages.error(request, str(exc))
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Sampling resumed." if resume else "Sampling paused: no new HITs are handed out.")
+    return redirect("analyst:topic", topic_id=topic_id)
+
+
+@role_required(CONFIGURE)
+def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """The HIT as a worker will see it: the topic's instructions over documents from the pair's overlap."""
+    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    documents = []
+    pair = getattr(topic, "pair", None)
+    if pair is not None:
+        from annotation.services.retrieved_sets import classifier_bitmap
+
+        both = classifier_bitmap(classifier=pair.c1) & classifier_bitmap(classifier=pair.c2)
+        ids = list(both[: topic.hit_size]) if len(both) else []
+        documents = list(Document.objects.filter(pk__in=ids).only("external_id", "title", "text"))
+    if not documents:
+        documents = list(Document.objects.filter(corpus=topic.corpus).only("external_id", "title", "text")
+                         .order_by("pk")[: topic.hit_size])
+    # The annotator's own template when it can render a preview; ours otherwise.
+    template = select_template(["annotator/hit_preview.html", "analyst/hit_preview.html"])
+    return HttpResponse(template.render({"topic": topic, "documents": documents, "preview": True}, request))

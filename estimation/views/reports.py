@@ -1,0 +1,148 @@
+"""Manager pages: topics at a glance, the topic report with plots, exports, a printable page."""
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import mark_safe
+from django.utils.text import slugify
+
+from annotation.forms import TargetRecallForm
+from annotation.models import Topic
+from annotation.roles import READ_REPORTS, role_required
+from estimation import plots
+from estimation.views.selectors import certification_state, recall_history, snapshot_latest, topic_progress
+
+# Names the certification pages may register under (theirs); the report links the first that exists.
+CERTIFICATION_URL_NAMES = ("reports:certification", "reports:certification_plans", "reports:certification_topic")
+
+
+def _topics():
+    return Topic.objects.select_related("corpus", "pair__c1", "pair__c2").defer(
+        "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap")
+
+
+def _pair_recall(report: dict) -> dict | None:
+    """The recall interval of the pair's first classifier, for the overview."""
+    for row in report.get("classifiers") or []:
+        recall = row.get("recall") or {}
+        if recall.get("estimate") is not None:
+            return {"name": row.get("name"), **recall}
+    return None
+
+
+@role_required(READ_REPORTS)
+def topics_overview(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for topic in _topics().order_by("name"):
+        snapshot = snapshot_latest(topic=topic, create=False)
+        report = snapshot.report if snapshot else {}
+        rows.append({"topic": topic, "progress": topic_progress(topic=topic), "recall": _pair_recall(report),
+                     "spent": (report.get("cost") or {}).get("spent"), "snapshot": snapshot,
+                     "certification": certification_state(topic=topic)})
+    return render(request, "reports/topics.html", {"rows": rows})
+
+
+def _certification_url(topic: Topic) -> str | None:
+    for name in CERTIFICATION_URL_NAMES:
+        try:
+            return reverse(name, kwargs={"topic_id": topic.pk})
+        except NoReverseMatch:
+            continue
+    return None
+
+
+def _extrapolations(report: dict, target_recall: float) -> tuple[dict[str, dict], dict[str, tuple]]:
+    """Per classifier: precision extrapolated to `target_recall` and the reference curve (seed 001)."""
+    from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision, reference_curve
+
+    prevalence = (report.get("estimated_relevant") or {}).get("prevalence")
+    values, curves = {}, {}
+    for row in report.get("classifiers") or []:
+        name = row.get("name", "")
+        p = (row.get("precision") or {}).get("estimate")
+        r = (row.get("recall") or {}).get("estimate")
+        if p is None or r is None or not prevalence:
+            values[name] = {"estimate": None, "refused": "Precision, recall and the prevalence are needed first."}
+            continue
+        try:
+            values[name] = {"estimate": extrapolated_precision(precision=p, recall=r, prevalence=prevalence,
+                                                               target_recall=target_recall), "refused": None}
+            curves[name] = reference_curve(precision=p, recall=r, prevalence=prevalence, points=61)
+        except (ExtrapolationRefused, ValueError) as exc:
+            values[name] = {"estimate": None, "refused": getattr(exc, "reason", str(exc))}
+    return values, curves
+
+
+def _report_context(request: HttpRequest, topic: Topic) -> dict:
+    snapshot = snapshot_latest(topic=topic)
+    report = snapshot.report
+    form = TargetRecallForm(request.GET or None, initial={"target_recall": topic.target_recall})
+    target = form.cleaned_data["target_recall"] if form.is_bound and form.is_valid() else topic.target_recall
+    extrapolated, curves = _extrapolations(report, target)
+    classifiers = []
+    stratified = report.get("recall_stratified") or {}
+    paper = report.get("recall_paper_design") or {}
+    for row in report.get("classifiers") or []:
+        key = {"c1": "C1", "c2": "C2"}.get(str(row.get("role", "")).lower())
+        classifiers.append({
+            **row, "key": key,
+            "eq1": (report.get("recall_eq1") or {}).get(key) if key else None,
+            "eq2": (report.get("recall_eq2") or {}).get(key) if key else None,
+            "stratified": stratified.get(key) if key else None,
+            "paper_eq1": (paper.get("eq1") or {}).get(key) if key else None,
+            "extrapolated_at_target": extrapolated.get(row.get("name", "")),
+        })
+    svgs = {
+        # Our own SVG: every text in it is escaped by estimation.plots.
+        "pr": mark_safe(plots.precision_recall_svg(report, curves=curves)),
+        "history": mark_safe(plots.recall_history_svg(recall_history(topic=topic))),
+        "venn": mark_safe(plots.regions_venn_svg(report)),
+        "posterior": mark_safe(plots.posterior_histogram_svg(report)),
+    }
+    return {"topic": topic, "snapshot": snapshot, "report": report, "classifiers": classifiers, "svgs": svgs,
+            "target_form": form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall}),
+            "target_recall": target, "progress": topic_progress(topic=topic),
+            "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),
+            "certification_url": _certification_url(topic)}
+
+
+@role_required(READ_REPORTS)
+def topic_report(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(_topics(), pk=topic_id)
+    return render(request, "reports/report.html", _report_context(request, topic))
+
+
+@role_required(READ_REPORTS)
+def topic_report_print(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(_topics(), pk=topic_id)
+    return render(request, "reports/report_print.html", _report_context(request, topic))
+
+
+def _filename(topic: Topic, version: int, ext: str) -> str:
+    return f"{slugify(topic.name) or 'topic'}-report-v{version}.{ext}"
+
+
+@role_required(READ_REPORTS)
+def topic_report_json(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    snapshot = snapshot_latest(topic=topic)
+    body = json.dumps({"snapshot": {"version": snapshot.version, "created_at": snapshot.created_at.isoformat(),
+                                    "code_version": snapshot.code_version}, "report": snapshot.report},
+                      indent=2, ensure_ascii=False)
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(topic, snapshot.version, "json")}"'
+    return response
+
+
+@role_required(READ_REPORTS)
+def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
+    from estimation.services.reports import topic_report_csv as report_csv
+
+    topic = get_object_or_404(Topic, pk=topic_id)
+    snapshot = snapshot_latest(topic=topic)
+    response = HttpResponse(report_csv(report=snapshot.report), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(topic, snapshot.version, "csv")}"'
+    return response

@@ -1,0 +1,41 @@
+// Live keyword preview and term suggestions. The server renders (and escapes) the
+// fragments; this script only fetches them. Without JavaScript the buttons still work.
+(function () {
+  "use strict";
+  var form = document.getElementById("keyword-form");
+  var preview = document.getElementById("preview");
+  if (form && preview) {
+    var timer = null, seq = 0;
+    var refresh = function () {
+      var params = new URLSearchParams();
+      var terms = form.querySelector("[name=terms]");
+      params.set("terms", terms ? terms.value : "");
+      form.querySelectorAll("[name=fields]:checked").forEach(function (box) { params.append("fields", box.value); });
+      var mine = ++seq;
+      fetch(form.dataset.previewUrl + "?" + params.toString(), {credentials: "same-origin"})
+        .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+        .then(function (html) { if (mine === seq) { preview.innerHTML = html; } })
+        .catch(function () { /* keep the last preview; the Preview button still works */ });
+    };
+    form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 350); });
+  }
+  var suggestForm = document.getElementById("suggest-form");
+  var suggestions = document.getElementById("suggestions");
+  if (suggestForm && suggestions) {
+    suggestForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      var params = new URLSearchParams(new FormData(suggestForm));
+      params.set("fragment", "1");
+      fetch(suggestForm.action + "?" + params.toString(), {credentials: "same-origin"})
+        .then(function (r) { return r.text(); })
+        .then(function (html) { suggestions.innerHTML = html; });
+    });
+    suggestions.addEventListener("click", function (event) {
+      var button = event.target.closest(".add-term");
+      var terms = form && form.querySelector("[name=terms]");
+      if (!button || !terms) { return; }
+      terms.value = (terms.value.trim() ? terms.value.trim() + "\n" : "") + button.dataset.term;
+      terms.dispatchEvent(new Event("input", {bubbles: true}));
+    });
+  }
+})();
