@@ -1,0 +1,172 @@
+"""Reads of the crowd workflow, scoped to who is asking.
+
+Annotator reads take the Worker and only ever return that worker's own
+assignments: another worker's assignment is indistinguishable from a missing
+one. Quality reads (worker agreement, split votes) are for analysts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+from django.db.models import Count, F, Sum
+
+from annotation.models import Assignment, HitItem, Judgment, Label, Topic, Worker
+from annotation.services.workers import worker_gold_score
+
+# --------------------------------------------------------------------------- annotators
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    judgments: int
+    hits_done: int
+    earned: Decimal
+    in_progress: Assignment | None
+
+
+def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
+    done = Assignment.objects.filter(worker=worker, status__in=("submitted", "approved"))
+    totals = done.aggregate(hits=Count("pk"), earned=Sum("hit__reward"))
+    current = (
+        Assignment.objects.filter(worker=worker, status=Assignment.Status.CLAIMED, hit__status="open")
+        .select_related("hit__topic")
+        .order_by("claimed_at")
+        .first()
+    )
+    return AnnotatorProgress(
+        judgments=Judgment.objects.filter(worker=worker).count(),
+        hits_done=totals["hits"] or 0,
+        earned=totals["earned"] or Decimal("0"),
+        in_progress=current,
+    )
+
+
+def assignment_for_worker(*, worker: Worker, assignment_id: int) -> Assignment:
+    """The worker's own assignment; raises Assignment.DoesNotExist for anyone else's."""
+    return Assignment.objects.select_related("hit__topic").get(pk=assignment_id, worker=worker)
+
+
+def assignment_items(*, assignment: Assignment) -> list[HitItem]:
+    """The HIT's documents in display order. Gold items are not marked: workers must not tell them apart."""
+    return list(HitItem.objects.filter(hit_id=assignment.hit_id).select_related("document").order_by("position"))
+
+
+def assignment_answers(*, assignment: Assignment) -> dict[int, bool]:
+    """The worker's own recorded answers (to show a submitted assignment back to them)."""
+    return dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+
+
+# --------------------------------------------------------------------------- quality
+
+
+@dataclass(frozen=True)
+class WorkerQuality:
+    worker_id: int
+    name: str
+    judgments: int
+    agreement: float | None  # with the majority of the *other* workers on the same documents
+    gold_answered: int
+    gold_correct: int
+    blocked: bool
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        return self.gold_correct / self.gold_answered if self.gold_answered else None
+
+
+def _topic_judgment_arrays(*, topic: Topic):
+    rows = list(
+        Judgment.objects.filter(topic=topic)
+        .exclude(document_id__in=Label.objects.filter(topic=topic, gold__isnull=False).values("document_id"))
+        .values_list("document_id", "worker_id", "relevant")
+    )
+    doc_index: dict[int, int] = {}
+    worker_index: dict[int, int] = {}
+    items = np.array([doc_index.setdefault(d, len(doc_index)) for d, _, _ in rows], dtype=np.int64)
+    workers = np.array([worker_index.setdefault(w, len(worker_index)) for _, w, _ in rows], dtype=np.int64)
+    labels = np.array([int(r) for _, _, r in rows], dtype=np.int64)
+    return items, workers, labels, doc_index, worker_index
+
+
+def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
+    """Per worker of the topic: judgments, agreement with the others' majority, gold score; worst first."""
+    from estimation.stats.aggregation import worker_agreement
+
+    items, workers, labels, _, worker_index = _topic_judgment_arrays(topic=topic)
+    agreement = {}
+    if items.size:
+        result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=2)
+        for worker_id, index in worker_index.items():
+            value = float(result.agreement[index])
+            agreement[worker_id] = None if np.isnan(value) else value
+    counts = dict(
+        Judgment.objects.filter(topic=topic).values("worker").annotate(n=Count("pk")).values_list("worker", "n")
+    )
+    rows = []
+    for worker in Worker.objects.filter(pk__in=list(counts)).select_related("user"):
+        answered, correct = worker_gold_score(worker=worker, topic=topic)
+        rows.append(
+            WorkerQuality(
+                worker_id=worker.pk,
+                name=str(worker),
+                judgments=counts[worker.pk],
+                agreement=agreement.get(worker.pk),
+                gold_answered=answered,
+                gold_correct=correct,
+                blocked=worker.blocked,
+            )
+        )
+    return sorted(rows, key=lambda q: (q.agreement if q.agreement is not None else 2.0, q.worker_id))
+
+
+def topic_fleiss_kappa(*, topic: Topic) -> float | None:
+    """Fleiss' κ over the topic's complete (three-vote) labels; None when undefined."""
+    from estimation.stats.aggregation import fleiss_kappa
+
+    complete = list(
+        Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True, votes_total=3).values_list(
+            "votes_relevant", "votes_total"
+        )
+    )
+    if not complete:
+        return None
+    counts = np.array([[total - relevant, relevant] for relevant, total in complete], dtype=float)
+    try:
+        return fleiss_kappa(counts=counts)
+    except ValueError:  # every vote the same label: κ is undefined
+        return None
+
+
+@dataclass(frozen=True)
+class SplitVote:
+    document_id: int
+    external_id: str
+    title: str
+    votes_relevant: int
+    votes_total: int
+    majority: bool | None
+
+
+def topic_split_votes(*, topic: Topic) -> list[SplitVote]:
+    """Complete labels where the workers disagreed (2–1), for an analyst's review."""
+    labels = (
+        Label.objects.filter(topic=topic, votes_total__gte=2, votes_relevant__gt=0)
+        .exclude(votes_relevant=F("votes_total"))
+        .filter(majority__isnull=False)
+        .select_related("document")
+        .order_by("document_id")
+    )
+    return [
+        SplitVote(
+            document_id=label.document_id,
+            external_id=label.document.external_id,
+            title=label.document.title,
+            votes_relevant=label.votes_relevant,
+            votes_total=label.votes_total,
+            majority=label.majority,
+        )
+        for label in labels
+    ]
+

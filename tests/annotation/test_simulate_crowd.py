@@ -1,0 +1,109 @@
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Assignment, Hit, Judgment, Label, SampledDocument, Worker
+from annotation.services.crowd_simulation import crowd_simulate, document_is_on_topic
+from annotation.services.labels import gold_document_add
+from annotation.services.sampling import samples_launch
+from tests.annotation.crowd_helpers import make_pair_world
+
+pytestmark = pytest.mark.django_db
+
+
+def test_truth_from_metadata_value_or_list():
+    assert document_is_on_topic(metadata={"topics": ["a", "wheat"]}, truth_field="topics", truth_value="wheat")
+    assert not document_is_on_topic(metadata={"topics": ["a"]}, truth_field="topics", truth_value="wheat")
+    assert document_is_on_topic(metadata={"cat": "wheat"}, truth_field="cat", truth_value="wheat")
+    assert not document_is_on_topic(metadata={}, truth_field="cat", truth_value="wheat")
+
+
+def test_perfect_crowd_labels_equal_the_truth():
+    world = make_pair_world(n=800, prevalence=0.2, seed=2)
+    samples_launch(topic=world.topic, per_region=10, seed=1)
+    summary = crowd_simulate(topic=world.topic, truth_field="topics", accuracy=1.0, workers=5)
+    sampled = set(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))
+    assert summary.judgments == 3 * len(sampled) == Judgment.objects.count()
+    assert summary.assignments == 3 * Hit.objects.filter(topic=world.topic).count()
+    assert summary.cost == summary.assignments * world.topic.reward_per_hit
+    for label in Label.objects.filter(topic=world.topic):
+        assert label.votes_total == 3
+        assert label.majority == (label.document_id in world.relevant)
+    # Simulated workers are ordinary accounts, and none answered a document twice.
+    assert Worker.objects.filter(user__username__startswith="sim-worker-").count() == 5
+    assert Judgment.objects.values("worker", "document").distinct().count() == Judgment.objects.count()
+
+
+def test_spammers_get_blocked_on_gold():
+    world = make_pair_world(n=1500, prevalence=0.2, seed=6, min_gold_accuracy=0.8)
+    for doc_id in world.doc_ids[-40:]:
+        gold_document_add(topic=world.topic, document=world.topic.corpus.documents.get(pk=doc_id),
+                          relevant=doc_id in world.relevant)
+    samples_launch(topic=world.topic, per_region=40, seed=1)
+    summary = crowd_simulate(topic=world.topic, truth_field="topics", accuracy=1.0, workers=12, spammers=3, seed=4)
+    spammers = Worker.objects.filter(user__username__in=["sim-worker-13", "sim-worker-14", "sim-worker-15"])
+    honest = Worker.objects.filter(user__username__startswith="sim-worker-").exclude(pk__in=spammers)
+    assert not honest.filter(blocked=True).exists()
+    assert spammers.filter(blocked=True).count() >= 2  # random answers: ~50% right on gold, far below 80%
+    assert summary.blocked == Worker.objects.filter(blocked=True).count()
+    # Every sample document still ends with exactly three judgments (blocked workers' slots are re-offered).
+    sample_labels = Label.objects.filter(topic=world.topic, gold__isnull=True)
+    assert set(sample_labels.values_list("votes_total", flat=True)) == {3}
+    assert not Assignment.objects.filter(hit__topic=world.topic, status="claimed").exists()
+
+
+def test_simulate_crowd_command_prints_judgments_and_cost():
+    world = make_pair_world(n=500, prevalence=0.2, seed=8, topic_name="wheat")
+    call_command("draw_samples", "--topic", "wheat", "--per-region", "5", "--seed", "3", stdout=StringIO())
+    out = StringIO()
+    call_command("simulate_crowd", "--topic", "wheat", "--truth-field", "topics", "--workers", "4", "--seed", "2", stdout=out)
+    judged = Judgment.objects.filter(topic=world.topic).count()
+    assert f"Judgments made: {judged}" in out.getvalue()
+    assert "Cost: $" in out.getvalue()
+    with pytest.raises(CommandError, match="No topic"):
+        call_command("simulate_crowd", "--topic", "nope", "--truth-field", "topics", stdout=StringIO())
+    with pytest.raises(CommandError, match="three distinct workers"):
+        call_command("simulate_crowd", "--topic", "wheat", "--truth-field", "topics", "--workers", "2", stdout=StringIO())
+
+
+def test_draw_samples_command_reports_and_refuses_clearly():
+    make_pair_world(n=500, prevalence=0.2, seed=8, topic_name="wheat", budget="0.30")
+    with pytest.raises(CommandError, match="budget"):
+        call_command("draw_samples", "--topic", "wheat", "--per-region", "5", stdout=StringIO())
+    out = StringIO()
+    call_command("draw_samples", "--topic", "wheat", "--per-region", "1", "--seed", "1", stdout=out)
+    assert "3 documents drawn, 1 HITs created" in out.getvalue()
+    out = StringIO()
+    call_command("draw_samples", "--topic", "wheat", "--per-region", "1", "--seed", "1", stdout=out)
+    assert "Nothing new to draw" in out.getvalue()
+
+
+@pytest.mark.slow
+def test_end_to_end_recall_interval_contains_the_planted_recall():
+    """Corpus with planted truth → pair → draw → simulated crowd (95%) → labels → report.
+
+    The report (estimation.services.reports.topic_report_build) must bracket the
+    true recall of both classifiers computed from the planted labels.
+    """
+    world = make_pair_world(n=4000, prevalence=0.08, recall1=0.7, recall2=0.55, noise=0.01, seed=21)
+    launch = samples_launch(topic=world.topic, per_region=70, seed=5)
+    assert launch.hits
+    summary = crowd_simulate(topic=world.topic, truth_field="topics", accuracy=0.95, workers=30, seed=3)
+    assert summary.judgments > 0
+    sampled = set(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))
+    labels = dict(Label.objects.filter(topic=world.topic, document_id__in=sampled).values_list("document_id", "majority"))
+    assert set(labels) == sampled and None not in labels.values()
+    errors = sum(labels[d] != (d in world.relevant) for d in sampled)
+    assert errors / len(sampled) < 0.03  # majority of three 95% workers errs ~0.7% of the time
+
+    from estimation.services.reports import topic_report_build
+
+    report = topic_report_build(topic=world.topic, draws=4000, seed=1)
+    for name, which in (("C1", 1), ("C2", 2)):
+        interval = report["recall_eq1"][name]
+        truth = world.true_recall(which)
+        assert interval["low"] <= truth <= interval["high"], (name, truth, interval)
+        assert interval["high"] - interval["low"] < 0.4
+    assert np.isfinite(report["recall_eq1"]["C1"]["estimate"])
