@@ -17,7 +17,7 @@ from Dawid–Skene) are treated as fractional successes.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -47,7 +47,7 @@ class ProportionInterval:
     judged: float
 
     def as_dict(self) -> dict:
-        return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in asdict(self).items()}
+        return jsonable(self)
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def _tails(*, confidence: float, side: Side) -> tuple[float, float]:
 
 
 def _z(*, confidence: float, side: Side) -> float:
-    _check_confidence(confidence)
+    _tails(confidence=confidence, side=side)  # validates both arguments
     alpha = 1.0 - confidence
     return float(stats.norm.ppf(1.0 - (alpha / 2.0 if side == "two-sided" else alpha)))
 
@@ -309,3 +309,31 @@ def precision_posterior(
         raise ValueError(f"prior parameters must be > 0, got {prior!r}")
     not_relevant = max(0.0, judged - relevant)
     return BetaPosterior(alpha=a + relevant, beta=b + not_relevant)
+
+
+# --------------------------------------------------------------------------- JSON helper
+
+
+def jsonable(value):
+    """Convert a result (dataclasses, numpy scalars/arrays, tuples) to plain JSON types.
+
+    Shared by the ``as_dict()`` methods of this package's frozen result
+    classes.  NaN and ±inf become None, because JSON has no spelling for them
+    and a Django view should show "not available" rather than crash.
+    """
+    if hasattr(value, "__dataclass_fields__"):
+        return {name: jsonable(getattr(value, name)) for name in value.__dataclass_fields__}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value

@@ -1,0 +1,371 @@
+"""Recall of several systems on one topic from precision samples (seed 003).
+
+Seed 003 (Chaganty, "Efficiently estimating recall", 2019; Chaganty,
+Paranjape, Liang, Manning, EMNLP 2017):
+
+    TrueRecall(S_i) = TrueRecall(pool) × PooledRecall(S_i)
+
+* PooledRecall(S_i), the share of the pool's relevant documents that S_i
+  retrieved, comes from the systems' precision samples through the
+  importance-reweighted estimator
+
+      ν̂_i = Σ_j w_ij Σ_{x ∈ sample_j, relevant} I[x ∈ S_i]/q_i(x)
+            ───────────────────────────────────────────────
+            Σ_j w_ij Σ_{x ∈ sample_j, relevant} 1/q_i(x),     q_i(x) = Σ_j w_ij p_j(x),
+
+  with p_j(x) = 1/|S_j| for x ∈ S_j (a uniform sample of S_j's output).
+  Sampling each system separately over-represents documents many systems
+  share; dividing by q_i(x) undoes that, so a system with unusual output is
+  not penalised.  (Each sample's sum is divided by its size n_j, so w_ij is a
+  weight per system rather than per document.)
+* TrueRecall(pool), θ, comes from a uniform sample of the corpus: the share
+  of its relevant documents that lie in the pool.
+
+Intervals (ESTIMATION-NOTES §7, fixing two defects of the authors' code):
+the interval at confidence c is the (1−c)/2 … (1+c)/2 percentile range of
+the product's draws (a 90% interval is the 5th–95th percentile, not the
+10th–90th); and the standard error of the product of independent estimates
+is √(θ²σ²_ν + ν²σ²_θ + σ²_ν σ²_θ), squares included.  ν is drawn by a
+bootstrap stratified by system sample, θ from its Jeffreys posterior.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .proportions import jsonable
+
+DEFAULT_DRAWS = 4_000
+
+
+# =========================================================================== inputs
+
+
+@dataclass(frozen=True)
+class SystemSample:
+    """One system's output on a topic and a uniform sample of it with relevance labels.
+
+    name: the system's name.  retrieved: |S_j|, the size of its output.
+    relevant[k]: label of the k-th sampled document (1/0, or a probability).
+    retrieved_by[k]: names of all systems whose output contains that document
+    (the system's own name is implied).  The sample is uniform from S_j,
+    with replacement or with a sampling fraction small enough to ignore.
+    """
+
+    name: str
+    retrieved: int
+    relevant: Sequence[float]
+    retrieved_by: Sequence[Collection[str]]
+
+
+@dataclass(frozen=True)
+class CorpusSample:
+    """A uniform sample of the corpus: relevance labels and whether each document is in the pool."""
+
+    relevant: Sequence[float]
+    in_pool: Sequence[bool]
+
+
+def _as_system(value: SystemSample | Mapping) -> SystemSample:
+    if isinstance(value, SystemSample):
+        return value
+    if isinstance(value, Mapping):
+        missing = {"name", "retrieved", "relevant", "retrieved_by"} - set(value)
+        if missing:
+            raise ValueError(f"system sample is missing keys {sorted(missing)}")
+        return SystemSample(name=str(value["name"]), retrieved=value["retrieved"], relevant=value["relevant"],
+                            retrieved_by=value["retrieved_by"])
+    raise ValueError(f"expected SystemSample or mapping, got {value!r}")
+
+
+def _as_corpus(value: CorpusSample | Mapping) -> CorpusSample:
+    if isinstance(value, CorpusSample):
+        return value
+    if isinstance(value, Mapping) and {"relevant", "in_pool"} <= set(value):
+        return CorpusSample(relevant=value["relevant"], in_pool=value["in_pool"])
+    raise ValueError(f"expected CorpusSample or mapping with relevant and in_pool, got {value!r}")
+
+
+def _labels(values, name: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a flat list of labels")
+    if ((array < 0) | (array > 1) | ~np.isfinite(array)).any():
+        raise ValueError(f"{name}: labels must be in [0, 1]")
+    return array
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    names: list[str]
+    retrieved: np.ndarray  # |S_j|
+    relevant: list[np.ndarray]  # per sample
+    members: list[np.ndarray]  # per sample: (n_j × m) bool, which systems hold each document
+
+
+def _prepare(systems: Sequence[SystemSample | Mapping]) -> _Prepared:
+    parsed = [_as_system(s) for s in systems]
+    if not parsed:
+        raise ValueError("give at least one system")
+    names = [s.name for s in parsed]
+    if len(set(names)) != len(names):
+        raise ValueError(f"system names must be unique, got {names}")
+    index = {name: k for k, name in enumerate(names)}
+    relevant, members = [], []
+    for s in parsed:
+        if int(s.retrieved) != s.retrieved or s.retrieved < 0:
+            raise ValueError(f"system {s.name}: retrieved must be a whole number ≥ 0, got {s.retrieved!r}")
+        labels = _labels(s.relevant, f"system {s.name}")
+        if len(s.retrieved_by) != labels.size:
+            raise ValueError(f"system {s.name}: relevant and retrieved_by must have the same length")
+        if labels.size and s.retrieved == 0:
+            raise ValueError(f"system {s.name}: has sampled documents but retrieved = 0")
+        member = np.zeros((labels.size, len(names)), dtype=bool)
+        for row, holders in enumerate(s.retrieved_by):
+            unknown = set(holders) - set(index)
+            if unknown:
+                raise ValueError(f"system {s.name}: retrieved_by names unknown systems {sorted(unknown)}")
+            member[row, [index[h] for h in holders]] = True
+        member[:, index[s.name]] = True
+        relevant.append(labels)
+        members.append(member)
+    return _Prepared(names=names, retrieved=np.array([s.retrieved for s in parsed], dtype=float),
+                     relevant=relevant, members=members)
+
+
+def _weights(weights: str | Mapping[str, float], data: _Prepared) -> np.ndarray:
+    """w_j per system sample; normalised to sum to 1 over the systems that were sampled."""
+    sizes = np.array([r.size for r in data.relevant], dtype=float)
+    if weights == "samples":
+        # The "balance heuristic": treat all samples as one mixture sample.
+        w = sizes.copy()
+    elif weights == "uniform":
+        w = (sizes > 0).astype(float)
+    elif isinstance(weights, Mapping):
+        w = np.array([float(weights.get(name, 0.0)) for name in data.names])
+        if (w < 0).any():
+            raise ValueError("weights must be ≥ 0")
+        w[sizes == 0] = 0.0
+    else:
+        raise ValueError(f"weights must be 'samples', 'uniform' or a mapping name → weight, got {weights!r}")
+    if w.sum() <= 0:
+        raise ValueError("no system has both a sample and a positive weight")
+    return w / w.sum()
+
+
+# =========================================================================== results
+
+
+@dataclass(frozen=True)
+class SystemRecall:
+    """Estimates for one system.  None means not available."""
+
+    name: str
+    retrieved: int
+    sampled: int
+    precision: float | None
+    pooled_recall: float | None
+    pooled_recall_low: float | None
+    pooled_recall_high: float | None
+    pooled_recall_se: float | None
+    naive_pooled_recall: float | None  # unweighted, biased — shown for comparison only
+    true_recall: float | None
+    true_recall_low: float | None
+    true_recall_high: float | None
+    true_recall_se: float | None  # √(θ²σ²_ν + ν²σ²_θ + σ²_νσ²_θ)
+
+
+@dataclass(frozen=True)
+class PooledRecallResult:
+    """Result of :func:`pooled_recall`.  ``as_dict()`` is JSON-serialisable."""
+
+    confidence: float
+    draws: int
+    seed: int | None
+    weights: dict
+    pool_recall: float | None  # θ, from the corpus sample
+    pool_recall_low: float | None
+    pool_recall_high: float | None
+    pool_relevant_total: float | None  # estimated relevant documents in the pool
+    systems: tuple[SystemRecall, ...]
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+    def system(self, name: str) -> SystemRecall:
+        for s in self.systems:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+# =========================================================================== estimator
+
+
+def _contributions(data: _Prepared, w: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per sampled document: (w_j/n_j)·rel/q(x) (denominator) and that times I[x ∈ S_i] (numerators)."""
+    denominators, numerators = [], []
+    for j, (rel, member) in enumerate(zip(data.relevant, data.members)):
+        if rel.size == 0:
+            denominators.append(np.zeros(0))
+            numerators.append(np.zeros((0, len(data.names))))
+            continue
+        # q(x) = Σ_k w_k p_k(x), p_k(x) = 1/|S_k| if x ∈ S_k.
+        with np.errstate(divide="ignore"):
+            inverse_size = np.where(data.retrieved > 0, 1.0 / np.maximum(data.retrieved, 1), 0.0)
+        q = member.astype(float) @ (w * inverse_size)
+        contribution = w[j] / rel.size * rel / q
+        denominators.append(contribution)
+        numerators.append(contribution[:, None] * member)
+    return denominators, numerators
+
+
+def pooled_recall(
+    *,
+    systems: Sequence[SystemSample | Mapping],
+    corpus_sample: CorpusSample | Mapping | None = None,
+    weights: str | Mapping[str, float] = "samples",
+    confidence: float = 0.95,
+    draws: int = DEFAULT_DRAWS,
+    seed: int | None = None,
+) -> PooledRecallResult:
+    """Seed 003: true recall = recall of the pool × importance-reweighted pooled recall.
+
+    systems: one :class:`SystemSample` (or mapping with the same keys) per
+    system — its output size, the labels of a uniform sample of its output and,
+    for each sampled document, which systems retrieved it.
+    corpus_sample: a uniform sample of the corpus with labels and pool
+    membership, for θ = recall of the pool.  Without it only pooled recall
+    is estimated.
+    weights: w_j ("samples" ∝ sample sizes — the balance heuristic, default;
+    "uniform"; or a mapping name → weight).
+
+    Intervals are percentile intervals at ``confidence`` of ``draws``
+    bootstrap × posterior draws; the SE of the product uses
+    θ²σ²_ν + ν²σ²_θ + σ²_νσ²_θ (ESTIMATION-NOTES §7).
+
+    Example (seed 003's Fig. 3 situation): A and B share most output, C is
+    different; sampling each system separately over-weights A ∪ B, and the
+    naive pooled recall of C comes out low — ``naive_pooled_recall`` shows
+    that, ``pooled_recall`` corrects it.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    if int(draws) != draws or draws < 100:
+        raise ValueError(f"draws must be an integer ≥ 100, got {draws!r}")
+    data = _prepare(systems)
+    w = _weights(weights, data)
+    rng = np.random.default_rng(seed)
+    alpha = 1.0 - confidence
+    m = len(data.names)
+
+    denominators, numerators = _contributions(data, w)
+    denominator = sum(d.sum() for d in denominators)
+    numerator = sum(n.sum(axis=0) for n in numerators)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nu = numerator / denominator if denominator > 0 else np.full(m, np.nan)
+
+    nu_draws = _bootstrap_nu(denominators, numerators, rng=rng, draws=int(draws), m=m)
+    nu_low, nu_high = _percentiles(nu_draws, alpha)
+    nu_se = _column_sd(nu_draws)
+
+    theta = theta_low = theta_high = math.nan
+    theta_draws = None
+    if corpus_sample is not None:
+        corpus = _as_corpus(corpus_sample)
+        rel = _labels(corpus.relevant, "corpus_sample.relevant")
+        in_pool = np.asarray(corpus.in_pool, dtype=bool)
+        if in_pool.shape != rel.shape:
+            raise ValueError("corpus_sample: relevant and in_pool must have the same length")
+        found, total = float((rel * in_pool).sum()), float(rel.sum())
+        if total > 0:
+            theta = found / total
+            # Jeffreys posterior of the pool's share of relevant documents.
+            theta_draws = rng.beta(found + 0.5, total - found + 0.5, size=int(draws))
+            theta_low, theta_high = (float(v) for v in np.quantile(theta_draws, [alpha / 2, 1 - alpha / 2]))
+
+    naive = _naive_pooled_recall(data)
+    results = []
+    for i, name in enumerate(data.names):
+        rel = data.relevant[i]
+        true = true_low = true_high = true_se = math.nan
+        if theta_draws is not None and math.isfinite(nu[i]):
+            product = theta_draws * nu_draws[:, i]
+            true = theta * nu[i]
+            if np.isfinite(product).all():
+                true_low, true_high = (float(v) for v in np.quantile(product, [alpha / 2, 1 - alpha / 2]))
+            true_se = product_se(mean_a=theta, se_a=float(theta_draws.std()), mean_b=float(nu[i]), se_b=nu_se[i])
+        results.append(SystemRecall(
+            name=name, retrieved=int(data.retrieved[i]), sampled=int(rel.size),
+            precision=_none(rel.mean()) if rel.size else None,
+            pooled_recall=_none(nu[i]), pooled_recall_low=_none(nu_low[i]), pooled_recall_high=_none(nu_high[i]),
+            pooled_recall_se=_none(nu_se[i]), naive_pooled_recall=_none(naive[i]),
+            true_recall=_none(true), true_recall_low=_none(true_low), true_recall_high=_none(true_high),
+            true_recall_se=_none(true_se),
+        ))
+    return PooledRecallResult(
+        confidence=confidence, draws=int(draws), seed=seed,
+        weights={name: float(x) for name, x in zip(data.names, w)},
+        pool_recall=_none(theta), pool_recall_low=_none(theta_low), pool_recall_high=_none(theta_high),
+        pool_relevant_total=_none(denominator) if denominator > 0 else None,
+        systems=tuple(results),
+    )
+
+
+def product_se(*, mean_a: float, se_a: float, mean_b: float, se_b: float) -> float:
+    """Standard error of the product of two independent estimates (Goodman 1960).
+
+    Var(AB) = a²σ_B² + b²σ_A² + σ_A²σ_B² — ESTIMATION-NOTES §7 (the authors'
+    code omitted the squares).
+    """
+    for value, name in ((se_a, "se_a"), (se_b, "se_b")):
+        if value < 0:
+            raise ValueError(f"{name} must be ≥ 0, got {value!r}")
+    return math.sqrt(mean_a**2 * se_b**2 + mean_b**2 * se_a**2 + se_a**2 * se_b**2)
+
+
+def _bootstrap_nu(denominators, numerators, *, rng, draws: int, m: int) -> np.ndarray:
+    """Bootstrap draws of ν̂ (draws × m), resampling within each system's sample."""
+    den = np.zeros(draws)
+    num = np.zeros((draws, m))
+    for d, n in zip(denominators, numerators):
+        if d.size == 0:
+            continue
+        # How often each sampled document appears in each bootstrap resample.
+        counts = rng.multinomial(d.size, np.full(d.size, 1.0 / d.size), size=draws).astype(float)
+        den += counts @ d
+        num += counts @ n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den[:, None] > 0, num / np.where(den[:, None] > 0, den[:, None], 1.0), np.nan)
+
+
+def _percentiles(draws: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    low = np.full(draws.shape[1], np.nan)
+    high = np.full(draws.shape[1], np.nan)
+    for i in range(draws.shape[1]):
+        column = draws[:, i]
+        if np.isfinite(column).all():
+            low[i], high[i] = np.quantile(column, [alpha / 2, 1 - alpha / 2])
+    return low, high
+
+
+def _column_sd(draws: np.ndarray) -> np.ndarray:
+    return np.array([draws[:, i].std() if np.isfinite(draws[:, i]).all() else np.nan for i in range(draws.shape[1])])
+
+
+def _naive_pooled_recall(data: _Prepared) -> np.ndarray:
+    """Unweighted pooled recall: share of all sampled relevant documents that S_i holds (biased)."""
+    rel = np.concatenate([r for r in data.relevant]) if data.relevant else np.zeros(0)
+    member = np.concatenate(data.members) if data.members else np.zeros((0, len(data.names)))
+    total = rel.sum()
+    if total <= 0:
+        return np.full(len(data.names), np.nan)
+    return (rel[:, None] * member).sum(axis=0) / total
+
+
+def _none(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None

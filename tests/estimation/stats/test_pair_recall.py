@@ -1,0 +1,320 @@
+"""Seed 000 pair recall: published tables, simulation truth, diagnostics.
+
+Every expected number is either typed in from the seed's tables, taken from
+ESTIMATION-NOTES, derived by hand in a comment, or the known truth of a
+simulated population — never a number the code produced.
+"""
+import json
+import time
+
+import numpy as np
+import pytest
+
+from estimation.stats.pair_recall import (
+    RegionSample,
+    chapman,
+    estimated_relevant_total,
+    lincoln_petersen,
+    pair_recall_eq1,
+    pair_recall_eq2,
+    pair_recall_interval,
+    paper_design_pair_recall,
+    recall_from_total,
+    stratified_pair_recall,
+)
+
+U_TWEETS = 800_000
+
+# Seed 000, Table 3 (tweet keyword filters; C1 = seed filter, C2 = neighbour keywords):
+# topic: (|A|, |A_seed|, |A_kw|, |A_joint|, p_seed, p_kw, p_joint,
+#         r_seed^(1), r_seed^(2), r_seed, r_kw^(1), r_kw^(2), r_kw)
+TABLE_3 = {
+    "Apple": (3038, 676, 10217, 420, 0.655, 0.247, 0.774, 0.129, 0.166, 0.146, 0.734, 0.943, 0.830),
+    "Mars": (2372, 1783, 7703, 1433, 0.904, 0.264, 0.938, 0.661, 0.704, 0.680, 0.834, 0.889, 0.857),
+    "Obama": (1253, 851, 7400, 513, 0.984, 0.116, 0.994, 0.596, 0.599, 0.668, 0.609, 0.613, 0.683),
+    "Olympics": (23126, 4595, 45705, 2688, 0.986, 0.330, 0.989, 0.176, 0.178, 0.196, 0.587, 0.593, 0.653),
+}
+
+# Seed 000, Table 4 (story text vs web page classifiers): topic:
+# (|A_tw|, |A_web|, |A_joint|, p_tw, p_web, p_joint, r_tw^(1), r_web^(1))
+TABLE_4 = {
+    "Ads/Marketing": (42073, 76771, 4369, 0.825, 0.698, 0.900, 0.073, 0.113),
+    "Education": (93292, 76535, 21426, 0.827, 0.868, 0.873, 0.282, 0.242),
+    "Real Estate": (42841, 31978, 12411, 0.836, 0.918, 0.989, 0.418, 0.343),
+    "Food": (42376, 218507, 20493, 0.875, 0.842, 0.898, 0.100, 0.496),
+}
+
+# Rounding of the printed precisions (3 decimals) moves the recalls by up to ~0.003 (notes §1).
+TABLE_TOLERANCE = 0.003
+
+
+# --------------------------------------------------------------------------- closed forms vs the tables
+
+
+@pytest.mark.parametrize("topic", sorted(TABLE_3))
+def test_table_3_eq1_and_eq2(topic):
+    _, a_seed, a_kw, a12, p_seed, p_kw, p12, r1_eq1, r1_eq2, _, r2_eq1, r2_eq2, _ = TABLE_3[topic]
+    assert pair_recall_eq1(p12=p12, a12=a12, p2=p_kw, a2=a_kw) == pytest.approx(r1_eq1, abs=TABLE_TOLERANCE)
+    assert pair_recall_eq1(p12=p12, a12=a12, p2=p_seed, a2=a_seed) == pytest.approx(r2_eq1, abs=TABLE_TOLERANCE)
+    eq2_seed = pair_recall_eq2(p1=p_seed, p2=p_kw, a1=a_seed, a2=a_kw, a12=a12, u=U_TWEETS)
+    eq2_kw = pair_recall_eq2(p1=p_kw, p2=p_seed, a1=a_kw, a2=a_seed, a12=a12, u=U_TWEETS)
+    assert eq2_seed == pytest.approx(r1_eq2, abs=TABLE_TOLERANCE)
+    assert eq2_kw == pytest.approx(r2_eq2, abs=TABLE_TOLERANCE)
+
+
+@pytest.mark.parametrize("topic", sorted(TABLE_3))
+def test_table_3_true_recall_column_is_sec6_recall_through_n(topic):
+    # Notes §1: the "true recall" column is p·|A_seed|/|A| — Sec. 6's r = p|A|/n with n = |A|.
+    total, a_seed, a_kw, _, p_seed, p_kw, _, _, _, r_seed, _, _, r_kw = TABLE_3[topic]
+    # Tolerance: a precision printed to 3 decimals is off by ≤ 0.0005, times |A|/|T|, plus the recall's own rounding.
+    for p, size, printed in ((p_seed, a_seed, r_seed), (p_kw, a_kw, r_kw)):
+        tolerance = 0.0005 * size / total + 0.0005
+        assert recall_from_total(precision=p, retrieved=size, n_hat=total) == pytest.approx(printed, abs=tolerance)
+
+
+@pytest.mark.parametrize("topic", sorted(TABLE_4))
+def test_table_4_eq1(topic):
+    a_tw, a_web, a12, p_tw, p_web, p12, r_tw, r_web = TABLE_4[topic]
+    assert pair_recall_eq1(p12=p12, a12=a12, p2=p_web, a2=a_web) == pytest.approx(r_tw, abs=TABLE_TOLERANCE)
+    assert pair_recall_eq1(p12=p12, a12=a12, p2=p_tw, a2=a_tw) == pytest.approx(r_web, abs=TABLE_TOLERANCE)
+
+
+def test_n_hat_lincoln_petersen_and_chapman_by_hand():
+    # Apple: T_seed = 0.655·676 = 442.78, T_kw = 0.247·10217 = 2523.599, T12 = 0.774·420 = 325.08.
+    # n̂ = 442.78·2523.599/325.08 = 3437.32; also p_seed|A_seed|/r̂ with r̂ = 325.08/2523.599.
+    assert lincoln_petersen(t1=442.78, t2=2523.599, t12=325.08) == pytest.approx(3437.32, abs=0.05)
+    assert estimated_relevant_total(p1=0.655, a1=676, r1=325.08 / 2523.599) == pytest.approx(3437.32, abs=0.05)
+    # Chapman: (10+1)(10+1)/(0+1) − 1 = 120, finite where Lincoln–Petersen divides by zero.
+    assert chapman(t1=10, t2=10, t12=0) == pytest.approx(120.0)
+    with pytest.raises(ValueError):
+        lincoln_petersen(t1=10, t2=10, t12=0)
+
+
+def _census_regions_from_table_3(topic):
+    """Regions A12, B1, B2 with their exact relevant counts implied by Table 3's columns."""
+    _, a_seed, a_kw, a12, p_seed, p_kw, p12, *_ = TABLE_3[topic]
+    t12, t1, t2 = p12 * a12, p_seed * a_seed, p_kw * a_kw
+    # Fully judged regions with fractional ("soft") relevant counts: no sampling error at all.
+    return (
+        RegionSample(size=a12, judged=a12, relevant=t12),
+        RegionSample(size=a_seed - a12, judged=a_seed - a12, relevant=t1 - t12),
+        RegionSample(size=a_kw - a12, judged=a_kw - a12, relevant=t2 - t12),
+    )
+
+
+@pytest.mark.parametrize("topic", sorted(TABLE_3))
+def test_stratified_regions_reproduce_table_3(topic):
+    # Notes §2: every quantity of Eq. 1 and Eq. 2 follows from the three disjoint regions.
+    _, _, _, _, p_seed, p_kw, p12, r1_eq1, r1_eq2, _, r2_eq1, r2_eq2, _ = TABLE_3[topic]
+    a12, b1, b2 = _census_regions_from_table_3(topic)
+    result = stratified_pair_recall(a12=a12, b1=b1, b2=b2, corpus_size=U_TWEETS, draws=2000, seed=1)
+    assert result.r1.point == pytest.approx(r1_eq1, abs=TABLE_TOLERANCE)
+    assert result.r2.point == pytest.approx(r2_eq1, abs=TABLE_TOLERANCE)
+    assert result.eq2_r1.point == pytest.approx(r1_eq2, abs=TABLE_TOLERANCE)
+    assert result.eq2_r2.point == pytest.approx(r2_eq2, abs=TABLE_TOLERANCE)
+    assert result.p1.point == pytest.approx(p_seed, abs=1e-9)
+    assert result.p2.point == pytest.approx(p_kw, abs=1e-9)
+    assert result.p12.point == pytest.approx(p12, abs=1e-9)
+    # Everything judged: the finite-population correction leaves no width.
+    assert result.r1.high - result.r1.low < 1e-9
+
+
+def test_paper_design_reproduces_table_3_obama():
+    _, a_seed, a_kw, a12, p_seed, p_kw, p12, r1_eq1, r1_eq2, _, r2_eq1, r2_eq2, _ = TABLE_3["Obama"]
+    # About 1,000 judgments per set as in the paper's Sec. 7, with the printed precisions.
+    result = paper_design_pair_recall(
+        a1=RegionSample(size=a_seed, judged=500, relevant=p_seed * 500),
+        a2=RegionSample(size=a_kw, judged=1000, relevant=p_kw * 1000),
+        a12=RegionSample(size=a12, judged=500, relevant=p12 * 500),
+        corpus_size=U_TWEETS, seed=3,
+    )
+    assert result.eq1_r1.point == pytest.approx(r1_eq1, abs=TABLE_TOLERANCE)
+    assert result.eq1_r2.point == pytest.approx(r2_eq1, abs=TABLE_TOLERANCE)
+    assert result.eq2_r1.point == pytest.approx(r1_eq2, abs=TABLE_TOLERANCE)
+    assert result.eq2_r2.point == pytest.approx(r2_eq2, abs=TABLE_TOLERANCE)
+    assert result.eq1_r1.low < r1_eq1 < result.eq1_r1.high
+    assert "eq_disagree" not in result.codes
+    json.dumps(result.as_dict())
+
+
+def test_notes_worked_example_point():
+    # Notes §2: |A12| = 5,000 at p12 = 0.9, |B2| = 20,000 at p_B2 = 0.1 → r1 = 4,500/6,500 = 0.692.
+    result = stratified_pair_recall(
+        a12={"size": 5000, "judged": 100, "relevant": 90},
+        b1={"size": 0, "judged": 0, "relevant": 0},
+        b2=(20000, 700, 70),
+        seed=0,
+    )
+    assert result.r1.point == pytest.approx(0.692, abs=0.001)
+    assert result.r1.low < 0.692 < result.r1.high
+    # The delta method (notes §2) should agree with the Monte Carlo interval to within a few points.
+    assert result.delta_r1.low == pytest.approx(result.r1.low, abs=0.02)
+    assert result.delta_r1.high == pytest.approx(result.r1.high, abs=0.02)
+
+
+# --------------------------------------------------------------------------- simulation: coverage and bias
+
+RUNS = 400
+DRAWS = 2000  # the 2.5% quantile of 2,000 draws is precise enough and halves the run time
+# (|A12|, |B2|, p12, p_B2, judged per region)
+COVERAGE_GRID = [
+    (size12, size_b2, p12, p_b2, 30)
+    for (size12, size_b2) in ((500, 5000), (60, 200), (2000, 100_000))
+    for p12 in (0.05, 0.5, 0.95)
+    for p_b2 in (0.05, 0.5, 0.95)
+] + [
+    # Cells where the plain Jeffreys-percentile interval covered only 0.91–0.92 (see pair_recall's docstring).
+    (500, 5000, 0.95, 0.05, 100),
+    (500, 5000, 0.5, 0.05, 100),
+    (2000, 100_000, 0.95, 0.05, 100),
+    (2000, 100_000, 0.5, 0.05, 100),
+    (2000, 100_000, 0.05, 0.05, 100),
+    (2000, 100_000, 0.95, 0.95, 100),
+]
+
+
+@pytest.mark.slow
+def test_stratified_interval_covers_true_recall():
+    rng = np.random.default_rng(20261122)
+    coverages = {}
+    for size12, size_b2, p12, p_b2, n in COVERAGE_GRID:
+        k12, k_b2 = round(size12 * p12), round(size_b2 * p_b2)
+        truth = k12 / (k12 + k_b2)
+        n12, n_b2 = min(n, size12), min(n, size_b2)
+        # Simple random samples without replacement from a fixed finite population.
+        x12 = rng.hypergeometric(k12, size12 - k12, n12, size=RUNS)
+        x_b2 = rng.hypergeometric(k_b2, size_b2 - k_b2, n_b2, size=RUNS)
+        _, low, high = pair_recall_interval(
+            size_a12=size12, judged_a12=n12, relevant_a12=x12,
+            size_other=size_b2, judged_other=n_b2, relevant_other=x_b2,
+            confidence=0.95, draws=DRAWS, rng=rng,
+        )
+        coverages[(size12, size_b2, p12, p_b2, n)] = float(np.mean((low <= truth) & (truth <= high)))
+    worst = min(coverages, key=coverages.get)
+    assert coverages[worst] >= 0.93, f"coverage {coverages[worst]:.3f} in cell {worst}"
+
+
+@pytest.mark.slow
+def test_stratified_estimator_bias_is_small():
+    """Bias of r̂1 = T̂12/(T̂12 + T̂_B2) over 4,000 simulated samples.
+
+    The ratio estimator is biased at order 1/n.  Its second-order bias is
+    ½·[f_aa Var(T̂12) + f_bb Var(T̂_B2)] with f = a/(a+b): for the notes'
+    example with 100 judgments per region, Var(T̂12) = 5000²·0.09/100 = 22,500,
+    Var(T̂_B2) = 20000²·0.09/100 = 360,000, (a+b)³ = 6500³, so the bias is
+    ½·(−2·2000·22,500 + 2·4500·360,000)/6500³ ≈ +0.006 — an eighth of the
+    standard error (≈ 0.05).  Tolerance 0.01 at n = 100; at n = 400 the bias
+    must shrink roughly fourfold (tolerance 0.003).  The Monte Carlo error of
+    the mean is about 0.05/√4000 ≈ 0.0008.
+    """
+    rng = np.random.default_rng(7)
+    size12, size_b2, k12, k_b2 = 5000, 20000, 4500, 2000
+    truth = k12 / (k12 + k_b2)
+    for n, tolerance in ((100, 0.01), (400, 0.003)):
+        x12 = rng.hypergeometric(k12, size12 - k12, n, size=4000)
+        x_b2 = rng.hypergeometric(k_b2, size_b2 - k_b2, n, size=4000)
+        point, _, _ = pair_recall_interval(
+            size_a12=size12, judged_a12=n, relevant_a12=x12,
+            size_other=size_b2, judged_other=n, relevant_other=x_b2, draws=100, rng=rng,
+        )
+        assert abs(point.mean() - truth) < tolerance
+
+
+# --------------------------------------------------------------------------- sensitivity and diagnostics
+
+
+def test_sensitivity_band_covers_reuters_ship_truth():
+    # Notes §1, Reuters `ship`: Eq. 1 with exact precisions gives r2 = 0.955, truth 0.784 (δ1 ≈ 1.22).
+    # Census regions with T12 = 955 and T_B1 = 45 give exactly r2 = 0.955.
+    result = stratified_pair_recall(
+        a12=(1000, 1000, 955), b1=(100, 100, 45), b2=(500, 500, 100), draws=500, seed=0
+    )
+    assert result.r2.point == pytest.approx(0.955)
+    band = {point.delta1: point for point in result.sensitivity}
+    assert band[1.25].r2 == pytest.approx(0.955 / 1.25)
+    assert band[0.8].r2 == 1.0  # capped: a recall cannot exceed 1
+    assert min(p.r2 for p in result.sensitivity) <= 0.784 <= max(p.r2 for p in result.sensitivity)
+    assert "dependence_band" in result.codes
+
+
+def test_eq_disagree_flagged_like_reuters_gold():
+    # Notes §1, Reuters `gold`: Eq. 1 ≈ 0.61 but Eq. 2 ≈ 0.93 when off-topic documents are dependent.
+    # Regions with heavy overlap of non-relevant documents between the classifiers:
+    result = stratified_pair_recall(
+        a12=(400, 200, 120), b1=(300, 200, 40), b2=(900, 200, 20), corpus_size=20000, seed=2
+    )
+    assert result.eq2_r1.low > result.r1.high
+    assert "eq_disagree" in result.codes
+    message = next(d.message for d in result.diagnostics if d.code == "eq_disagree")
+    assert message.endswith(".") and "Eq. 1" in message and "Eq. 2" in message
+
+
+def test_small_p2_and_few_relevant_are_flagged():
+    result = stratified_pair_recall(a12=(100, 30, 3), b1=(50, 20, 10), b2=(20000, 30, 1), corpus_size=10**6, seed=0)
+    codes = set(result.codes)
+    assert {"p2_small", "few_relevant", "wide_interval"} <= codes
+    assert all(d.message[0].isupper() for d in result.diagnostics)
+
+
+def test_unjudged_region_gives_none_not_a_guess():
+    result = stratified_pair_recall(a12=(100, 30, 20), b1=(50, 0, 0), b2=(200, 30, 10), corpus_size=10**5, seed=0)
+    assert result.r1.point is not None
+    assert result.r2.point is None and result.r2.low is None
+    assert "unjudged_region" in result.codes
+    json.dumps(result.as_dict())
+
+
+def test_other_classifier_recall_through_n_hat():
+    # Census regions: T12 = 60, T_B1 = 20, T_B2 = 40 → n̂ = 80·100/60 = 133.33;
+    # a third classifier with 50 of 50 judged relevant has recall 50/133.33 = 0.375.
+    result = stratified_pair_recall(
+        a12=(60, 60, 60), b1=(20, 20, 20), b2=(40, 40, 40),
+        other_classifiers={"C3": (50, 50, 50)}, draws=500, seed=0,
+    )
+    assert result.n_hat.point == pytest.approx(133.333, abs=0.01)
+    assert result.other_recalls["C3"].point == pytest.approx(0.375)
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_as_dict_is_json_and_draws_are_returned():
+    start = time.perf_counter()
+    result = stratified_pair_recall(
+        a12=(5000, 200, 180), b1=(3000, 200, 40.5), b2=(20000, 200, 20), corpus_size=650_000,
+        seed=11, return_draws=True,
+    )
+    elapsed = time.perf_counter() - start
+    data = json.loads(json.dumps(result.as_dict()))
+    assert len(data["r1_draws"]) == 20_000 and len(data["r2_draws"]) == 20_000
+    assert set(data) >= {"r1", "r2", "p1", "p2", "p12", "n_hat", "eq2_r1", "eq2_r2", "sensitivity", "diagnostics"}
+    assert elapsed < 2.0  # ~0.06 s measured; generous for slow CI machines
+
+
+def test_seed_makes_results_reproducible():
+    kwargs = {"a12": (500, 50, 40), "b1": (300, 50, 10), "b2": (900, 50, 5), "corpus_size": 100_000}
+    assert stratified_pair_recall(**kwargs, seed=5).as_dict() == stratified_pair_recall(**kwargs, seed=5).as_dict()
+
+
+@pytest.mark.parametrize(
+    "regions",
+    [
+        {"a12": (100, 10, 11), "b1": (10, 5, 1), "b2": (10, 5, 1)},  # relevant > judged
+        {"a12": (100, 200, 10), "b1": (10, 5, 1), "b2": (10, 5, 1)},  # judged > size
+        {"a12": (100, 10, -1), "b1": (10, 5, 1), "b2": (10, 5, 1)},  # negative
+        {"a12": (100, 10.5, 1), "b1": (10, 5, 1), "b2": (10, 5, 1)},  # fractional judged
+        {"a12": (100, 10), "b1": (10, 5, 1), "b2": (10, 5, 1)},  # malformed
+    ],
+)
+def test_invalid_regions_raise(regions):
+    with pytest.raises(ValueError):
+        stratified_pair_recall(**regions)
+
+
+def test_invalid_closed_form_inputs_raise():
+    with pytest.raises(ValueError):
+        pair_recall_eq1(p12=1.2, a12=10, p2=0.5, a2=100)
+    with pytest.raises(ValueError):
+        pair_recall_eq1(p12=0.9, a12=200, p2=0.5, a2=100)
+    with pytest.raises(ValueError):
+        pair_recall_eq2(p1=0.5, p2=0.5, a1=100, a2=100, a12=10, u=50)
