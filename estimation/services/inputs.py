@@ -1,0 +1,322 @@
+"""Gather, for one topic, every number the estimators of `estimation.stats` need.
+
+The result, `TopicInputs`, is a plain frozen dataclass that serialises to JSON:
+it is stored as the `inputs` of an EstimateSnapshot, and its checksum decides
+whether a recompute produces a new snapshot version.  Everything a report says
+is a function of these inputs (plus the number of draws and the seed, which are
+recorded in `parameters`).
+
+Wiring decisions (documented in docs/report.md):
+
+* A document counts as judged when its Label has a majority (the crowd code sets
+  it when the third judgment lands).  Its value is 1.0/0.0 from the majority, or
+  the Dawid–Skene posterior P(relevant) when the topic's aggregator is
+  dawid_skene and a posterior is stored (soft label); without a stored
+  posterior the majority is used.
+* Gold documents are excluded everywhere: SampledDocuments of region G, and any
+  document whose Label carries a gold answer (its votes mix gold-check judgments).
+* Regions are counted in distinct documents: a document drawn twice for the same
+  region (e.g. by the pair design and the paper design, both sampling A12)
+  counts once.  The pair/paper regions (A12, B1, B2, A1, A2) are keyed by region
+  code; precision samples (R) by the classifier of their draw.
+* Certification draws are left out: their designs (and inclusion
+  probabilities) belong to the certification test, which is computed once on
+  its own locked sample.
+* Region sizes come from the retrieved-set bitmaps, never from joins.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Count, Sum
+
+from annotation.models import (
+    Assignment,
+    Classifier,
+    ClassifierPair,
+    Judgment,
+    Label,
+    Region,
+    SampleDraw,
+    SampledDocument,
+    Topic,
+    TopicClassifier,
+)
+from annotation.services.retrieved_sets import classifier_bitmap, region_counts
+
+logger = logging.getLogger(__name__)
+
+# The schema of the inputs dict; bump when its meaning changes.
+INPUTS_SCHEMA = 1
+
+PAIR_REGIONS = ("A12", "B1", "B2")
+PAPER_REGIONS = ("A1", "A2")
+
+
+@dataclass(frozen=True)
+class ClassifierInputs:
+    id: int
+    name: str
+    fingerprint: str
+    role: str  # "c1", "c2" or "extra"
+    retrieved: int  # |A_C|
+
+
+@dataclass(frozen=True)
+class SampleInputs:
+    """The judged documents of one sampled region and their labels."""
+
+    key: str  # "A12", "B1", "B2", "A1", "A2", "R:<classifier id>" or "U"
+    region: str  # the Region code
+    classifier_id: int | None  # the classifier whose retrieved set was sampled (region R)
+    size: int  # documents in the region (|region|; the corpus size for U)
+    sampled: int  # distinct documents drawn (judged or not yet)
+    document_ids: tuple[int, ...]  # judged documents, ascending
+    labels: tuple[float, ...]  # per judged document: 1.0/0.0, or P(relevant) for soft labels
+    # retrieved_by[i]: ids of the topic's classifiers (pair and extras) whose retrieved set holds document_ids[i].
+    retrieved_by: tuple[tuple[int, ...], ...]
+
+    @property
+    def judged(self) -> int:
+        return len(self.document_ids)
+
+    @property
+    def relevant(self) -> float:
+        # Summed in document-id order so the float is the same on every run.
+        return float(sum(self.labels))
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    assignments: int  # submitted or approved assignments
+    rewards: str  # Decimal as a string: sum of the HIT rewards of those assignments
+    spent: str  # rewards plus crowd fees when the crowd module prices them
+    includes_fees: bool
+
+
+@dataclass(frozen=True)
+class TopicInputs:
+    schema: int
+    topic_id: int
+    topic_name: str
+    corpus_size: int
+    aggregator: str
+    soft_labels: bool
+    target_recall: float
+    confidence: float
+    crowd: str
+    c1: ClassifierInputs | None
+    c2: ClassifierInputs | None
+    extras: tuple[ClassifierInputs, ...]
+    # |A1|, |A2|, |A12|, |B1|, |B2| of the pair; empty without a pair.
+    region_sizes: dict[str, int]
+    # Keyed like SampleInputs.key; only regions that have sampled documents.
+    samples: dict[str, SampleInputs]
+    judgments: int  # Judgment rows of the topic (gold checks included: they cost too)
+    # Fleiss' kappa needs every worker's vote: (votes_relevant, votes_total) per judged non-gold document.
+    votes: tuple[tuple[int, int], ...]
+    cost: CostInputs
+    # certification_summary(topic=...) when the certification module exists, else {"state": "none"}.
+    certification: dict[str, Any]
+    code_version: str
+    parameters: dict[str, Any] = field(default_factory=dict)  # draws, seed, ...
+
+    def sample(self, key: str) -> SampleInputs | None:
+        return self.samples.get(key)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        # asdict drops properties; the counts are handy for anyone reading a stored snapshot.
+        for key, sample in self.samples.items():
+            data["samples"][key]["judged"] = sample.judged
+            data["samples"][key]["relevant"] = sample.relevant
+        return json.loads(json.dumps(data))  # tuples -> lists, int keys -> str: the stored form
+
+    def checksum(self) -> str:
+        return inputs_checksum(inputs=self.as_dict())
+
+
+def inputs_checksum(*, inputs: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of an inputs dict (sorted keys, no spaces)."""
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _classifier_inputs(classifier: Classifier, role: str) -> ClassifierInputs:
+    return ClassifierInputs(
+        id=classifier.pk,
+        name=classifier.name,
+        fingerprint=classifier.fingerprint,
+        role=role,
+        retrieved=len(classifier_bitmap(classifier=classifier)),
+    )
+
+
+def _label_values(*, topic: Topic, soft: bool) -> tuple[dict[int, float], set[int], dict[int, tuple[int, int]]]:
+    """Label value per judged document, the gold documents, and the votes per judged document."""
+    values: dict[int, float] = {}
+    votes: dict[int, tuple[int, int]] = {}
+    gold: set[int] = set()
+    rows = Label.objects.filter(topic=topic).values_list(
+        "document_id", "majority", "posterior", "gold", "votes_relevant", "votes_total"
+    )
+    for document_id, majority, posterior, gold_answer, votes_relevant, votes_total in rows:
+        if gold_answer is not None:
+            gold.add(document_id)
+            continue
+        if majority is None:
+            continue  # fewer than three judgments so far
+        if soft and posterior is not None:
+            values[document_id] = min(1.0, max(0.0, float(posterior)))
+        else:
+            values[document_id] = 1.0 if majority else 0.0
+        votes[document_id] = (int(votes_relevant), int(votes_total))
+    return values, gold, votes
+
+
+def _cost(*, topic: Topic) -> CostInputs:
+    """Rewards of submitted/approved assignments, plus the crowd's fee per assignment when priced.
+
+    The fee is crowd_cost_per_assignment(topic) minus the topic's current reward
+    (e.g. Amazon's commission); each HIT's own reward is summed as recorded.
+    """
+    totals = Assignment.objects.filter(
+        hit__topic=topic, status__in=(Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+    ).aggregate(n=Count("id"), rewards=Sum("hit__reward"))
+    assignments = int(totals["n"] or 0)
+    rewards = Decimal(totals["rewards"] or 0)
+    spent, includes_fees = rewards, False
+    try:  # the crowd module prices fees (MTurk commission); without it, rewards are the cost
+        from annotation.services.crowds import crowd_cost_per_assignment
+    except ImportError:
+        crowd_cost_per_assignment = None
+    if crowd_cost_per_assignment is not None:
+        try:
+            fee = Decimal(crowd_cost_per_assignment(topic)) - Decimal(topic.reward_per_hit)
+        except Exception:  # noqa: BLE001 - an unconfigured crowd must not break a report
+            logger.warning("crowd cost unavailable for topic %s; reporting rewards only", topic.pk, exc_info=True)
+        else:
+            spent, includes_fees = rewards + max(fee, Decimal(0)) * assignments, True
+    return CostInputs(assignments=assignments, rewards=str(rewards), spent=str(spent), includes_fees=includes_fees)
+
+
+def _certification(*, topic: Topic) -> dict[str, Any]:
+    """The certification block of the report; an input, so a new verdict makes a new snapshot."""
+    if importlib.util.find_spec("estimation.services.certification") is None:
+        return {"state": "none"}
+    from estimation.services.certification import certification_summary
+
+    try:
+        summary = certification_summary(topic=topic)
+    except Exception:  # noqa: BLE001 - a certification bug must not take the recall report down
+        logger.exception("certification_summary failed for topic %s", topic.pk)
+        return {"state": "unavailable"}
+    # Round-trip through JSON so the stored inputs and the checksum see plain types.
+    return json.loads(json.dumps(summary, default=str))
+
+
+def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = None, code_version: str = "") -> TopicInputs:
+    """Everything the report of `topic` is computed from, read in a handful of queries.
+
+    `parameters` (draws, seed, ...) and `code_version` are recorded verbatim so the
+    checksum changes when either does.
+    """
+    soft = topic.aggregator == Topic.Aggregator.DAWID_SKENE
+    corpus = topic.corpus
+    pair = ClassifierPair.objects.select_related("c1", "c2").filter(topic=topic).first()
+    c1 = _classifier_inputs(pair.c1, "c1") if pair else None
+    c2 = _classifier_inputs(pair.c2, "c2") if pair else None
+    extra_classifiers = [
+        tc.classifier
+        for tc in TopicClassifier.objects.filter(topic=topic).select_related("classifier").order_by("classifier_id")
+    ]
+    extras = tuple(_classifier_inputs(c, "extra") for c in extra_classifiers)
+    sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
+    extra_sizes = {c.id: c.retrieved for c in extras}
+
+    values, gold, votes = _label_values(topic=topic, soft=soft)
+
+    # Distinct documents per sample key; the draw's classifier names the R samples.
+    drawn: dict[str, set[int]] = defaultdict(set)
+    rows = (
+        SampledDocument.objects.filter(topic=topic)
+        .exclude(region=Region.GOLD)
+        .exclude(draw__purpose=SampleDraw.Purpose.CERTIFICATION)
+        .values_list("document_id", "region", "draw__classifier_id")
+    )
+    for document_id, region, classifier_id in rows:
+        if document_id in gold:
+            continue
+        key = f"R:{classifier_id}" if region == Region.RETRIEVED else region
+        drawn[key].add(document_id)
+
+    corpus_size = int(corpus.document_count)
+    bitmaps = [(c.pk, classifier_bitmap(classifier=c)) for c in _topic_classifiers(pair, extra_classifiers)]
+    samples: dict[str, SampleInputs] = {}
+    for key in sorted(drawn):
+        region = "R" if key.startswith("R:") else key
+        classifier_id = int(key[2:]) if region == "R" and key[2:] != "None" else None
+        if region == "R":
+            size = extra_sizes.get(classifier_id) if classifier_id is not None else None
+            if size is None:
+                continue  # a precision draw for a classifier no longer attached to the topic
+        elif region == "U":
+            size = corpus_size
+        else:
+            if region not in sizes:
+                continue  # pair regions without a pair
+            size = sizes[region]
+        judged_ids = tuple(sorted(d for d in drawn[key] if d in values))
+        samples[key] = SampleInputs(
+            key=key,
+            region=region,
+            classifier_id=classifier_id,
+            size=int(size),
+            sampled=len(drawn[key]),
+            document_ids=judged_ids,
+            labels=tuple(values[d] for d in judged_ids),
+            retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
+        )
+
+    # Votes of every judged, sampled, non-gold document (for worker agreement).
+    sampled_judged = sorted({d for s in samples.values() for d in s.document_ids})
+    return TopicInputs(
+        schema=INPUTS_SCHEMA,
+        topic_id=topic.pk,
+        topic_name=topic.name,
+        corpus_size=corpus_size,
+        aggregator=topic.aggregator,
+        soft_labels=soft,
+        target_recall=float(topic.target_recall),
+        confidence=float(topic.confidence),
+        crowd=topic.crowd,
+        c1=c1,
+        c2=c2,
+        extras=extras,
+        region_sizes=dict(sizes),
+        samples=samples,
+        judgments=Judgment.objects.filter(topic=topic).count(),
+        votes=tuple(votes[d] for d in sampled_judged),
+        cost=_cost(topic=topic),
+        certification=_certification(topic=topic),
+        code_version=code_version,
+        parameters=dict(parameters or {}),
+    )
+
+
+def _topic_classifiers(pair: ClassifierPair | None, extra_classifiers: list[Classifier]) -> list[Classifier]:
+    listed = ([pair.c1, pair.c2] if pair else []) + list(extra_classifiers)
+    seen: set[int] = set()
+    result = []
+    for classifier in listed:
+        if classifier.pk not in seen:
+            seen.add(classifier.pk)
+            result.append(classifier)
+    return result

@@ -1,0 +1,268 @@
+"""Versioned estimate snapshots, and coalesced recomputes when labels land.
+
+Flow: the crowd code sets a Label and calls `topic_recompute_schedule(topic_id=...)`
+inside its transaction.  After commit, one Celery task per burst recomputes the
+report and stores an EstimateSnapshot (`topic_snapshot_create`), which is
+idempotent: identical inputs never make a new version.
+
+Coalescing (a hundred labels in a second → a few recomputes, not a hundred):
+
+* within one transaction, a topic is scheduled once (the on_commit list is the
+  record, so a rolled-back savepoint forgets its schedule along with its labels);
+* across transactions, a "recompute pending" flag per topic, set with SET NX,
+  lets only the first of a burst enqueue the task (with a short countdown so the
+  rest of the burst lands first).  The task clears the flag as its first step,
+  so labels committed while it runs schedule exactly one more run — and labels
+  committed before that step are read by it.  The flag has a TTL so a lost task
+  cannot block recomputes for long.  The flag lives in the broker's Redis (the
+  Django cache when the broker is not Redis, e.g. in tests).
+* with eager Celery (no broker) the task runs in-process after each commit.
+
+Redis down: scheduling logs and returns; the label has committed already and is
+never affected.  The periodic `snapshots_refresh_stale` sweep (beat, every
+minute) recomputes every topic whose judgments or labels moved past its latest
+snapshot (snapshots_stale_topic_ids), so nothing is lost for longer than a sweep.
+"""
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any
+
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+
+from annotation.models import Judgment, Label, Topic
+from estimation.models import EstimateSnapshot
+from estimation.services.inputs import TopicInputs, topic_inputs_gather
+from estimation.services.reports import (
+    DEFAULT_DRAWS,
+    DEFAULT_SEED,
+    code_version_get,
+    report_parameters,
+    topic_report_from_inputs,
+)
+
+logger = logging.getLogger(__name__)
+
+PENDING_KEY = "estimation:recompute-pending:{topic_id}"
+PENDING_TTL_SECONDS = 120
+RECOMPUTE_COUNTDOWN_SECONDS = 0.5
+_VERSION_RETRIES = 3
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def _gather(*, topic: Topic, draws: int, seed: int) -> TopicInputs:
+    return topic_inputs_gather(topic=topic, parameters=report_parameters(draws=draws, seed=seed),
+                               code_version=code_version_get())
+
+
+def _latest(topic_id: int) -> EstimateSnapshot | None:
+    return EstimateSnapshot.objects.filter(topic_id=topic_id).order_by("-version").first()
+
+
+def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> EstimateSnapshot:
+    """Store the topic's current report as the next snapshot version, unless its inputs are unchanged.
+
+    The report is computed outside any lock; then, under a short select_for_update
+    of the topic row, the inputs are read again (cheap) and compared.  So versions
+    only ever move forward in time: a recompute that started earlier can never
+    store older inputs over a newer snapshot.  Raises Topic.DoesNotExist.
+    """
+    topic = Topic.objects.select_related("corpus").get(pk=topic_id)
+    inputs = _gather(topic=topic, draws=draws, seed=seed)
+    checksum = inputs.checksum()
+    latest = _latest(topic_id)
+    if latest is not None and latest.inputs_checksum == checksum:
+        return latest
+    report = topic_report_from_inputs(inputs=inputs)
+
+    for attempt in range(_VERSION_RETRIES):
+        try:
+            with transaction.atomic():
+                topic = Topic.objects.select_for_update().select_related("corpus").get(pk=topic_id)
+                current = _gather(topic=topic, draws=draws, seed=seed)
+                current_checksum = current.checksum()
+                latest = _latest(topic_id)
+                if latest is not None and latest.inputs_checksum == current_checksum:
+                    return latest
+                if current_checksum != checksum:
+                    # Labels landed meanwhile: compute on what is committed now (rare; inside the lock).
+                    inputs, checksum = current, current_checksum
+                    report = topic_report_from_inputs(inputs=inputs)
+                return EstimateSnapshot.objects.create(
+                    topic=topic,
+                    version=(latest.version + 1) if latest else 1,
+                    code_version=inputs.code_version,
+                    aggregator=inputs.aggregator,
+                    inputs=inputs.as_dict(),
+                    inputs_checksum=checksum,
+                    report=report,
+                    judgments=inputs.judgments,
+                )
+        except IntegrityError:
+            # Only without row locks (SQLite): another writer took this version number.
+            if attempt == _VERSION_RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def topic_recompute_run(*, topic_id: int) -> int | None:
+    """The body of the recompute task: clear the pending flag, then snapshot.  Returns the version."""
+    _pending_clear(topic_id)
+    try:
+        return topic_snapshot_create(topic_id=topic_id).version
+    except Topic.DoesNotExist:
+        logger.info("recompute skipped: topic %s no longer exists", topic_id)
+        return None
+
+
+def snapshots_stale_topic_ids() -> list[int]:
+    """Topics whose latest snapshot is behind the database.
+
+    Stale when the topic has judgments but no snapshot, when its number of
+    judgments differs from the latest snapshot's (every new judgment — and so
+    every completed label — changes it; the count is part of the inputs, so the
+    refresh always makes a new version and the topic stops being stale), or
+    when a counting label (majority set, not gold) was saved after the snapshot
+    (labels edited in place, e.g. by save()).
+    """
+    judgments = (
+        Judgment.objects.filter(topic=OuterRef("pk")).order_by().values("topic").annotate(n=Count("id")).values("n")
+    )
+    labels = Label.objects.filter(topic=OuterRef("pk"), majority__isnull=False, gold__isnull=True)
+    latest = EstimateSnapshot.objects.filter(topic=OuterRef("pk")).order_by("-version")
+    return list(
+        Topic.objects.annotate(
+            n_judgments=Coalesce(Subquery(judgments[:1]), 0),
+            last_label=Subquery(labels.order_by("-updated_at").values("updated_at")[:1]),
+            snapshot_judgments=Subquery(latest.values("judgments")[:1]),
+            snapshot_at=Subquery(latest.values("created_at")[:1]),
+        )
+        .filter(Q(n_judgments__gt=0) | Q(last_label__isnull=False))
+        .filter(
+            Q(snapshot_at__isnull=True)
+            | ~Q(n_judgments=F("snapshot_judgments"))
+            | Q(last_label__gt=F("snapshot_at"))
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def snapshots_refresh_stale() -> list[int]:
+    """Recompute every stale topic (see snapshots_stale_topic_ids); returns the topics refreshed.
+
+    A label re-saved with unchanged values leaves its topic "stale" by time but
+    produces no new version; it is recomputed once per sweep until the next
+    snapshot — cheap, and only for such topics.
+    """
+    refreshed = []
+    for topic_id in snapshots_stale_topic_ids():
+        try:
+            topic_snapshot_create(topic_id=topic_id)
+        except Topic.DoesNotExist:
+            continue
+        except Exception:  # noqa: BLE001 - one broken topic must not stop the sweep
+            logger.exception("stale snapshot refresh failed for topic %s", topic_id)
+            continue
+        refreshed.append(topic_id)
+    return refreshed
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+class _RecomputeOnCommit:
+    """The on_commit callback; carries its topic id so a transaction schedules a topic once."""
+
+    def __init__(self, topic_id: int):
+        self.recompute_topic_id = topic_id
+
+    def __call__(self) -> None:
+        recompute_enqueue(topic_id=self.recompute_topic_id)
+
+
+def topic_recompute_schedule(*, topic_id: int) -> None:
+    """Ask for a recompute of `topic_id` once the current transaction commits.
+
+    Called by the crowd code inside the transaction that sets a label.  Never
+    raises because of the broker: the label must commit whatever Redis does.
+    """
+    connection = transaction.get_connection()
+    if connection.in_atomic_block:
+        for _savepoints, callback, *_rest in connection.run_on_commit:
+            if getattr(callback, "recompute_topic_id", None) == topic_id:
+                return  # already scheduled by this transaction
+    transaction.on_commit(_RecomputeOnCommit(topic_id), robust=True)
+
+
+def recompute_enqueue(*, topic_id: int) -> bool:
+    """Enqueue the recompute task unless one is already pending; True when a task was sent (or run eagerly)."""
+    from estimation.tasks import topic_recompute_task
+
+    app = topic_recompute_task.app
+    if app.conf.task_always_eager:
+        try:
+            topic_recompute_task.apply(kwargs={"topic_id": topic_id})
+        except Exception:  # noqa: BLE001 - the commit happened; the sweep will retry
+            logger.exception("eager recompute of topic %s failed", topic_id)
+        return True
+    try:
+        if not _pending_set(topic_id):
+            return False  # a queued task has not started yet and will read this label
+    except Exception:  # noqa: BLE001 - Redis down: the sweep picks the topic up
+        logger.warning("recompute of topic %s not scheduled: flag store unavailable", topic_id, exc_info=True)
+        return False
+    try:
+        topic_recompute_task.apply_async(kwargs={"topic_id": topic_id}, countdown=RECOMPUTE_COUNTDOWN_SECONDS,
+                                         retry=False)
+    except Exception:  # noqa: BLE001 - broker down: the sweep picks the topic up
+        logger.warning("recompute of topic %s not enqueued: broker unavailable", topic_id, exc_info=True)
+        try:
+            _pending_clear(topic_id)
+        except Exception:  # noqa: BLE001
+            pass
+        return False
+    return True
+
+
+@lru_cache(maxsize=4)
+def _redis_client(url: str):
+    import redis
+
+    # Short timeouts: this runs right after a label commit, inside a web request.
+    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+
+
+def _flag_store() -> Any:
+    from estimation.tasks import topic_recompute_task
+
+    url = str(topic_recompute_task.app.conf.broker_url or "")
+    if url.startswith(("redis://", "rediss://")):
+        return _redis_client(url)
+    return None
+
+
+def _pending_set(topic_id: int) -> bool:
+    key = PENDING_KEY.format(topic_id=topic_id)
+    client = _flag_store()
+    if client is None:
+        return bool(cache.add(key, 1, timeout=PENDING_TTL_SECONDS))
+    return bool(client.set(key, b"1", nx=True, ex=PENDING_TTL_SECONDS))
+
+
+def _pending_clear(topic_id: int) -> None:
+    key = PENDING_KEY.format(topic_id=topic_id)
+    try:
+        client = _flag_store()
+        if client is None:
+            cache.delete(key)
+        else:
+            client.delete(key)
+    except Exception:  # noqa: BLE001 - a stuck flag expires after PENDING_TTL_SECONDS
+        logger.warning("could not clear the recompute flag of topic %s", topic_id, exc_info=True)

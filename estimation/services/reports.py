@@ -1,0 +1,556 @@
+"""A topic's recall report: a JSON-ready dict computed by `estimation.stats` from gathered inputs.
+
+`topic_report_build` gathers the inputs (estimation/services/inputs.py) and hands
+them to `topic_report_from_inputs`, which reads nothing from the database: every
+number in the report is a function of the inputs, the number of posterior draws
+and the seed, so a stored snapshot can be reproduced exactly.  No formula lives
+here — estimates, intervals, diagnostics and plans all come from estimation.stats;
+this module only decides which counts go where.  Schema: docs/report.md.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import math
+import os
+import subprocess
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from annotation.models import Topic
+from estimation.services.inputs import SampleInputs, TopicInputs, topic_inputs_gather
+from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
+# The package re-exports a function named pooled_recall, so import from the module itself.
+from estimation.stats.pooled_recall import CorpusSample, SystemSample
+from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
+from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
+
+logger = logging.getLogger(__name__)
+
+REPORT_SCHEMA = 1
+DEFAULT_DRAWS = 20_000
+# One fixed seed: successive snapshots of a topic use common random numbers, so
+# their Monte Carlo intervals move only when the judgments do.
+DEFAULT_SEED = 20_141_024
+POSTERIOR_BINS = 40
+# Every judged document costs three judgments (seed 000 Sec. 4.1).
+JUDGMENTS_PER_DOCUMENT = 3
+
+_REGION_LABELS = {
+    "A12": "A1 ∩ A2 (retrieved by both)",
+    "B1": "A1 ∖ A2 (C1 only)",
+    "B2": "A2 ∖ A1 (C2 only)",
+    "A1": "A1 (paper design)",
+    "A2": "A2 (paper design)",
+    "U": "Uniform sample of the corpus",
+}
+
+
+# --------------------------------------------------------------------------- code version
+
+
+@lru_cache(maxsize=1)
+def code_version_get() -> str:
+    """The code version recorded with every snapshot.
+
+    APP_CODE_VERSION when set (deployments set it: no .git there); otherwise
+    `git describe --always --dirty --tags` of the checkout, read once per
+    process (a process runs the code it loaded); "unknown" when neither works.
+    """
+    value = os.environ.get("APP_CODE_VERSION", "").strip()
+    if not value:
+        try:
+            result = subprocess.run(
+                ["git", "describe", "--always", "--dirty", "--tags"],
+                cwd=Path(__file__).resolve().parent.parent.parent,
+                capture_output=True, text=True, timeout=5, check=True,
+            )
+            value = result.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            value = ""
+    return (value or "unknown")[:64]
+
+
+# --------------------------------------------------------------------------- building
+
+
+def topic_report_build(*, topic: Topic, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """The report of `topic` from its current labels (reads the database, writes nothing)."""
+    inputs = topic_inputs_gather(topic=topic, parameters=report_parameters(draws=draws, seed=seed),
+                                 code_version=code_version_get())
+    return topic_report_from_inputs(inputs=inputs)
+
+
+def report_parameters(*, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    return {"draws": int(draws), "seed": int(seed), "report_schema": REPORT_SCHEMA, "posterior_bins": POSTERIOR_BINS}
+
+
+def topic_report_from_inputs(*, inputs: TopicInputs, generated_at: str | None = None) -> dict[str, Any]:
+    """The report dict for gathered inputs; pure (no database), never raises on odd counts."""
+    builder = _ReportBuilder(inputs)
+    report = builder.build()
+    report["generated_at"] = generated_at or timezone.now().isoformat()
+    return report
+
+
+def _region(sample: SampleInputs | None, size: int) -> pair_recall.RegionSample:
+    if sample is None:
+        return pair_recall.RegionSample(size=int(size), judged=0, relevant=0.0)
+    return pair_recall.RegionSample(size=sample.size, judged=sample.judged, relevant=sample.relevant)
+
+
+def _estimate(estimate: pair_recall.Estimate | None) -> dict[str, Any]:
+    if estimate is None:
+        return {"estimate": None, "low": None, "high": None, "method": None}
+    return {"estimate": _num(estimate.point), "low": _num(estimate.low), "high": _num(estimate.high),
+            "method": estimate.method}
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _diagnostic(code: str, severity: str, message: str, source: str = "report") -> dict[str, str]:
+    return {"code": code, "severity": severity, "message": message, "source": source}
+
+
+class _ReportBuilder:
+    """Holds the intermediate results while the report dict is assembled."""
+
+    def __init__(self, inputs: TopicInputs):
+        self.inputs = inputs
+        self.draws = int(inputs.parameters.get("draws", DEFAULT_DRAWS))
+        self.seed = int(inputs.parameters.get("seed", DEFAULT_SEED))
+        self.confidence = inputs.confidence
+        self.diagnostics: list[dict[str, str]] = []
+        self.stratified: pair_recall.StratifiedPairRecall | None = None
+        self.paper: pair_recall.PaperDesignPairRecall | None = None
+
+    # ----------------------------------------------------------------- top level
+
+    def build(self) -> dict[str, Any]:
+        inputs = self.inputs
+        judged_documents = sum(s.judged for s in inputs.samples.values())
+        if inputs.c1 is None:
+            self.diagnostics.append(_diagnostic(
+                "no_pair", "error", "This topic has no classifier pair yet, so recall cannot be estimated."))
+        if judged_documents == 0:
+            self.diagnostics.append(_diagnostic(
+                "no_judgments", "info", "No judgments yet: no sampled document has its three judgments, so every estimate is empty."))
+        if inputs.soft_labels:
+            self.diagnostics.append(_diagnostic(
+                "soft_labels", "info",
+                "Relevant counts are sums of Dawid–Skene posterior probabilities (soft labels), not majority votes."))
+        corpus_size = self._corpus_size_for_eq2()
+        if inputs.c1 is not None:
+            self._run_stratified(corpus_size)
+            self._run_paper(corpus_size)
+
+        primary = self._primary()
+        classifiers = self._classifiers(primary)
+        uniform_plan, cost_ratio = self._uniform_comparison(primary)
+        report = {
+            "schema": REPORT_SCHEMA,
+            "topic": {
+                "id": inputs.topic_id, "name": inputs.topic_name, "aggregator": inputs.aggregator,
+                "target_recall": inputs.target_recall, "confidence": inputs.confidence, "crowd": inputs.crowd,
+            },
+            "parameters": {"draws": self.draws, "seed": self.seed, "confidence": self.confidence},
+            "corpus_size": inputs.corpus_size,
+            "pair": None if inputs.c1 is None else {"c1": inputs.c1.name, "c2": inputs.c2.name},
+            "classifiers": classifiers,
+            "regions": self._regions(),
+            "design": primary["design"],
+            "recall_eq1": primary["eq1"],
+            "recall_eq2": primary["eq2"],
+            "recall_stratified": self._stratified_block(),
+            "recall_paper_design": self._paper_block(),
+            "estimated_relevant": self._estimated_relevant(primary),
+            "judgments": inputs.judgments,
+            "judged_documents": judged_documents,
+            "cost": self._cost(judged_documents),
+            "uniform_sampling_judgments": uniform_plan,
+            "cost_ratio": cost_ratio,
+            "sensitivity": self._sensitivity(),
+            "pooled_recall": self._pooled_recall(),
+            "posterior": self._posterior(),
+            "worker_agreement": self._worker_agreement(),
+            "certification": inputs.certification,
+            "code_version": inputs.code_version,
+        }
+        report["diagnostics"] = self.diagnostics
+        return report
+
+    def _corpus_size_for_eq2(self) -> int | None:
+        sizes = self.inputs.region_sizes
+        if not sizes:
+            return None
+        union = sizes["A12"] + sizes["B1"] + sizes["B2"]
+        if self.inputs.corpus_size < union or self.inputs.corpus_size <= 0:
+            self.diagnostics.append(_diagnostic(
+                "corpus_size_unknown", "warning",
+                f"The corpus size ({self.inputs.corpus_size:,}) is smaller than the documents the pair retrieves "
+                f"({union:,}); Eq. 2 and the prevalence-based figures are left out."))
+            return None
+        return self.inputs.corpus_size
+
+    # ----------------------------------------------------------------- estimators
+
+    def _run_stratified(self, corpus_size: int | None) -> None:
+        inputs = self.inputs
+        keys = ("A12", "B1", "B2")
+        if not any(inputs.sample(k) and inputs.sample(k).judged for k in keys):
+            return
+        others = {
+            str(c.id): _region(inputs.sample(f"R:{c.id}"), c.retrieved)
+            for c in inputs.extras
+            if inputs.sample(f"R:{c.id}") is not None and inputs.sample(f"R:{c.id}").judged
+        }
+        try:
+            self.stratified = pair_recall.stratified_pair_recall(
+                a12=_region(inputs.sample("A12"), inputs.region_sizes["A12"]),
+                b1=_region(inputs.sample("B1"), inputs.region_sizes["B1"]),
+                b2=_region(inputs.sample("B2"), inputs.region_sizes["B2"]),
+                corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
+                other_classifiers=others, return_draws=True,
+            )
+        except ValueError as exc:
+            self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
+            return
+        self.diagnostics.extend(
+            _diagnostic(d.code, d.severity, d.message, "stratified_pair_recall") for d in self.stratified.diagnostics
+        )
+
+    def _run_paper(self, corpus_size: int | None) -> None:
+        inputs = self.inputs
+        if not (inputs.sample("A1") and inputs.sample("A2")):
+            return
+        sizes = inputs.region_sizes
+        try:
+            self.paper = pair_recall.paper_design_pair_recall(
+                a1=_region(inputs.sample("A1"), sizes["A1"]),
+                a2=_region(inputs.sample("A2"), sizes["A2"]),
+                a12=_region(inputs.sample("A12"), sizes["A12"]),
+                corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
+            )
+        except ValueError as exc:
+            self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The paper-design estimate failed: {exc}"))
+            return
+        self.diagnostics.extend(
+            _diagnostic(d.code, d.severity, d.message, "paper_design_pair_recall") for d in self.paper.diagnostics
+        )
+
+    def _primary(self) -> dict[str, Any]:
+        """The estimates the classifier rows show: the stratified design when judged, else the paper's."""
+        s, p = self.stratified, self.paper
+        if s is not None and s.r1.point is not None:
+            return {"design": "stratified", "p1": s.p1, "p2": s.p2, "r1": s.r1, "r2": s.r2, "n_hat": s.n_hat,
+                    "chapman": s.n_hat_chapman,
+                    "eq1": {"C1": _estimate(s.eq1_r1), "C2": _estimate(s.eq1_r2), "design": "stratified"},
+                    "eq2": {"C1": _estimate(s.eq2_r1), "C2": _estimate(s.eq2_r2), "design": "stratified"},
+                    "judged": {"c1": self._judged("A12", "B1"), "c2": self._judged("A12", "B2"),
+                               "pair": self._judged("A12", "B1", "B2")}}
+        if p is not None and p.eq1_r1.point is not None:
+            return {"design": "paper", "p1": p.p1, "p2": p.p2, "r1": p.eq1_r1, "r2": p.eq1_r2, "n_hat": p.n_hat,
+                    "chapman": None,
+                    "eq1": {"C1": _estimate(p.eq1_r1), "C2": _estimate(p.eq1_r2), "design": "paper"},
+                    "eq2": {"C1": _estimate(p.eq2_r1), "C2": _estimate(p.eq2_r2), "design": "paper"},
+                    "judged": {"c1": self._judged("A1"), "c2": self._judged("A2"),
+                               "pair": self._judged("A1", "A2", "A12")}}
+        empty = {"C1": _estimate(None), "C2": _estimate(None), "design": None}
+        return {"design": None, "p1": None, "p2": None, "r1": None, "r2": None, "n_hat": None, "chapman": None,
+                "eq1": empty, "eq2": dict(empty), "judged": {"c1": 0, "c2": 0, "pair": 0}}
+
+    def _judged(self, *keys: str) -> int:
+        return sum(self.inputs.sample(k).judged for k in keys if self.inputs.sample(k) is not None)
+
+    # ----------------------------------------------------------------- classifiers
+
+    def _classifiers(self, primary: dict[str, Any]) -> list[dict[str, Any]]:
+        inputs = self.inputs
+        rows: list[dict[str, Any]] = []
+        n_hat = _num(primary["n_hat"].point) if primary["n_hat"] is not None else None
+        for info, precision, recall, judged in (
+            (inputs.c1, primary["p1"], primary["r1"], primary["judged"]["c1"]),
+            (inputs.c2, primary["p2"], primary["r2"], primary["judged"]["c2"]),
+        ):
+            if info is None:
+                continue
+            rows.append(self._classifier_row(
+                info=info, precision=_estimate(precision), recall=_estimate(recall), precision_judged=judged,
+                n_hat=n_hat, f1_judged=primary["judged"]["pair"]))
+        for info in inputs.extras:
+            sample = inputs.sample(f"R:{info.id}")
+            precision = {"estimate": None, "low": None, "high": None, "method": None}
+            if sample is not None and sample.judged:
+                interval = proportions.clopper_pearson_interval(
+                    relevant=sample.relevant, judged=sample.judged, confidence=self.confidence)
+                precision = {"estimate": interval.estimate, "low": interval.low, "high": interval.high,
+                             "method": "clopper-pearson"}
+            recall = _estimate(None)
+            if self.stratified is not None and str(info.id) in self.stratified.other_recalls:
+                recall = _estimate(self.stratified.other_recalls[str(info.id)])
+            judged = sample.judged if sample is not None else 0
+            rows.append(self._classifier_row(
+                info=info, precision=precision, recall=recall, precision_judged=judged,
+                n_hat=n_hat, f1_judged=judged + primary["judged"]["pair"]))
+        return rows
+
+    def _classifier_row(self, *, info, precision, recall, precision_judged, n_hat, f1_judged) -> dict[str, Any]:
+        return {
+            "id": info.id, "name": info.name, "fingerprint": info.fingerprint, "role": info.role,
+            "retrieved": info.retrieved,
+            "precision": {**precision, "judged": precision_judged},
+            "recall": recall,
+            "f1": self._f1(info=info, precision=precision["estimate"], n_hat=n_hat, judged=f1_judged),
+            "extrapolated_precision": self._extrapolated(precision=precision["estimate"], recall=recall["estimate"], n_hat=n_hat),
+        }
+
+    def _f1(self, *, info, precision: float | None, n_hat: float | None, judged: int) -> dict[str, Any]:
+        """Seed 002 binary F1 posterior from estimated TP/FP/FN (an approximation, docs/report.md).
+
+        TP = p·|A|, FP = (1−p)·|A|, FN = n̂ − TP are population estimates; they are
+        rescaled to the number of judged documents behind them so the Dirichlet
+        posterior is about as wide as that sample warrants.
+        """
+        empty = {"estimate": None, "low": None, "high": None, "mean": None, "method": None}
+        if precision is None or n_hat is None or judged <= 0 or info.retrieved <= 0:
+            return empty
+        tp = precision * info.retrieved
+        fp = info.retrieved - tp
+        fn = max(0.0, n_hat - tp)
+        total = tp + fp + fn
+        if total <= 0:
+            return empty
+        scale = judged / total
+        summary = f1_posterior.binary_f1_posterior(
+            tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=self.draws, seed=self.seed,
+            mass=self.confidence)
+        return {"estimate": _num(summary["score"]), "low": _num(summary["hdi"][0]), "high": _num(summary["hdi"][1]),
+                "mean": _num(summary["mean"]),
+                "method": "seed 002 binary F1 posterior (HDI) on estimated TP/FP/FN rescaled to the judged documents; approximate"}
+
+    def _extrapolated(self, *, precision: float | None, recall: float | None, n_hat: float | None) -> dict[str, Any]:
+        target = self.inputs.target_recall
+        result = {"target_recall": target, "estimate": None, "refused": None}
+        if precision is None or recall is None or n_hat is None or not self.inputs.corpus_size:
+            result["refused"] = "Precision, recall and the number of relevant documents are needed first."
+            return result
+        try:
+            result["estimate"] = _num(extrapolated_precision(
+                precision=float(precision), recall=float(recall),
+                prevalence=float(n_hat) / self.inputs.corpus_size, target_recall=float(target)))
+        except ExtrapolationRefused as exc:
+            result["refused"] = exc.reason
+        return result
+
+    # ----------------------------------------------------------------- other blocks
+
+    def _regions(self) -> list[dict[str, Any]]:
+        inputs = self.inputs
+        names = {c.id: c.name for c in ([inputs.c1, inputs.c2] if inputs.c1 else []) + list(inputs.extras)}
+        rows = []
+        order = ["A12", "B1", "B2", "A1", "A2"]
+        for key in order:
+            if key not in inputs.region_sizes:
+                continue
+            sample = inputs.sample(key)
+            if key in ("A1", "A2") and sample is None:
+                continue  # the paper's design was not used
+            rows.append(self._region_row(key, _REGION_LABELS[key], inputs.region_sizes[key], sample, None))
+        for key in sorted(k for k in inputs.samples if k.startswith("R:")):
+            sample = inputs.samples[key]
+            rows.append(self._region_row(key, f"Retrieved by {names.get(sample.classifier_id, sample.classifier_id)}",
+                                         sample.size, sample, sample.classifier_id))
+        if inputs.sample("U") is not None:
+            rows.append(self._region_row("U", _REGION_LABELS["U"], inputs.corpus_size, inputs.sample("U"), None))
+        return rows
+
+    @staticmethod
+    def _region_row(name, label, size, sample, classifier_id) -> dict[str, Any]:
+        judged = sample.judged if sample else 0
+        relevant = sample.relevant if sample else 0.0
+        return {"name": name, "label": label, "classifier_id": classifier_id, "size": int(size),
+                "sampled": sample.sampled if sample else 0, "judged": judged, "relevant": relevant,
+                "precision": relevant / judged if judged else None}
+
+    def _stratified_block(self) -> dict[str, Any] | None:
+        s = self.stratified
+        if s is None:
+            return None
+        return {
+            "C1": _estimate(s.r1), "C2": _estimate(s.r2),
+            "p1": _estimate(s.p1), "p2": _estimate(s.p2), "p12": _estimate(s.p12),
+            "delta_method": {"C1": s.delta_r1.as_dict(), "C2": s.delta_r2.as_dict()},
+        }
+
+    def _paper_block(self) -> dict[str, Any] | None:
+        p = self.paper
+        if p is None:
+            return None
+        return {
+            "eq1": {"C1": _estimate(p.eq1_r1), "C2": _estimate(p.eq1_r2)},
+            "eq2": {"C1": _estimate(p.eq2_r1), "C2": _estimate(p.eq2_r2)},
+            "p1": _estimate(p.p1), "p2": _estimate(p.p2), "p12": _estimate(p.p12), "n_hat": _estimate(p.n_hat),
+        }
+
+    def _estimated_relevant(self, primary) -> dict[str, Any]:
+        block = _estimate(primary["n_hat"])
+        block["chapman"] = _num(primary["chapman"])
+        block["prevalence"] = (block["estimate"] / self.inputs.corpus_size
+                               if block["estimate"] is not None and self.inputs.corpus_size else None)
+        return block
+
+    def _cost(self, judged_documents: int) -> dict[str, Any]:
+        cost = self.inputs.cost
+        spent = Decimal(cost.spent)
+        return {
+            "spent": float(spent), "rewards": float(Decimal(cost.rewards)), "currency": "USD",
+            "assignments": cost.assignments, "includes_fees": cost.includes_fees,
+            "per_judged_document": float(spent / judged_documents) if judged_documents else None,
+        }
+
+    def _uniform_comparison(self, primary) -> tuple[dict[str, Any], float | None]:
+        """Documents a uniform sample of the corpus needs for C1's interval half-width (planning.uniform_sample_size)."""
+        plan = {"documents": None, "judgments": None, "recall": None, "half_width": None, "prevalence": None,
+                "confidence": self.confidence}
+        r1 = primary["r1"]
+        n_hat = primary["n_hat"]
+        if r1 is None or r1.point is None or r1.low is None or n_hat is None or n_hat.point is None:
+            return plan, None
+        if not self.inputs.corpus_size or not math.isfinite(n_hat.point):
+            return plan, None
+        half_width = (r1.high - r1.low) / 2.0
+        prevalence = min(1.0, n_hat.point / self.inputs.corpus_size)
+        plan.update({"recall": r1.point, "half_width": half_width, "prevalence": prevalence})
+        try:
+            documents = planning.uniform_sample_size(
+                recall=min(1.0, r1.point), prevalence=prevalence, half_width=half_width,
+                confidence=self.confidence, corpus_size=self.inputs.corpus_size)
+        except ValueError as exc:
+            self.diagnostics.append(_diagnostic("uniform_comparison_unavailable", "info",
+                                                f"The uniform-sampling comparison is not available: {exc}"))
+            return plan, None
+        plan["documents"] = documents
+        plan["judgments"] = documents * JUDGMENTS_PER_DOCUMENT
+        judged = primary["judged"]["pair"]
+        return plan, (documents / judged if judged else None)
+
+    def _sensitivity(self) -> list[dict[str, Any]] | None:
+        if self.stratified is None:
+            return None
+        return [point.as_dict() for point in self.stratified.sensitivity]
+
+    def _posterior(self) -> dict[str, Any] | None:
+        """Histograms of the Jeffreys posterior draws of each recall, for plots."""
+        s = self.stratified
+        if s is None or s.r1_draws is None:
+            return None
+        edges = np.linspace(0.0, 1.0, POSTERIOR_BINS + 1)
+        result = {"bins": POSTERIOR_BINS, "edges": [float(e) for e in edges]}
+        for name, draws in (("C1", s.r1_draws), ("C2", s.r2_draws)):
+            values = np.asarray(draws, dtype=float)
+            values = values[np.isfinite(values)]
+            counts, _ = np.histogram(np.clip(values, 0.0, 1.0), bins=edges)
+            result[name] = {"counts": [int(c) for c in counts], "draws": int(values.size)}
+        return result
+
+    def _worker_agreement(self) -> dict[str, Any] | None:
+        rows = [(r, t - r) for r, t in self.inputs.votes if t == JUDGMENTS_PER_DOCUMENT]
+        if not rows:
+            return None
+        try:
+            kappa = aggregation.fleiss_kappa(counts=np.asarray(rows, dtype=float))
+        except ValueError as exc:
+            return {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
+        return {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
+
+    def _pooled_recall(self) -> dict[str, Any] | None:
+        """Seed 003 with ≥ 3 systems and a judged uniform sample; systems are sampled by R (and A1/A2) draws.
+
+        The stratified regions are not uniform samples of one system's output, so
+        they are not used here; C1 and C2 take part through the paper design's A1
+        and A2 samples when those exist, and otherwise only as pool members.
+        """
+        inputs = self.inputs
+        uniform = inputs.sample("U")
+        systems_info = ([inputs.c1, inputs.c2] if inputs.c1 else []) + list(inputs.extras)
+        if len(systems_info) < 3 or uniform is None or uniform.judged == 0:
+            return None
+        sample_for = {inputs.c1.id: inputs.sample("A1"), inputs.c2.id: inputs.sample("A2")}
+        sample_for.update({c.id: inputs.sample(f"R:{c.id}") for c in inputs.extras})
+        systems = []
+        for info in systems_info:
+            sample = sample_for.get(info.id)
+            systems.append(SystemSample(
+                name=str(info.id), retrieved=info.retrieved,
+                relevant=list(sample.labels) if sample else [],
+                retrieved_by=[[str(c) for c in holders] for holders in sample.retrieved_by] if sample else [],
+            ))
+        corpus = CorpusSample(relevant=list(uniform.labels),
+                                            in_pool=[bool(holders) for holders in uniform.retrieved_by])
+        try:
+            result = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=self.confidence,
+                                                 draws=self.draws, seed=self.seed)
+        except ValueError as exc:
+            self.diagnostics.append(_diagnostic("pooled_recall_unavailable", "info",
+                                                f"Pooled recall (seed 003) is not available: {exc}"))
+            return None
+        names = {str(info.id): info.name for info in systems_info}
+        data = result.as_dict()
+        for system in data["systems"]:
+            system["id"] = int(system["name"])
+            system["name"] = names[system["name"]]
+        data["weights"] = {names[k]: v for k, v in data["weights"].items()}
+        return data
+
+
+# --------------------------------------------------------------------------- CSV
+
+CSV_COLUMNS = [
+    "row_type", "name", "role", "size", "judged", "relevant",
+    "precision", "precision_low", "precision_high",
+    "recall", "recall_low", "recall_high", "recall_method",
+    "f1", "f1_low", "f1_high", "extrapolated_precision", "fingerprint",
+]
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        # A spreadsheet would run it as a formula: classifier names are user text.
+        return "'" + value
+    return value
+
+
+def topic_report_csv(*, report: dict[str, Any]) -> str:
+    """One row per classifier, then one per region (columns in docs/report.md)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for c in report.get("classifiers") or []:
+        writer.writerow([_csv_cell(v) for v in (
+            "classifier", c["name"], c["role"], c["retrieved"], c["precision"]["judged"], None,
+            c["precision"]["estimate"], c["precision"]["low"], c["precision"]["high"],
+            c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
+            c["f1"]["estimate"], c["f1"]["low"], c["f1"]["high"], c["extrapolated_precision"]["estimate"],
+            c["fingerprint"],
+        )])
+    for r in report.get("regions") or []:
+        writer.writerow([_csv_cell(v) for v in (
+            "region", r["name"], None, r["size"], r["judged"], r["relevant"], r["precision"],
+            None, None, None, None, None, None, None, None, None, None, None,
+        )])
+    return out.getvalue()

@@ -1,0 +1,373 @@
+"""The report wiring: which documents and labels reach which estimator, and the report's shape.
+
+Expected values are computed here from counts written out by hand and passed to
+the estimation.stats functions directly — never through the gathering code under test.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+import pytest
+
+from annotation.models import (
+    Assignment,
+    ClassifierPair,
+    Hit,
+    Label,
+    Region,
+    SampleDraw,
+    SampledDocument,
+    Topic,
+    TopicClassifier,
+    Worker,
+)
+from estimation.services.reports import topic_report_build, topic_report_csv
+from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
+from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
+from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+DRAWS = 2_000
+SEED = 7
+
+
+@dataclass
+class Built:
+    topic: Topic
+    docs: list  # Document pks by position 0..59
+    c1: object
+    c2: object
+    c3: object
+    extras: dict = field(default_factory=dict)
+
+
+def build_topic(*, aggregator: str = Topic.Aggregator.MAJORITY, with_labels: bool = True) -> Built:
+    """A 60-document corpus; C1 = docs 0..29, C2 = 20..44, C3 (extra) = 10..34.
+
+    Regions: A12 = 20..29 (10), B1 = 0..19 (20), B2 = 30..44 (15).
+    """
+    corpus = CorpusFactory()
+    docs = [DocumentFactory(corpus=corpus, title="t", text="x").pk for _ in range(60)]
+    corpus.document_count = 60
+    corpus.save(update_fields=["document_count"])
+    c1 = ClassifierFactory(corpus=corpus, name="=title filter", ids=docs[0:30])
+    c2 = ClassifierFactory(corpus=corpus, name="body filter", ids=docs[20:45])
+    c3 = ClassifierFactory(corpus=corpus, name="model", ids=docs[10:35])
+    topic = TopicFactory(corpus=corpus, aggregator=aggregator, target_recall=0.8, confidence=0.95)
+    ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
+    TopicClassifier.objects.create(topic=topic, classifier=c3)
+    built = Built(topic=topic, docs=docs, c1=c1, c2=c2, c3=c3)
+    if with_labels:
+        add_samples_and_labels(built)
+    return built
+
+
+def _draw(topic, purpose, region, positions, docs, classifier=None):
+    draw = SampleDraw.objects.create(topic=topic, purpose=purpose, region=region, classifier=classifier, seed=1,
+                                     region_size=100, requested=len(positions), drawn=len(positions))
+    SampledDocument.objects.bulk_create([
+        SampledDocument(draw=draw, topic=topic, document_id=docs[p], region=region, inclusion_probability=0.5)
+        for p in positions
+    ])
+    return draw
+
+
+def _label(topic, doc, relevant=None, posterior=None, gold=None, votes=None):
+    """relevant None = incomplete (fewer than three votes)."""
+    if votes is None:
+        votes = (0, 1) if relevant is None else ((3, 3) if relevant else (0, 3))
+    Label.objects.create(topic=topic, document_id=doc, majority=relevant, posterior=posterior, gold=gold,
+                         votes_relevant=votes[0], votes_total=votes[1])
+
+
+# Hand-written design of the sample (positions in the 60-document corpus):
+#   A12 pair draw: 20..27; a second (paper) A12 draw re-draws 20, 21 (counted once).
+#     judged: 20..25 (6), relevant 20..24 (5); 26 incomplete; 27 has no label.
+#   B1: 0..9; judged 0..7 (8), relevant 0, 1 (2); 8 is gold-labelled (excluded); 9 incomplete.
+#   B2: 30..39; judged 30..36 (7), relevant 30, 31, 32 (3).
+#   R (C3): 10..15 and 33 — 33 is also judged in B2 (not relevant); relevant 10, 11, 12.
+#     -> judged 7, relevant 3.
+#   U: 50..55, judged all, relevant 50 only; 28 in U too (judged, not relevant; retrieved by C1, C2, C3).
+#   G: 29 (a gold document, region G) — excluded although labelled.
+#   certification draw: 56..59 judged relevant — excluded.
+EXPECTED = {
+    "A12": (10, 6, 5.0),
+    "B1": (20, 8, 2.0),
+    "B2": (15, 7, 3.0),
+    "R": (25, 7, 3.0),
+    "U": (60, 7, 1.0),
+}
+
+
+def add_samples_and_labels(built: Built) -> None:
+    topic, docs = built.topic, built.docs
+    P = SampleDraw.Purpose
+    _draw(topic, P.PAIR, Region.A12, range(20, 28), docs)
+    _draw(topic, P.PAPER, Region.A12, [20, 21], docs)
+    _draw(topic, P.PAIR, Region.B1, range(0, 10), docs)
+    _draw(topic, P.PAIR, Region.B2, range(30, 40), docs)
+    _draw(topic, P.PRECISION, Region.RETRIEVED, [10, 11, 12, 13, 14, 15, 33], docs, classifier=built.c3)
+    _draw(topic, P.UNIFORM, Region.UNIFORM, [50, 51, 52, 53, 54, 55, 28], docs)
+    _draw(topic, P.PAIR, Region.GOLD, [29], docs)
+    _draw(topic, P.CERTIFICATION, Region.UNIFORM, [56, 57, 58, 59], docs)
+    relevant = {20, 21, 22, 23, 24, 0, 1, 30, 31, 32, 10, 11, 12, 50, 56, 57, 58, 59}
+    judged = set(range(20, 26)) | set(range(0, 8)) | set(range(30, 37)) | set(range(10, 16)) \
+        | set(range(50, 56)) | {28} | set(range(56, 60))
+    for position in sorted(judged):
+        _label(topic, docs[position], relevant=position in relevant,
+               posterior=0.9 if position in relevant else 0.1)
+    _label(topic, docs[26])  # incomplete
+    _label(topic, docs[9])  # incomplete
+    _label(topic, docs[8], relevant=True, gold=True, votes=(7, 9))  # gold, excluded
+    _label(topic, docs[29], relevant=True, gold=True, votes=(5, 6))  # gold, excluded
+
+
+def _expected_stratified(*, expected=EXPECTED, classifier_id, draws=DRAWS, seed=SEED):
+    return pair_recall.stratified_pair_recall(
+        a12=expected["A12"], b1=expected["B1"], b2=expected["B2"], corpus_size=60, confidence=0.95,
+        draws=draws, seed=seed, other_classifiers={str(classifier_id): expected["R"]}, return_draws=True,
+    )
+
+
+def _by_name(rows, name):
+    return next(r for r in rows if r["name"] == name)
+
+
+def test_regions_count_distinct_judged_documents_and_exclude_gold_and_certification():
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    regions = {r["name"]: r for r in report["regions"]}
+    for name in ("A12", "B1", "B2", "U"):
+        size, judged, relevant = EXPECTED[name]
+        assert (regions[name]["size"], regions[name]["judged"], regions[name]["relevant"]) == (size, judged, relevant)
+    r = regions[f"R:{built.c3.pk}"]
+    assert (r["size"], r["judged"], r["relevant"]) == EXPECTED["R"]
+    assert regions["A12"]["sampled"] == 8  # 20..27, the re-drawn 20 and 21 once
+    assert regions["B1"]["sampled"] == 9  # 0..9 minus the gold-labelled 8
+    assert "G" not in regions and "A1" not in regions
+
+
+def test_report_equals_stats_outputs_on_hand_counted_regions():
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    expected = _expected_stratified(classifier_id=built.c3.pk)
+
+    assert report["design"] == "stratified"
+    for key, estimate in (("C1", expected.eq1_r1), ("C2", expected.eq1_r2)):
+        got = report["recall_eq1"][key]
+        assert (got["estimate"], got["low"], got["high"]) == (estimate.point, estimate.low, estimate.high)
+    for key, estimate in (("C1", expected.eq2_r1), ("C2", expected.eq2_r2)):
+        got = report["recall_eq2"][key]
+        assert (got["estimate"], got["low"], got["high"]) == (estimate.point, estimate.low, estimate.high)
+    assert report["recall_stratified"]["C1"]["estimate"] == expected.r1.point
+    assert report["estimated_relevant"]["estimate"] == expected.n_hat.point
+    assert report["estimated_relevant"]["low"] == expected.n_hat.low
+    assert report["estimated_relevant"]["chapman"] == expected.n_hat_chapman
+    # Hand check of the point: T12 = 10·5/6, T_B2 = 15·3/7 -> r1 = T12 / (T12 + T_B2).
+    t12, tb2 = 10 * 5 / 6, 15 * 3 / 7
+    assert report["recall_eq1"]["C1"]["estimate"] == pytest.approx(t12 / (t12 + tb2))
+
+    c1 = _by_name(report["classifiers"], "=title filter")
+    assert c1["role"] == "c1" and c1["retrieved"] == 30 and c1["fingerprint"] == built.c1.fingerprint
+    assert (c1["precision"]["estimate"], c1["precision"]["low"]) == (expected.p1.point, expected.p1.low)
+    assert c1["precision"]["judged"] == 6 + 8
+    assert c1["recall"]["estimate"] == expected.r1.point
+
+    c3 = _by_name(report["classifiers"], "model")
+    cp = proportions.clopper_pearson_interval(relevant=3.0, judged=7, confidence=0.95)
+    assert (c3["precision"]["estimate"], c3["precision"]["low"], c3["precision"]["high"]) == (cp.estimate, cp.low, cp.high)
+    other = expected.other_recalls[str(built.c3.pk)]
+    assert (c3["recall"]["estimate"], c3["recall"]["low"], c3["recall"]["high"]) == (other.point, other.low, other.high)
+
+    codes = {d["code"] for d in report["diagnostics"]}
+    assert {d.code for d in expected.diagnostics} <= codes
+    assert [s["delta1"] for s in report["sensitivity"]] == [s.delta1 for s in expected.sensitivity]
+
+
+def test_f1_extrapolation_uniform_comparison_and_agreement_wiring():
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    expected = _expected_stratified(classifier_id=built.c3.pk)
+    c1 = _by_name(report["classifiers"], "=title filter")
+
+    # F1 from TP = p1|A1|, FP = |A1| - TP, FN = n̂ - TP, rescaled to the 21 judged pair documents.
+    tp = expected.p1.point * 30
+    fp, fn = 30 - tp, expected.n_hat.point - tp
+    scale = 21 / (tp + fp + fn)
+    f1 = f1_posterior.binary_f1_posterior(tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=DRAWS, seed=SEED, mass=0.95)
+    assert (c1["f1"]["estimate"], c1["f1"]["low"], c1["f1"]["high"]) == (f1["score"], *f1["hdi"])
+    assert c1["f1"]["estimate"] == pytest.approx(2 * tp / (2 * tp + fp + fn))
+
+    try:
+        extrapolated = extrapolated_precision(precision=expected.p1.point, recall=expected.r1.point,
+                                              prevalence=expected.n_hat.point / 60, target_recall=0.8)
+        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": extrapolated, "refused": None}
+    except ExtrapolationRefused as exc:
+        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": None, "refused": exc.reason}
+
+    half = (expected.r1.high - expected.r1.low) / 2
+    documents = planning.uniform_sample_size(recall=min(1.0, expected.r1.point), prevalence=expected.n_hat.point / 60,
+                                             half_width=half, confidence=0.95, corpus_size=60)
+    assert report["uniform_sampling_judgments"]["documents"] == documents
+    assert report["uniform_sampling_judgments"]["judgments"] == 3 * documents
+    assert report["cost_ratio"] == pytest.approx(documents / 21)
+
+    # Fleiss' kappa over the judged, sampled, non-gold documents with three votes each:
+    # 14 unanimous relevant (5 in A12, 2 in B1, 3 in B2, 3 in R, 1 in U), the other 20 unanimous not relevant.
+    relevant_docs = 5 + 2 + 3 + 3 + 1
+    judged_docs = 6 + 8 + 7 + 6 + 7  # A12, B1, B2, R (10..15; 33 is in B2), U
+    counts = [[3, 0]] * relevant_docs + [[0, 3]] * (judged_docs - relevant_docs)
+    assert report["worker_agreement"]["documents"] == judged_docs
+    assert report["worker_agreement"]["fleiss_kappa"] == aggregation.fleiss_kappa(counts=counts)
+
+
+def test_soft_labels_sum_dawid_skene_posteriors():
+    built = build_topic(aggregator=Topic.Aggregator.DAWID_SKENE)
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    regions = {r["name"]: r for r in report["regions"]}
+    # Posteriors are 0.9 for relevant and 0.1 for not relevant documents.
+    soft = {"A12": (6, 5 * 0.9 + 1 * 0.1), "B1": (8, 2 * 0.9 + 6 * 0.1), "B2": (7, 3 * 0.9 + 4 * 0.1)}
+    for name, (judged, relevant) in soft.items():
+        assert regions[name]["judged"] == judged
+        assert regions[name]["relevant"] == pytest.approx(relevant)
+    expected = pair_recall.stratified_pair_recall(
+        a12=(10, 6, soft["A12"][1]), b1=(20, 8, soft["B1"][1]), b2=(15, 7, soft["B2"][1]), corpus_size=60,
+        confidence=0.95, draws=DRAWS, seed=SEED, other_classifiers={str(built.c3.pk): (25, 7, 3 * 0.9 + 4 * 0.1)},
+        return_draws=True,
+    )
+    assert report["recall_eq1"]["C1"]["estimate"] == pytest.approx(expected.r1.point, rel=1e-12)
+    assert report["recall_eq1"]["C1"]["low"] == pytest.approx(expected.r1.low, rel=1e-9)
+    assert "soft_labels" in {d["code"] for d in report["diagnostics"]}
+
+
+def test_paper_design_samples_reach_the_paper_estimator():
+    built = build_topic()
+    topic, docs = built.topic, built.docs
+    _draw(topic, SampleDraw.Purpose.PAPER, Region.A1, [0, 1, 2, 3, 20, 21], docs)
+    _draw(topic, SampleDraw.Purpose.PAPER, Region.A2, [40, 41, 42, 22, 23], docs)
+    for position, relevant in ((40, True), (41, False), (42, False)):
+        _label(topic, docs[position], relevant=relevant)
+    report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
+    # A1: 0..3 judged (0, 1 relevant), 20, 21 relevant -> 6 judged, 4 relevant.
+    # A2: 40 relevant, 41, 42 not, 22, 23 relevant -> 5 judged, 3 relevant. A12 as before.
+    expected = pair_recall.paper_design_pair_recall(
+        a1=(30, 6, 4.0), a2=(25, 5, 3.0), a12=(10, 6, 5.0), corpus_size=60, confidence=0.95, draws=DRAWS, seed=SEED)
+    paper = report["recall_paper_design"]
+    assert paper["eq1"]["C1"]["estimate"] == expected.eq1_r1.point
+    assert paper["eq1"]["C1"]["low"] == expected.eq1_r1.low
+    assert paper["p2"]["estimate"] == expected.p2.point
+    assert report["design"] == "stratified"  # the stratified regions are judged, so they lead
+
+
+def test_report_is_json_serialisable_with_every_documented_key():
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    text = json.dumps(report, allow_nan=False)
+    assert json.loads(text) == report
+    for key in ("topic", "corpus_size", "classifiers", "regions", "recall_eq1", "recall_eq2", "recall_stratified",
+                "estimated_relevant", "judgments", "cost", "uniform_sampling_judgments", "cost_ratio", "diagnostics",
+                "sensitivity", "pooled_recall", "posterior", "worker_agreement", "certification", "generated_at",
+                "code_version"):
+        assert key in report, key
+    for row in report["classifiers"]:
+        assert {"name", "fingerprint", "retrieved", "precision", "recall", "f1", "extrapolated_precision"} <= set(row)
+        assert {"estimate", "low", "high", "judged"} <= set(row["precision"])
+        assert {"estimate", "low", "high", "method"} <= set(row["recall"])
+    posterior = report["posterior"]
+    assert len(posterior["edges"]) == posterior["bins"] + 1
+    assert sum(posterior["C1"]["counts"]) == posterior["C1"]["draws"] == DRAWS
+    assert report["certification"] == {"state": "none"} or "state" in report["certification"]
+
+
+def test_topic_without_labels_gives_a_valid_report_with_nulls():
+    built = build_topic(with_labels=False)
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    json.dumps(report, allow_nan=False)
+    assert report["recall_eq1"]["C1"]["estimate"] is None
+    assert report["estimated_relevant"]["estimate"] is None
+    assert report["judged_documents"] == 0 and report["judgments"] == 0
+    assert report["worker_agreement"] is None and report["posterior"] is None
+    assert "no_judgments" in {d["code"] for d in report["diagnostics"]}
+    assert all(c["recall"]["estimate"] is None for c in report["classifiers"])
+    assert {r["name"] for r in report["regions"]} == {"A12", "B1", "B2"}
+
+
+def test_topic_without_pair_gives_a_valid_report():
+    topic = TopicFactory()
+    report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
+    json.dumps(report, allow_nan=False)
+    assert report["classifiers"] == [] and report["regions"] == []
+    assert {"no_pair", "no_judgments"} <= {d["code"] for d in report["diagnostics"]}
+
+
+def test_only_b_regions_judged_reports_nulls_and_the_library_diagnostic():
+    built = build_topic(with_labels=False)
+    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [0, 1], built.docs)
+    _label(built.topic, built.docs[0], relevant=True)
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    assert report["recall_eq1"]["C1"]["estimate"] is None
+    assert "unjudged_region" in {d["code"] for d in report["diagnostics"]}
+
+
+def test_cost_sums_rewards_of_submitted_and_approved_assignments():
+    built = build_topic(with_labels=False)
+    topic = built.topic
+    hit = Hit.objects.create(topic=topic, reward=Decimal("0.25"))
+    other = Hit.objects.create(topic=topic, reward=Decimal("0.10"))
+    from django.utils import timezone
+
+    for slot, (h, status) in enumerate([(hit, "submitted"), (hit, "approved"), (hit, "rejected")]):
+        worker = Worker.objects.create(user=UserFactory())
+        Assignment.objects.create(hit=h, worker=worker, slot=slot, status=status, deadline=timezone.now())
+    worker = Worker.objects.create(user=UserFactory())
+    Assignment.objects.create(hit=other, worker=worker, slot=0, status="approved", deadline=timezone.now())
+    report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
+    assert report["cost"]["assignments"] == 3
+    assert report["cost"]["rewards"] == pytest.approx(0.60)
+    assert report["cost"]["spent"] == pytest.approx(0.60)  # local crowd: no fees
+
+
+def test_csv_has_a_row_per_classifier_and_region():
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    rows = list(csv.DictReader(io.StringIO(topic_report_csv(report=report))))
+    classifiers = [r for r in rows if r["row_type"] == "classifier"]
+    regions = [r for r in rows if r["row_type"] == "region"]
+    assert len(classifiers) == 3 and len(regions) == len(report["regions"])
+    c1 = next(r for r in classifiers if r["role"] == "c1")
+    assert c1["name"] == "'=title filter"  # a spreadsheet must not run a classifier name as a formula
+    assert float(c1["recall"]) == pytest.approx(report["recall_eq1"]["C1"]["estimate"], rel=1e-5)
+    a12 = next(r for r in regions if r["name"] == "A12")
+    assert (a12["size"], a12["judged"], a12["relevant"]) == ("10", "6", "5")
+
+
+def test_pooled_recall_gets_the_precision_samples_and_the_uniform_sample():
+    from estimation.stats.pooled_recall import CorpusSample, SystemSample
+    from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
+
+    built = build_topic()
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    c1, c2, c3 = (str(c.pk) for c in (built.c1, built.c2, built.c3))
+    # C3's precision sample, in document order: positions 10..15 (in C1 and C3), then 33 (in C2 and C3).
+    systems = [
+        SystemSample(name=c1, retrieved=30, relevant=[], retrieved_by=[]),
+        SystemSample(name=c2, retrieved=25, relevant=[], retrieved_by=[]),
+        SystemSample(name=c3, retrieved=25, relevant=[1, 1, 1, 0, 0, 0, 0],
+                     retrieved_by=[[c1, c3]] * 6 + [[c2, c3]]),
+    ]
+    # The uniform sample: position 28 (in the pool, not relevant), then 50..55 (outside; 50 relevant).
+    corpus = CorpusSample(relevant=[0, 1, 0, 0, 0, 0, 0], in_pool=[True] + [False] * 6)
+    expected = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=0.95, draws=DRAWS, seed=SEED)
+    pooled = report["pooled_recall"]
+    assert pooled["pool_recall"] == expected.pool_recall == 0.0
+    got = {s["name"]: s for s in pooled["systems"]}
+    for system in expected.systems:
+        name = {c1: "=title filter", c2: "body filter", c3: "model"}[system.name]
+        assert got[name]["pooled_recall"] == system.pooled_recall
+        assert got[name]["true_recall_high"] == system.true_recall_high
+        assert got[name]["id"] == int(system.name)
