@@ -1,4 +1,11 @@
-from django.urls import path  # noqa: F401
+"""Annotator pages (every view requires annotation.annotate)."""
+from django.urls import path
+
+from annotation.views import annotator
 
 app_name = "annotator"
-urlpatterns: list = []
+urlpatterns = [
+    path("", annotator.annotator_home, name="home"),
+    path("next/", annotator.annotator_next, name="next"),
+    path("assignments/<int:assignment_id>/", annotator.annotator_assignment, name="assignment"),
+]
