@@ -254,9 +254,15 @@ class _PopulationDraws:
 
 def _posterior_draws(*, tp: int, fp: int, fn: int, tn: int, simulations: int,
                      rng: np.random.Generator, retrieved_fraction: float | None) -> _PopulationDraws:
+    if tp + fp + fn + tn == 0:
+        raise ValueError("the pilot holds no judged documents")
+    if simulations < 100:
+        raise ValueError(f"simulations must be at least 100 (got {simulations!r})")
     if retrieved_fraction is None:
         # Seed 004, footnote 6: the proportion retrieved in the sample.
         retrieved_fraction = (tp + fp) / (tp + fp + fn + tn)
+    if not 0.0 < retrieved_fraction <= 1.0:
+        raise ValueError(f"retrieved_fraction must lie in (0, 1] (got {retrieved_fraction!r})")
     return _PopulationDraws(
         retrieved_fraction=float(retrieved_fraction),
         retrieved_precision=rng.beta(0.5 + tp, 0.5 + fp, size=simulations),

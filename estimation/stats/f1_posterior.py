@@ -143,7 +143,8 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
     Returns {"micro": summary, "macro": summary}; each summary holds
     score (plug-in F1 of the observed matrix), mean, sd, mc_error, below and
     above (fractions of draws below/above ``reference``) and hdi (shortest
-    interval holding ``mass`` of the draws).
+    interval holding ``mass`` of the draws). A class that is neither present
+    nor predicted has an undefined F1; its plug-in score counts as 0.
 
     Example (seed 002, Figure 3 matrix, 200,000 draws; notes §5): miF1 score
     0.814, mean 0.803, sd 0.011, 39.5% below 0.8, HDI [0.782, 0.824]; maF1

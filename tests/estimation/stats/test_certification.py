@@ -231,3 +231,12 @@ def test_impossible_when_pilot_too_uncertain():
 def test_stratified_interval_refuses_unsampled_unretrieved_stratum():
     with pytest.raises(ValueError):
         f1_interval(tp=10, fp=5, fn=0, tn=0, retrieved_size=100, unretrieved_size=1_000)
+
+
+def test_alg1_alg2_input_checks():
+    with pytest.raises(ValueError):
+        certification_theta_star(tp=0, fp=0, fn=0, tn=0, size=100)
+    with pytest.raises(ValueError):
+        certification_test_size(tp=300, fp=60, fn=90, tn=2550, target=0.75, retrieved_fraction=1.5)
+    with pytest.raises(ValueError):
+        certification_test_size(tp=300, fp=60, fn=90, tn=2550, target=0.75, power=1.0)
