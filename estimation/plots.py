@@ -18,6 +18,12 @@ def _text(value) -> str:
     return escape(str(value), quote=True)
 
 
+def _short(value, limit: int = 28) -> str:
+    """Long user-given names would run over the drawing; the full name stays in the page's tables."""
+    value = str(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
 def _num(value) -> float | None:
     if value is None or isinstance(value, bool):
         return None
@@ -140,7 +146,7 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
                 body.append(f'<line x1="{cx - 5:.1f}" y1="{ye:.1f}" x2="{cx + 5:.1f}" y2="{ye:.1f}" stroke="{color}" stroke-width="2"/>')
         body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{color}" stroke="#fff" stroke-width="1.5">'
                     f'<title>{_text(name)}: recall {_fmt(r)}, precision {_fmt(p)}</title></circle>')
-        legend.append((f"{name} (R {_fmt(r)}, P {_fmt(p)})", color))
+        legend.append((f"{_short(name)} (R {_fmt(r)}, P {_fmt(p)})", color))
     body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
     if curves:
         body.append(f'<text x="{width - frame.right}" y="{frame.top + 10}" text-anchor="end" font-size="10" fill="#5b6477">dashed: reference curves X(R; ρ, β), seed 001</text>')
@@ -188,7 +194,7 @@ def recall_history_svg(series: dict[str, Sequence[dict]], *, width: int = 520, h
         body.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
         for j, e, _, _ in rows[-1:]:
             body.append(f'<circle cx="{frame.x(j):.1f}" cy="{frame.y(min(1, max(0, e))):.1f}" r="3.5" fill="{color}"/>')
-        legend.append((f"{name} (latest {_fmt(rows[-1][1])})", color))
+        legend.append((f"{_short(name)} (latest {_fmt(rows[-1][1])})", color))
     body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
     return _svg(width, height, "Recall estimate against judgments collected", body)
 
@@ -218,8 +224,8 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
     body = [
         f'<circle cx="{left_x:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity=".18" stroke="{PALETTE[0]}" stroke-width="2"/>',
         f'<circle cx="{right_x:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{PALETTE[1]}" fill-opacity=".18" stroke="{PALETTE[1]}" stroke-width="2"/>',
-        f'<text x="{left_x - radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[0]}" font-weight="600">A1: {_text(c1)}</text>',
-        f'<text x="{right_x + radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[1]}" font-weight="600">A2: {_text(c2)}</text>',
+        f'<text x="{left_x - radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[0]}" font-weight="600">A1: {_text(_short(c1, 24))}</text>',
+        f'<text x="{right_x + radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[1]}" font-weight="600">A2: {_text(_short(c2, 24))}</text>',
     ]
     body += caption(left_x - radius * 0.45, "B1")
     body += caption(width / 2, "A12")
@@ -262,6 +268,6 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
             y = frame.y(value)
             body.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(0.5, x1 - x0 - 0.5):.1f}" '
                         f'height="{frame.y(0) - y:.1f}" fill="{color}" fill-opacity=".45"/>')
-        legend.append((f"{names[key]}", color))
+        legend.append((_short(names[key]), color))
     body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
     return _svg(width, height, "Posterior distribution of recall", body)

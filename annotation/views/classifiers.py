@@ -209,9 +209,11 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
 @role_required(CONFIGURE)
 @require_POST
 def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpResponse:
-    classifier = get_object_or_404(Classifier, pk=classifier_id, kind=Classifier.Kind.SCORES)
+    classifier = get_object_or_404(Classifier, pk=classifier_id)
     form = ThresholdForm(request.POST)
-    if form.is_valid():
+    if classifier.kind != Classifier.Kind.SCORES:
+        messages.error(request, "Only a classifier built from scores has a threshold.")
+    elif form.is_valid():
         try:
             classifier = service(CLASSIFIERS, "classifier_set_threshold")(
                 classifier=classifier, threshold=form.cleaned_data["threshold"])

@@ -1,0 +1,186 @@
+"""Every URL pattern, as every role and as an anonymous visitor: allowed ones work, the others are refused.
+
+The walk iterates the project's resolver, so a URL added by anyone is checked
+automatically; a path parameter this file cannot fill makes the test fail with a
+message saying which fixture id to add.
+"""
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from annotation.models import CorpusUpload, Hit
+from annotation.roles import ANNOTATE, CONFIGURE, READ_REPORTS
+
+ROLES = ("analyst", "manager", "annotator", "norole", "staff")
+ROLE_PERMS = {
+    "analyst": {CONFIGURE, READ_REPORTS},
+    "manager": {READ_REPORTS},
+    "annotator": {ANNOTATE},
+    "norole": set(),
+    "staff": set(),  # staff without a role group: admin only
+}
+# Which permission each area needs.
+NAMESPACE_PERM = {"analyst": CONFIGURE, "reports": READ_REPORTS, "annotator": ANNOTATE}
+# Open to everyone, with the reason.
+PUBLIC = {
+    "login": "the sign-in page",
+    "logout": "signing out (POST only)",
+    "home": "sends anonymous visitors to sign-in and each role to its start page",
+    # Mechanical Turk workers have no account here: the external HIT page is opened inside
+    # MTurk's frame and is protected by MTurk's assignment parameters and a signed form token.
+    "mturk:hit": "MTurk ExternalQuestion page, public to MTurk workers by design",
+    "admin:login": "the admin's own sign-in page",
+    "admin:logout": "the admin's sign-out",
+}
+SIGN_OUT = {"logout", "admin:logout"}
+
+
+def _walk(patterns, prefix_ns: str = "", converters: dict | None = None):
+    for entry in patterns:
+        conv = dict(converters or {})
+        conv.update(getattr(entry.pattern, "converters", {}) or {})
+        if isinstance(entry, URLResolver):
+            ns = entry.namespace
+            yield from _walk(entry.url_patterns, f"{prefix_ns}{ns}:" if ns else prefix_ns, conv)
+        elif isinstance(entry, URLPattern):
+            yield prefix_ns, entry, conv
+
+
+def url_patterns() -> list[tuple[str, list[str], str]]:
+    """(full name, parameter names, regex) of every named pattern of the project."""
+    found = []
+    for ns, pattern, conv in _walk(get_resolver().url_patterns):
+        if not pattern.name:
+            continue
+        params = sorted(set(conv) | set(pattern.pattern.regex.groupindex))
+        found.append((f"{ns}{pattern.name}", params, str(pattern.pattern)))
+    return found
+
+
+@pytest.fixture
+def params(world):
+    from annotation.services.assignments import assignment_claim
+    from annotation.services.sampling import samples_launch
+    from annotation.services.workers import worker_for_user
+
+    hit = Hit.objects.filter(topic=world["topic"]).order_by("pk").first()
+    # Views of one's own assignment answer 404 for anybody else's: the annotator account holds this one.
+    samples_launch(topic=world["topic"], per_region=7, seed=8)
+    assignment = assignment_claim(worker=worker_for_user(user=world["accounts"]["annotator"]), topic=world["topic"])
+    assert assignment is not None
+    upload = CorpusUpload.objects.create(corpus_name="x", original_name="x.jsonl", file_path="none", status="failed",
+                                         error_problem="test")
+    return {
+        "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
+        "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk,
+        # admin
+        "app_label": "annotation", "object_id": str(world["topic"].pk), "content_type_id": 1, "user_id": 1,
+        "id": 1, "url": "",
+    }
+
+
+def _client(role: str | None, accounts) -> Client:
+    client = Client()
+    if role:
+        client.force_login(accounts[role])
+    return client
+
+
+def _is_login_redirect(response, *, admin: bool = False) -> bool:
+    target = "/admin/login/" if admin else reverse("login")
+    return response.status_code == 302 and response["Location"].startswith(target)
+
+
+@pytest.mark.django_db
+def test_every_url_allows_its_role_and_refuses_the_others(world, params):
+    accounts = world["accounts"]
+    problems, checked = [], 0
+    for name, names, route in url_patterns():
+        namespace = name.split(":", 1)[0] if ":" in name else ""
+        missing = [p for p in names if p not in params]
+        if missing:
+            problems.append(f"{name} ({route}): add a fixture value for {missing} in tests/web/test_roles.py")
+            continue
+        if namespace == "admin":
+            if name != "admin:index" and names:
+                # Every admin view goes through the same staff check as the index; walk only the parameterless ones.
+                continue
+        url = reverse(name, kwargs={p: params[p] for p in names})
+        for role in (*ROLES, None):
+            for method in ("get", "post"):
+                # A fresh client each time: a sign-out URL must not sign the next requests out.
+                client = _client(role, accounts)
+                response = getattr(client, method)(url)
+                checked += 1
+                code = response.status_code
+                if code >= 500:
+                    problems.append(f"{method.upper()} {url} as {role}: {code}")
+                    continue
+                if name in PUBLIC:
+                    if _is_login_redirect(response) and name not in ("home", *SIGN_OUT):
+                        problems.append(f"{method.upper()} {url} as {role}: public page sent to sign-in")
+                    continue
+                if namespace == "admin":
+                    allowed = role == "staff"
+                    # Staff get past the admin's sign-in check (what a view then answers is the admin's business).
+                    ok = (not _is_login_redirect(response, admin=True)) if allowed \
+                        else _is_login_redirect(response, admin=True)
+                    if not ok:
+                        problems.append(f"{method.upper()} {url} as {role}: {code} ({'allowed' if allowed else 'refused'} expected)")
+                    continue
+                perm = NAMESPACE_PERM.get(namespace)
+                if perm is None:
+                    problems.append(f"{name}: no rule for namespace {namespace!r}; add it to NAMESPACE_PERM or PUBLIC")
+                    break
+                allowed = role is not None and perm in ROLE_PERMS[role]
+                if role is None:
+                    ok = _is_login_redirect(response)
+                elif not allowed:
+                    ok = code == 403
+                else:
+                    # GET of a POST-only action is 405; a form posted empty re-renders (200, or 400
+                    # where the view says so) or redirects back.
+                    ok = code in (200, 405) or (method == "post" and code == 400) \
+                        or (code == 302 and not _is_login_redirect(response))
+                if not ok:
+                    problems.append(f"{method.upper()} {url} as {role or 'anonymous'}: {code} "
+                                    f"({'allowed' if allowed else 'refused'} expected)")
+    assert not problems, "\n".join(problems)
+    assert checked > 100  # the walk really covered the URL map
+
+
+def test_walk_finds_the_areas_of_every_engineer():
+    names = {name for name, _, _ in url_patterns()}
+    for expected in ("home", "login", "analyst:topics", "analyst:corpus_upload", "reports:topics", "reports:topic",
+                     "admin:index", "mturk:hit"):
+        assert expected in names
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role,start", [("analyst", "/analyst/"), ("manager", "/reports/"),
+                                        ("annotator", "/annotate/"), ("staff", "/admin/")])
+def test_home_sends_each_role_to_its_start_page(accounts, role, start):
+    response = _client(role, accounts).get("/")
+    assert response.status_code == 302 and response["Location"] == start
+
+
+@pytest.mark.django_db
+def test_home_sends_anonymous_visitors_to_sign_in_and_explains_a_missing_role(accounts):
+    assert _is_login_redirect(Client().get("/"))
+    response = _client("norole", accounts).get("/")
+    assert response.status_code == 200 and b"has no role yet" in response.content
+
+
+@pytest.mark.django_db
+def test_sign_in_with_the_standard_form_lands_on_the_role_page(accounts):
+    from tests.web.conftest import PASSWORD
+
+    client = Client()
+    page = client.get(reverse("login"))
+    assert page.status_code == 200 and b'name="username"' in page.content
+    response = client.post(reverse("login"), {"username": "max", "password": PASSWORD}, follow=True)
+    assert response.redirect_chain[-1][0] == "/reports/"
+    wrong = Client().post(reverse("login"), {"username": "max", "password": "nope"})
+    assert wrong.status_code == 200 and b"errorlist" in wrong.content
