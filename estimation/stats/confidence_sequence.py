@@ -217,7 +217,8 @@ def bernoulli_confidence_sequence(*, outcomes: Sequence[int] | np.ndarray, alpha
 
     if values.size:
         lower[-1], upper[-1] = _refined_final(values, bets, side=side, threshold=threshold,
-                                              grid_lower=lower[-1], grid_upper=upper[-1], step=1.0 / grid.size)
+                                              grid_lower=lower[-1], grid_upper=upper[-1],
+                                              step=1.0 / grid.size)
     if side == "lower":
         upper[:] = 1.0
     if side == "upper":
