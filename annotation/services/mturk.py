@@ -144,8 +144,9 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
     if bound is not None:
         if bound.hit_id != hit.pk or bound.worker.mturk_worker_id != mturk_worker_id:
             raise MturkPageRefused("This assignment belongs to another worker or HIT.")
-        if bound.status != Assignment.Status.EXPIRED:
-            return bound
+        # Even when the app's claim expired: MTurk still lets the worker submit, and
+        # assignment_submit accepts a late submission while nobody has taken the slot.
+        return bound
     topic = Topic.objects.only("status").get(pk=hit.topic_id)
     current = Hit.objects.only("status").get(pk=hit.pk)
     if current.status != Hit.Status.OPEN or topic.status != Topic.Status.ACTIVE:
@@ -251,6 +252,10 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
         return hit.mturk_hit_id
     if hit.topic.crowd != Topic.Crowd.MTURK:
         logger.error("mturk: HIT %s belongs to topic %s whose crowd is %s; not published", hit.pk, hit.topic_id, hit.topic.crowd)
+        return None
+    if not _hit_needed(hit):
+        # Reconcile publishes it if the topic becomes active again.
+        logger.info("mturk: HIT %s not published now: %s", hit.pk, _why_not_needed(hit))
         return None
     try:
         request = create_hit_request(hit=hit, document_count=HitItem.objects.filter(hit=hit, is_gold=False).count())

@@ -526,3 +526,15 @@ def test_judgments_are_not_touched_by_reconcile(stub):
     stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     mturk_reconcile_all()
     assert list(Judgment.objects.filter(assignment=assignment).values_list("relevant", flat=True)) == [True]
+
+
+@pytest.mark.parametrize("topic_status", [Topic.Status.PAUSED, Topic.Status.DRAFT, Topic.Status.CLOSED])
+def test_hits_of_an_inactive_topic_wait_unpublished(stub, topic_status):
+    hit = _hit(_topic(status=topic_status))
+    assert mturk_hit_publish(hit=hit) is None  # no request queued: a call would fail the test
+    assert mturk_reconcile_all().published == 0
+    Topic.objects.filter(pk=hit.topic_id).update(status=Topic.Status.ACTIVE)
+    stub.add_response("create_hit", _created(), _create_hit_params(hit))
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    assert mturk_reconcile_all().published == 1

@@ -1,0 +1,264 @@
+"""The external HIT page MTurk frames: preview, accept, submit, hand back — and its defences."""
+import re
+from decimal import Decimal
+from urllib.parse import urlencode
+
+import pytest
+from django.test import Client
+
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
+from tests.factories import DocumentFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+MTURK_HIT_ID = "3Z8UJEJOCZEG603II1EL4BE2QUB93V"
+ASSIGNMENT = "3AAAAAAAAAAAAAAAAAAAAAAAAAAAA1"
+WORKER = "A1WORKER0000001"
+SANDBOX_WORKER_SITE = "https://workersandbox.mturk.com"
+HOSTILE = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def hit() -> Hit:
+    topic = TopicFactory(
+        crowd=Topic.Crowd.MTURK,
+        status=Topic.Status.ACTIVE,
+        reward_per_hit=Decimal("0.05"),
+        instructions=f"Relevant: gold mining. {HOSTILE}",
+    )
+    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=MTURK_HIT_ID)
+    documents = [
+        DocumentFactory(corpus=topic.corpus, title="<img src=x onerror=alert(1)>", text=f"Gold prices {HOSTILE}"),
+        DocumentFactory(corpus=topic.corpus, title="Second", text="Nothing to see & more"),
+    ]
+    for position, document in enumerate(documents):
+        HitItem.objects.create(hit=hit, topic=topic, document=document, position=position)
+        Label.objects.create(topic=topic, document=document)
+    return hit
+
+
+def _url(hit: Hit, **params) -> str:
+    defaults = {"assignmentId": ASSIGNMENT, "hitId": MTURK_HIT_ID, "workerId": WORKER, "turkSubmitTo": SANDBOX_WORKER_SITE}
+    return f"/mturk/hit/{hit.pk}/?" + urlencode({**defaults, **params})
+
+
+def _token(response) -> str:
+    return re.search(r'name="token" value="([^"]+)"', response.content.decode()).group(1)
+
+
+def _answers(hit: Hit, relevant=(True, False)) -> dict:
+    doc_ids = HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True)
+    return {f"doc-{doc_id}": "1" if value else "0" for doc_id, value in zip(doc_ids, relevant, strict=True)}
+
+
+def _post(client: Client, hit: Hit, token: str, **overrides):
+    data = {
+        "assignmentId": ASSIGNMENT,
+        "hitId": MTURK_HIT_ID,
+        "workerId": WORKER,
+        "turkSubmitTo": SANDBOX_WORKER_SITE,
+        "token": token,
+        **_answers(hit),
+    }
+    data.update(overrides)
+    return client.post(f"/mturk/hit/{hit.pk}/", data)
+
+
+def _accept(client: Client, hit: Hit) -> str:
+    response = client.get(_url(hit))
+    assert response.status_code == 200
+    return _token(response)
+
+
+def test_preview_shows_instructions_and_documents_without_a_form(client, hit):
+    response = client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Relevant: gold mining." in body and "Gold prices" in body and "Second" in body
+    assert "<form" not in body
+    assert not Worker.objects.exists() and not Assignment.objects.exists()
+
+
+def test_page_may_be_framed_by_mturk_only(client, hit):
+    response = client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
+    assert "X-Frame-Options" not in response.headers
+    assert response.headers["Content-Security-Policy"] == (
+        "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
+    )
+
+
+def test_hostile_text_is_escaped(client, hit):
+    for response in (client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE")), client.get(_url(hit))):
+        body = response.content.decode()
+        assert HOSTILE not in body and "<img src=x" not in body
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+        assert "&lt;img src=x onerror=alert(1)&gt;" in body
+        assert "Nothing to see &amp; more" in body
+
+
+def test_accepting_records_the_mturk_worker_and_assignment_and_shows_the_form(client, hit):
+    response = client.get(_url(hit))
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert '<form method="post" id="hit-form">' in body
+    worker = Worker.objects.get(mturk_worker_id=WORKER)
+    assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    assert (assignment.hit_id, assignment.worker_id, assignment.status) == (hit.pk, worker.pk, "claimed")
+    # A reload keeps the same assignment.
+    client.get(_url(hit))
+    assert Assignment.objects.count() == 1
+
+
+def test_submit_records_judgments_and_hands_back_to_mturk(client, hit):
+    token = _accept(client, hit)
+    response = _post(client, hit, token)
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in body
+    assert f'name="assignmentId" value="{ASSIGNMENT}"' in body
+    assert 'name="judgments" value="2"' in body and 'name="relevant" value="1"' in body
+    assert 'document.getElementById("mturk-handback").submit()' in body
+    assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    assert assignment.status == "submitted"
+    judged = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+    first, second = HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True)
+    assert judged == {first: True, second: False}
+    assert Label.objects.get(topic=hit.topic, document_id=first).votes_relevant == 1
+
+
+def test_production_workers_are_handed_back_to_www_mturk_com(client, hit):
+    response = client.get(_url(hit, turkSubmitTo="https://www.mturk.com"))
+    response = _post(client, hit, _token(response), turkSubmitTo="https://www.mturk.com")
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in response.content.decode()
+
+
+def test_double_submit_is_idempotent(client, hit):
+    token = _accept(client, hit)
+    first = _post(client, hit, token)
+    second = _post(client, hit, token, **{k: "0" for k in _answers(hit)})  # a changed replay changes nothing
+    assert second.status_code == 200
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in second.content.decode()
+    assert Judgment.objects.count() == 2
+    assert sorted(Label.objects.values_list("votes_total", flat=True)) == [1, 1]
+    assert Judgment.objects.filter(relevant=True).count() == 1
+    assert first.status_code == 200
+    # Reloading the HIT page after submitting offers the hand-back again instead of a new form.
+    reload = client.get(_url(hit))
+    assert 'id="mturk-handback"' in reload.content.decode()
+
+
+@pytest.mark.parametrize(
+    "submit_to",
+    [
+        "https://evil.example.com",
+        "https://www.mturk.com.evil.example.com",
+        "https://www.mturk.com@evil.example.com",
+        "http://www.mturk.com",
+        "//www.mturk.com",
+        "javascript:alert(1)",
+        "",
+    ],
+)
+def test_hostile_turk_submit_to_is_refused(client, hit, submit_to):
+    response = client.get(_url(hit, turkSubmitTo=submit_to))
+    assert response.status_code == 400
+    assert "externalSubmit" not in response.content.decode()
+    assert not Assignment.objects.exists()
+
+
+def test_hostile_turk_submit_to_is_refused_on_submit_too(client, hit):
+    token = _accept(client, hit)
+    response = _post(client, hit, token, turkSubmitTo="https://evil.example.com")
+    assert response.status_code == 400
+    assert not Judgment.objects.exists()
+
+
+def test_another_worker_cannot_submit_for_the_assignment(client, hit):
+    token = _accept(client, hit)
+    response = _post(client, hit, token, workerId="A9INTRUDER00001")
+    assert response.status_code == 403
+    assert not Judgment.objects.exists()
+
+
+def test_a_forged_or_missing_token_is_refused(client, hit):
+    _accept(client, hit)
+    assert _post(client, hit, "forged").status_code == 403
+    assert _post(client, hit, "").status_code == 403
+    assert not Judgment.objects.exists()
+
+
+def test_a_cross_site_post_is_refused(client, hit):
+    token = _accept(client, hit)
+    data = {"assignmentId": ASSIGNMENT, "hitId": MTURK_HIT_ID, "workerId": WORKER,
+            "turkSubmitTo": SANDBOX_WORKER_SITE, "token": token, **_answers(hit)}
+    response = client.post(f"/mturk/hit/{hit.pk}/", data, headers={"Origin": "https://evil.example.com"})
+    assert response.status_code == 403
+    assert not Judgment.objects.exists()
+    same_site = client.post(f"/mturk/hit/{hit.pk}/", data, headers={"Origin": "http://testserver"})
+    assert same_site.status_code == 200
+
+
+def test_the_post_works_with_django_csrf_checks_enforced(hit):
+    """The view replaces the cookie-based check (module docstring); it must not 403 an honest worker."""
+    client = Client(enforce_csrf_checks=True)
+    token = _accept(client, hit)
+    assert _post(client, hit, token).status_code == 200
+
+
+def test_a_missing_answer_shows_the_form_again_and_records_nothing(client, hit):
+    token = _accept(client, hit)
+    answers = _answers(hit)
+    first_key = next(iter(answers))
+    data = {"assignmentId": ASSIGNMENT, "hitId": MTURK_HIT_ID, "workerId": WORKER,
+            "turkSubmitTo": SANDBOX_WORKER_SITE, "token": token, first_key: answers[first_key]}
+    response = client.post(f"/mturk/hit/{hit.pk}/", data)
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "Please answer every document" in body
+    assert f'name="{first_key}" value="1" required checked' in body  # the given answer is kept
+    assert not Judgment.objects.exists()
+    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).status == "claimed"
+
+
+def test_a_page_for_another_mturk_hit_is_refused(client, hit):
+    response = client.get(_url(hit, hitId="3OTHERHIT00000000000000000000A"))
+    assert response.status_code == 409
+    assert not Assignment.objects.exists()
+
+
+def test_malformed_ids_are_refused(client, hit):
+    response = client.get(_url(hit, workerId="A1<script>"))
+    assert response.status_code == 409
+    assert not Worker.objects.exists()
+
+
+def test_a_paused_topic_offers_no_form(client, hit):
+    Topic.objects.filter(pk=hit.topic_id).update(status=Topic.Status.PAUSED)
+    response = client.get(_url(hit))
+    assert response.status_code == 409
+    assert "no longer available" in response.content.decode()
+    assert not Assignment.objects.exists()
+
+
+def test_a_blocked_worker_gets_no_form(client, hit):
+    Worker.objects.create(mturk_worker_id=WORKER, blocked=True, blocked_reason="gold accuracy")
+    response = client.get(_url(hit))
+    assert response.status_code == 409
+    assert "accuracy" in response.content.decode()
+    assert not Assignment.objects.exists()
+
+
+def test_a_local_crowd_hit_is_not_served(client, hit):
+    Topic.objects.filter(pk=hit.topic_id).update(crowd=Topic.Crowd.LOCAL)
+    assert client.get(_url(hit)).status_code == 404
+
+
+def test_a_late_worker_can_still_submit_while_the_slot_is_free(client, hit):
+    token = _accept(client, hit)
+    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
+    reload = client.get(_url(hit))
+    assert reload.status_code == 200 and 'id="hit-form"' in reload.content.decode()
+    response = _post(client, hit, token)
+    assert response.status_code == 200
+    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).status == "submitted"
+    assert Judgment.objects.count() == 2
