@@ -352,7 +352,7 @@ def corpus_import(
                 _merge(cursor, staging, corpus=corpus, summary=summary)
             finally:
                 staging.drop(cursor)
-        _refresh_corpus_totals(corpus=corpus)
+        corpus_totals_refresh(corpus=corpus)
         summary.document_count = corpus.document_count
     return summary
 
@@ -425,7 +425,7 @@ def _merge(cursor, staging: _Staging, *, corpus: Corpus, summary: ImportSummary)
     summary.created = summary.read - summary.unchanged - summary.conflicts
 
 
-def _refresh_corpus_totals(*, corpus: Corpus) -> None:
+def corpus_totals_refresh(*, corpus: Corpus) -> None:
     """Rebuild the corpus bitmap from the table: always right, about a second per million documents."""
     ids = Document.objects.filter(corpus=corpus).values_list("pk", flat=True).order_by()
     bitmap = bitmap_from_ids([])
@@ -441,4 +441,4 @@ def _refresh_corpus_totals(*, corpus: Corpus) -> None:
     corpus.save(update_fields=["documents_bitmap", "document_count"])
 
 
-__all__ = ["CorpusImportError", "ImportSummary", "corpus_import", "content_hash"]
+__all__ = ["CorpusImportError", "ImportSummary", "corpus_import", "corpus_totals_refresh", "content_hash"]

@@ -149,8 +149,12 @@ def demo_accounts_ensure() -> list[str]:
     return []
 
 
-def demo_setup_run(*, documents: int = DEMO_DOCUMENTS, seed: int = DEMO_SEED, directory: Path | None = None) -> DemoSetupResult:
-    """Create the demo corpus, its two keyword classifiers and the demo topic; nothing if it exists."""
+def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, directory: Path | None = None) -> DemoSetupResult:
+    """Create the demo corpus, its two keyword classifiers and the demo topic; nothing if it exists.
+
+    All or nothing: if any step fails, no demo corpus is left behind and the next run starts afresh.
+    """
+    documents = documents or DEMO_DOCUMENTS
     from annotation.roles import roles_ensure
     from annotation.services.classifiers import classifier_create_keywords
     from annotation.services.corpus_import import corpus_import

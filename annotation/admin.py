@@ -1,0 +1,271 @@
+"""Admin pages for inspecting corpora, classifiers, topics, samples, HITs and judgments.
+
+Rows that carry measurements (documents, classifiers, samples, HITs, judgments,
+labels) are created by the services, never by hand here: those pages are read-only,
+and the few actions call services. Binary fields (bitmaps) are never rendered,
+only summarised; document text is escaped like everything Django renders.
+"""
+import json
+
+from django.contrib import admin, messages
+from django.utils.html import format_html
+
+from annotation import models
+from annotation.services.corpus_import import corpus_totals_refresh
+from annotation.services.retrieved_sets import bitmap_from_bytes
+
+
+def bitmap_summary(data) -> str:
+    data = bytes(data or b"")
+    if not data:
+        return "empty"
+    return f"{len(bitmap_from_bytes(data)):,} documents ({len(data):,} bytes compressed)"
+
+
+def pretty_json(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Visible to staff, changed only through the services."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ["name", "document_count", "created_at"]
+    search_fields = ["name", "description"]
+    fields = ["name", "description", "document_count", "documents", "created_at"]
+    readonly_fields = ["document_count", "documents", "created_at"]
+    actions = ["refresh_totals"]
+
+    def has_add_permission(self, request):
+        return False  # corpora come from an import
+
+    @admin.display(description="documents bitmap")
+    def documents(self, obj):
+        return bitmap_summary(obj.documents_bitmap)
+
+    @admin.action(description="Recount documents and rebuild the corpus bitmap")
+    def refresh_totals(self, request, queryset):
+        for corpus in queryset:
+            corpus_totals_refresh(corpus=corpus)
+        self.message_user(request, f"Refreshed {queryset.count()} corpora.", messages.SUCCESS)
+
+
+@admin.register(models.Document)
+class DocumentAdmin(ReadOnlyAdmin):
+    list_display = ["external_id", "corpus", "short_title"]
+    list_filter = ["corpus"]
+    list_select_related = ["corpus"]
+    search_fields = ["=external_id", "title"]
+    # Counting millions of rows for every search is not worth it.
+    show_full_result_count = False
+    fields = ["corpus", "external_id", "title", "text", "metadata_json", "content_hash"]
+    readonly_fields = fields
+
+    @admin.display(description="title")
+    def short_title(self, obj):
+        return (obj.title[:80] + "…") if len(obj.title) > 80 else obj.title
+
+    @admin.display(description="metadata")
+    def metadata_json(self, obj):
+        return pretty_json(obj.metadata)
+
+
+@admin.register(models.Classifier)
+class ClassifierAdmin(ReadOnlyAdmin):
+    list_display = ["name", "corpus", "kind", "retrieved_count", "short_fingerprint", "created_at"]
+    list_filter = ["kind", "corpus"]
+    list_select_related = ["corpus"]
+    search_fields = ["name", "fingerprint"]
+    fields = ["corpus", "name", "kind", "definition_json", "retrieved_count", "retrieved", "fingerprint", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="fingerprint")
+    def short_fingerprint(self, obj):
+        return obj.fingerprint[:12]
+
+    @admin.display(description="definition")
+    def definition_json(self, obj):
+        return pretty_json(obj.definition)
+
+    @admin.display(description="retrieved set")
+    def retrieved(self, obj):
+        return bitmap_summary(obj.retrieved_bitmap)
+
+
+@admin.register(models.ClassifierScore)
+class ClassifierScoreAdmin(ReadOnlyAdmin):
+    list_display = ["classifier", "document", "score"]
+    list_select_related = ["classifier", "document"]
+    list_filter = ["classifier"]
+    search_fields = ["=document__external_id"]
+    show_full_result_count = False
+    raw_id_fields = ["classifier", "document"]
+
+
+class ClassifierPairInline(admin.StackedInline):
+    model = models.ClassifierPair
+    can_delete = False
+    raw_id_fields = ["c1", "c2"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class TopicClassifierInline(ReadOnlyInline):
+    model = models.TopicClassifier
+    raw_id_fields = ["classifier"]
+
+
+@admin.register(models.Topic)
+class TopicAdmin(admin.ModelAdmin):
+    """Settings and instructions can be edited; the corpus and pair are fixed at creation (create_topic)."""
+
+    list_display = ["name", "corpus", "status", "crowd", "aggregator", "target_recall", "created_at"]
+    list_filter = ["status", "crowd", "aggregator", "corpus"]
+    list_select_related = ["corpus"]
+    search_fields = ["name", "instructions"]
+    # Status moves through the sampling services, not by hand.
+    readonly_fields = ["corpus", "status", "created_at"]
+    inlines = [ClassifierPairInline, TopicClassifierInline]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(models.SampleDraw)
+class SampleDrawAdmin(ReadOnlyAdmin):
+    list_display = ["id", "topic", "purpose", "region", "region_size", "requested", "drawn", "seed", "created_at"]
+    list_filter = ["purpose", "region", "topic"]
+    list_select_related = ["topic"]
+    fields = [
+        "topic", "purpose", "region", "classifier", "certification_plan", "seed", "region_size", "requested",
+        "drawn", "excluded", "created_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="excluded ids")
+    def excluded(self, obj):
+        return bitmap_summary(getattr(obj, "excluded_bitmap", b""))
+
+
+@admin.register(models.SampledDocument)
+class SampledDocumentAdmin(ReadOnlyAdmin):
+    list_display = ["document", "topic", "region", "inclusion_probability", "draw"]
+    list_filter = ["region", "topic"]
+    list_select_related = ["document", "topic", "draw"]
+    search_fields = ["=document__external_id"]
+    raw_id_fields = ["draw", "document"]
+
+
+@admin.register(models.Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
+    list_filter = ["blocked"]
+    search_fields = ["user__username", "mturk_worker_id"]
+    fields = ["user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
+    readonly_fields = ["user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
+    actions = ["block", "unblock"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.action(description="Block the selected workers")
+    def block(self, request, queryset):
+        from annotation.services.workers import worker_block
+
+        for worker in queryset:
+            worker_block(worker=worker, reason=f"blocked in the admin by {request.user.get_username()}")
+        self.message_user(request, f"Blocked {queryset.count()} workers.", messages.SUCCESS)
+
+    @admin.action(description="Unblock the selected workers")
+    def unblock(self, request, queryset):
+        from annotation.services.workers import worker_unblock
+
+        for worker in queryset:
+            worker_unblock(worker=worker)
+        self.message_user(request, f"Unblocked {queryset.count()} workers.", messages.SUCCESS)
+
+
+class HitItemInline(ReadOnlyInline):
+    model = models.HitItem
+    raw_id_fields = ["document"]
+    fields = ["position", "document", "is_gold"]
+
+
+class AssignmentInline(ReadOnlyInline):
+    model = models.Assignment
+    raw_id_fields = ["worker"]
+    fields = ["slot", "worker", "status", "claimed_at", "deadline", "submitted_at"]
+    readonly_fields = ["claimed_at"]
+
+
+@admin.register(models.Hit)
+class HitAdmin(ReadOnlyAdmin):
+    list_display = ["id", "topic", "status", "completed_assignments", "max_assignments", "reward", "mturk_hit_id", "created_at"]
+    list_filter = ["status", "topic"]
+    list_select_related = ["topic"]
+    search_fields = ["=mturk_hit_id"]
+    inlines = [HitItemInline, AssignmentInline]
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(ReadOnlyAdmin):
+    list_display = ["id", "hit", "worker", "slot", "status", "claimed_at", "deadline", "submitted_at"]
+    list_filter = ["status"]
+    list_select_related = ["hit", "worker", "worker__user"]
+    search_fields = ["=mturk_assignment_id", "worker__user__username", "worker__mturk_worker_id"]
+    raw_id_fields = ["hit", "worker"]
+
+
+@admin.register(models.Judgment)
+class JudgmentAdmin(ReadOnlyAdmin):
+    list_display = ["id", "topic", "document", "worker", "relevant", "created_at"]
+    list_filter = ["relevant", "topic"]
+    list_select_related = ["topic", "document", "worker", "worker__user"]
+    search_fields = ["=document__external_id", "worker__user__username", "worker__mturk_worker_id"]
+    raw_id_fields = ["assignment", "document", "worker"]
+    show_full_result_count = False
+
+
+@admin.register(models.Label)
+class LabelAdmin(ReadOnlyAdmin):
+    list_display = ["topic", "document", "votes_relevant", "votes_total", "majority", "posterior", "gold", "updated_at"]
+    list_filter = ["majority", "gold", "topic"]
+    list_select_related = ["topic", "document"]
+    search_fields = ["=document__external_id"]
+    raw_id_fields = ["document"]
+
+
+if hasattr(models, "CorpusUpload"):
+
+    @admin.register(models.CorpusUpload)
+    class CorpusUploadAdmin(ReadOnlyAdmin):
+        list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]
+        list_filter = ["status"]
+        search_fields = ["corpus_name", "original_name"]

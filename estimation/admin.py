@@ -1,0 +1,60 @@
+"""Admin pages for stored estimates and certification records: read-only, they are evidence."""
+import json
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from estimation import models
+
+
+def pretty_json(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str))
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.EstimateSnapshot)
+class EstimateSnapshotAdmin(ReadOnlyAdmin):
+    list_display = ["topic", "version", "aggregator", "judgments", "code_version", "created_at"]
+    list_filter = ["aggregator", "topic"]
+    list_select_related = ["topic"]
+    fields = ["topic", "version", "aggregator", "judgments", "code_version", "inputs_checksum", "report_json", "inputs_json", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="report")
+    def report_json(self, obj):
+        return pretty_json(obj.report)
+
+    @admin.display(description="inputs")
+    def inputs_json(self, obj):
+        return pretty_json(obj.inputs)
+
+
+@admin.register(models.CertificationPlan)
+class CertificationPlanAdmin(ReadOnlyAdmin):
+    list_display = ["id", "topic", "classifier", "metric", "target", "alpha", "power", "status", "created_at", "locked_at"]
+    list_filter = ["metric", "status"]
+    list_select_related = ["topic", "classifier"]
+    raw_id_fields = ["classifier"]
+
+
+@admin.register(models.CertificationVerdict)
+class CertificationVerdictAdmin(ReadOnlyAdmin):
+    list_display = ["plan", "passed", "estimate", "lower_bound", "code_version", "created_at"]
+    list_filter = ["passed"]
+    list_select_related = ["plan"]
+    fields = ["plan", "passed", "estimate", "lower_bound", "code_version", "checksum", "inputs_json", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="inputs")
+    def inputs_json(self, obj):
+        return pretty_json(obj.inputs)

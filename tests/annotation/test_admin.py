@@ -1,0 +1,129 @@
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import models
+from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from estimation import models as emodels
+from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = '<script>alert("pwned")</script>'
+
+
+@pytest.fixture
+def objects():
+    corpus = CorpusFactory(documents_bitmap=bitmap_to_bytes(bitmap_from_ids([1, 2, 3])), document_count=3)
+    doc = DocumentFactory(corpus=corpus, title=HOSTILE, text=f"body {HOSTILE}", metadata={"note": HOSTILE})
+    c1 = ClassifierFactory(corpus=corpus, ids=[doc.pk])
+    c2 = ClassifierFactory(corpus=corpus, ids=[doc.pk])
+    c3 = ClassifierFactory(corpus=corpus, ids=[])
+    score = models.ClassifierScore.objects.create(classifier=c1, document=doc, score=0.5)
+    topic = TopicFactory(corpus=corpus, instructions=HOSTILE)
+    models.ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
+    models.TopicClassifier.objects.create(topic=topic, classifier=c3)
+    draw = models.SampleDraw.objects.create(topic=topic, purpose="pair", region="A12", seed=1, region_size=1, requested=1, drawn=1)
+    sampled = models.SampledDocument.objects.create(draw=draw, topic=topic, document=doc, region="A12", inclusion_probability=1.0)
+    user = UserFactory(username="annotator1")
+    worker = models.Worker.objects.create(user=user)
+    hit = models.Hit.objects.create(topic=topic, reward=Decimal("0.10"))
+    item = models.HitItem.objects.create(hit=hit, topic=topic, document=doc, position=0)
+    assignment = models.Assignment.objects.create(hit=hit, worker=worker, slot=0, deadline=timezone.now() + timedelta(hours=1))
+    judgment = models.Judgment.objects.create(assignment=assignment, topic=topic, document=doc, worker=worker, relevant=True)
+    label = models.Label.objects.create(topic=topic, document=doc, votes_relevant=1, votes_total=1, majority=True)
+    snapshot = emodels.EstimateSnapshot.objects.create(
+        topic=topic, version=1, code_version="x", aggregator="majority", inputs={"n": HOSTILE}, inputs_checksum="c", report={"r": 1}
+    )
+    plan = emodels.CertificationPlan.objects.create(
+        topic=topic, classifier=c1, metric="pair_recall", target=0.8, status="locked", locked_at=timezone.now()
+    )
+    verdict = emodels.CertificationVerdict.objects.create(
+        plan=plan, passed=True, estimate=0.9, lower_bound=0.85, inputs={}, code_version="x", checksum="c"
+    )
+    found = {o.__class__: o for o in (corpus, doc, c1, score, topic, draw, sampled, worker, hit, item, assignment, judgment,
+                                       label, snapshot, plan, verdict, models.ClassifierPair.objects.get(topic=topic),
+                                       models.TopicClassifier.objects.get(topic=topic))}
+    if hasattr(models, "CorpusUpload"):
+        found[models.CorpusUpload] = models.CorpusUpload.objects.create(
+            corpus_name="up", original_name=HOSTILE, file_path="x.jsonl"
+        )
+    return found
+
+
+@pytest.fixture
+def superuser_client(client):
+    user = UserFactory(username="root", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return client
+
+
+def test_every_registered_model_has_working_changelist_and_change_page(objects, superuser_client):
+    registered = [m for m in admin.site._registry if m._meta.app_label in ("annotation", "estimation")]
+    assert len(registered) >= 16
+    for model in registered:
+        obj = objects[model]
+        meta = model._meta
+        changelist = superuser_client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+        assert changelist.status_code == 200, meta.label
+        change = superuser_client.get(reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[obj.pk]))
+        assert change.status_code == 200, meta.label
+        # Bitmaps are summarised, never dumped as bytes.
+        assert "b&#x27;" not in change.content.decode() and "\\x" not in change.content.decode(), meta.label
+
+
+def test_all_annotation_and_estimation_models_are_registered():
+    from django.apps import apps
+
+    wanted = [m for app in ("annotation", "estimation") for m in apps.get_app_config(app).get_models()]
+    through = {models.ClassifierPair, models.TopicClassifier, models.HitItem}  # shown inline (topic, HIT)
+    assert [m._meta.label for m in wanted if m not in admin.site._registry and m not in through] == []
+
+
+def test_hostile_document_text_is_escaped(objects, superuser_client):
+    doc = objects[models.Document]
+    for url in (reverse("admin:annotation_document_change", args=[doc.pk]), reverse("admin:annotation_document_changelist")):
+        body = superuser_client.get(url).content.decode()
+        assert HOSTILE not in body
+        assert "&lt;script&gt;" in body
+    topic_page = superuser_client.get(reverse("admin:annotation_topic_change", args=[objects[models.Topic].pk])).content.decode()
+    assert HOSTILE not in topic_page
+
+
+def test_classifier_page_summarises_bitmap(objects, superuser_client):
+    c1 = objects[models.Classifier]
+    body = superuser_client.get(reverse("admin:annotation_classifier_change", args=[c1.pk])).content.decode()
+    assert "1 documents (" in body
+    assert c1.fingerprint in body
+
+
+def test_measurement_rows_cannot_be_added_or_changed(objects, superuser_client):
+    for name in ("document", "classifier", "judgment", "label", "sampledraw"):
+        assert superuser_client.get(reverse(f"admin:annotation_{name}_add")).status_code == 403
+    verdict = objects[emodels.CertificationVerdict]
+    response = superuser_client.post(
+        reverse("admin:estimation_certificationverdict_change", args=[verdict.pk]), {"passed": "", "estimate": "0.1"}
+    )
+    assert response.status_code == 403
+    verdict.refresh_from_db()
+    assert verdict.passed is True and verdict.estimate == 0.9
+
+
+def test_corpus_refresh_action_calls_service(objects, superuser_client):
+    corpus = objects[models.Corpus]
+    response = superuser_client.post(
+        reverse("admin:annotation_corpus_changelist"), {"action": "refresh_totals", "_selected_action": [corpus.pk]}
+    )
+    assert response.status_code == 302
+    corpus.refresh_from_db()
+    assert corpus.document_count == 1  # the bitmap said 3; the table holds 1
+
+
+def test_non_staff_cannot_open_admin(objects, client):
+    client.force_login(UserFactory(username="plain"))
+    response = client.get(reverse("admin:annotation_document_changelist"))
+    assert response.status_code == 302 and "/login" in response["Location"]
