@@ -6,7 +6,7 @@ from django import forms
 
 from annotation.models import Classifier, Corpus, Topic
 
-CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
+CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
 KEYWORD_FIELDS = (("title", "Title"), ("text", "Text"))
 
 

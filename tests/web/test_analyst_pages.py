@@ -1,0 +1,197 @@
+"""Analyst pages through the Django test client: uploads, classifiers, topics, launch."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Topic
+from tests.factories import ClassifierFactory
+from tests.web.conftest import HOSTILE, corpus_build, user_with_role
+
+
+@pytest.fixture
+def analyst(db):
+    client = Client()
+    client.force_login(user_with_role("ana", "analyst"))
+    return client
+
+
+def _jsonl(rows) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+ROWS = [{"id": f"n{i}", "title": f"Oil report {i}", "body": "crude oil and grain" if i % 2 else "grain only"}
+        for i in range(12)]
+
+
+def test_upload_jsonl_imports_through_the_task_and_shows_the_corpus(analyst, django_capture_on_commit_callbacks):
+    upload = SimpleUploadedFile("news.jsonl", _jsonl(ROWS), content_type="application/octet-stream")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = analyst.post(reverse("analyst:corpus_upload"),
+                                {"corpus_name": "News", "file": upload, "id_field": "id", "text_fields": "title, body"})
+    record = CorpusUpload.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("analyst:upload", args=[record.pk])
+    record.refresh_from_db()
+    assert record.status == "done" and record.corpus.name == "News" and record.corpus.document_count == 12
+    page = analyst.get(response["Location"])
+    assert b"Imported" in page.content and b'http-equiv="refresh"' not in page.content
+    state = analyst.get(reverse("analyst:upload_status", args=[record.pk])).json()
+    assert state["status"] == "done" and state["finished"] and state["progress"] == 12
+
+
+def test_upload_gzip_csv_is_read(analyst, django_capture_on_commit_callbacks):
+    csv_text = "id,title,body\n" + "".join(f"c{i},Title {i},Body {i}\n" for i in range(5))
+    upload = SimpleUploadedFile("docs.csv.gz", gzip.compress(csv_text.encode()))
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:corpus_upload"),
+                     {"corpus_name": "CSV corpus", "file": upload, "id_field": "id", "text_fields": "title, body"})
+    assert Corpus.objects.get(name="CSV corpus").document_count == 5
+
+
+def test_a_bad_record_fails_the_upload_with_its_line_number(analyst, django_capture_on_commit_callbacks):
+    data = _jsonl(ROWS[:2]) + b'{"id": "broken", "title": \n' + _jsonl(ROWS[2:4])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = analyst.post(reverse("analyst:corpus_upload"), {
+            "corpus_name": "Broken", "file": SimpleUploadedFile("b.jsonl", data), "id_field": "id",
+            "text_fields": "title, body"})
+    page = analyst.get(response["Location"])
+    record = CorpusUpload.objects.get()
+    assert record.status == "failed" and record.error_line == 3
+    assert b"Line 3:" in page.content
+    assert not Corpus.objects.filter(name="Broken", document_count__gt=0).exists()
+
+
+def test_upload_form_keeps_input_and_shows_errors_next_to_fields(analyst):
+    response = analyst.post(reverse("analyst:corpus_upload"), {
+        "corpus_name": "Kept name", "file": SimpleUploadedFile("notes.txt", b"hello"), "id_field": "id",
+        "text_fields": " , "})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'value="Kept name"' in html
+    assert html.index('id="field-file"') < html.index("Unsupported file type") < html.index('id="field-id_field"')
+    assert "Name at least one text field" in html
+    assert not CorpusUpload.objects.exists()
+
+
+@pytest.fixture
+def corpus(db):
+    corpus, ids = corpus_build(size=30)
+    return corpus
+
+
+def test_keyword_preview_counts_highlights_and_escapes(analyst, corpus):
+    ClassifierFactory(corpus=corpus, name="other " + HOSTILE, ids=[])
+    response = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "crude oil", "fields": ["text"]})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="preview-count">15<' in html  # even-numbered documents mention crude oil
+    assert "<mark>crude oil</mark>" in html
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "other &lt;script&gt;" in html  # overlap table names the other classifier, escaped
+
+
+def test_keyword_classifier_create_with_preview_then_duplicate_name_error(analyst, corpus):
+    url = reverse("analyst:classifier_keywords", args=[corpus.pk])
+    preview = analyst.post(url, {"name": "kw", "terms": "grain", "fields": ["text"], "preview": "1"})
+    assert preview.status_code == 200 and b"<mark>grain</mark>" in preview.content and not Classifier.objects.exists()
+    created = analyst.post(url, {"name": "kw", "terms": "grain", "fields": ["text"], "create": "1"})
+    classifier = Classifier.objects.get(name="kw")
+    assert created.status_code == 302 and classifier.retrieved_count == 15
+    again = analyst.post(url, {"name": "kw", "terms": "oil", "fields": ["text"], "create": "1"})
+    assert again.status_code == 200 and b"already" in again.content and b'value="kw"' in again.content
+
+
+def test_neighbour_terms_are_suggested(analyst, corpus):
+    response = analyst.get(reverse("analyst:neighbour_terms", args=[corpus.pk]),
+                           {"suggest-seed_terms": "crude", "suggest-k": 5, "suggest-measure": "jaccard", "fragment": "1"})
+    assert response.status_code == 200 and b'data-term="oil"' in response.content
+
+
+def test_ids_upload_creates_a_classifier_and_reports_unknown_ids(analyst, corpus):
+    data = b"d1\nd2\nd3\nnot-a-doc\n"
+    response = analyst.post(reverse("analyst:classifier_upload", args=[corpus.pk]),
+                            {"name": "ids", "kind": "ids", "file": SimpleUploadedFile("ids.txt", data)}, follow=True)
+    assert Classifier.objects.get(name="ids").retrieved_count == 3
+    assert b"not-a-doc" in response.content
+
+
+def test_scores_upload_needs_a_threshold_and_reports_bad_lines(analyst, corpus):
+    url = reverse("analyst:classifier_upload", args=[corpus.pk])
+    missing = analyst.post(url, {"name": "s", "kind": "scores", "file": SimpleUploadedFile("s.csv", b"d1,0.5\n")})
+    assert b"needs a threshold" in missing.content
+    bad = analyst.post(url, {"name": "s", "kind": "scores", "threshold": "0.5",
+                             "file": SimpleUploadedFile("s.csv", b"d1,0.9\nd2,high\n")})
+    assert bad.status_code == 200 and b"Line 2:" in bad.content and not Classifier.objects.exists()
+    good = analyst.post(url, {"name": "s", "kind": "scores", "threshold": "0.5",
+                              "file": SimpleUploadedFile("s.csv", b"d1,0.9\nd2,0.1\nd3,0.7\n")})
+    classifier = Classifier.objects.get(name="s")
+    assert good.status_code == 302 and classifier.retrieved_count == 2
+    analyst.post(reverse("analyst:classifier_threshold", args=[classifier.pk]), {"threshold": "0.8"})
+    classifier.refresh_from_db()
+    assert classifier.retrieved_count == 1
+
+
+def _topic_post(corpus, c1, c2, **overrides):
+    data = {"name": "Oil", "corpus": corpus.pk, "instructions": "Is it about oil?", "c1": c1.pk, "c2": c2.pk,
+            "target_recall": "0.8", "confidence": "0.95", "crowd": "local", "aggregator": "majority",
+            "hit_size": "5", "reward_per_hit": "0.10", "budget": ""}
+    data.update(overrides)
+    return data
+
+
+def test_topic_form_errors_stay_next_to_their_fields(analyst, corpus):
+    c1 = ClassifierFactory(corpus=corpus, ids=[])
+    other_corpus, _ = corpus_build(name="other", size=3)
+    foreign = ClassifierFactory(corpus=other_corpus, ids=[])
+    response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c1, name="Kept topic"))
+    html = response.content.decode()
+    assert "Choose two different classifiers" in html and 'value="Kept topic"' in html
+    response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, foreign, target_recall="1.5"))
+    html = response.content.decode()
+    # Only the chosen corpus's classifiers are offered, so a foreign one is not a valid choice.
+    assert "Select a valid choice" in html and "less than or equal to 0.99" in html
+    assert not Topic.objects.exists()
+
+
+def test_topic_create_plan_launch_pause_resume_topup(analyst, db):
+    corpus, ids = corpus_build(name="big", size=300)
+    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:150])
+    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[100:250])
+    response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, budget="50", crowd="local"))
+    topic = Topic.objects.get(name="Oil")
+    assert response.status_code == 302 and topic.budget == 50 and topic.pair.c1 == c1
+    page = analyst.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": "0.3"})
+    html = page.content.decode()
+    assert 'id="plan-total"' in html and "Uniform sampling" in html and 'id="launch"' in html
+    analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+    topic.refresh_from_db()
+    hits = Hit.objects.filter(topic=topic).count()
+    assert topic.status == "active" and hits > 0
+    analyst.post(reverse("analyst:topic_pause", args=[topic.pk]))
+    topic.refresh_from_db()
+    assert topic.status == "paused"
+    analyst.post(reverse("analyst:topic_pause", args=[topic.pk]), {"action": "resume"})
+    topic.refresh_from_db()
+    assert topic.status == "active"
+    analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.1"})
+    assert Hit.objects.filter(topic=topic).count() > hits
+
+
+def test_launch_over_budget_is_refused_with_a_message(analyst, corpus):
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:20])
+    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[10:30])
+    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, budget="0.01"))
+    topic = Topic.objects.get()
+    response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"}, follow=True)
+    assert b"over the budget" in response.content and not Hit.objects.filter(topic=topic).exists()
+
+
+def test_empty_states_point_to_the_next_step(analyst):
+    assert b"Upload a corpus" in analyst.get(reverse("analyst:topics")).content
+    assert b"No corpus yet" in analyst.get(reverse("analyst:corpora")).content
