@@ -37,7 +37,7 @@ def test_reported_sequence_time_uniform_coverage():
     missed = 0
     for _ in range(runs):
         cs = bernoulli_confidence_sequence(outcomes=rng.binomial(1, truth, size=length),
-                                           alpha=alpha, grid_size=400)
+                                           alpha=alpha, grid_size=200)
         missed += bool(np.any((cs.lower > truth) | (cs.upper < truth)))
     assert missed / runs <= _mc_limit(alpha, runs)
 
@@ -48,7 +48,7 @@ def test_one_sided_lower_time_uniform_coverage():
     missed = 0
     for _ in range(runs):
         cs = bernoulli_confidence_sequence(outcomes=rng.binomial(1, truth, size=length),
-                                           alpha=alpha, side="lower", grid_size=400)
+                                           alpha=alpha, side="lower", grid_size=200)
         missed += bool(np.any(cs.lower > truth))
     assert missed / runs <= _mc_limit(alpha, runs)
 
@@ -105,7 +105,7 @@ def test_pair_recall_lower_bound_coverage():
     bounds = np.array([
         pair_recall_lower_bound(overlap_size=overlap, overlap_outcomes=rng.binomial(1, p12, 400),
                                 other_size=other, other_outcomes=rng.binomial(1, pb2, 800),
-                                alpha=0.05, grid_size=400)
+                                alpha=0.05, grid_size=200)
         for _ in range(runs)])
     assert np.mean(bounds > truth) <= _mc_limit(0.05, runs)
     assert np.median(bounds) > 0.5
