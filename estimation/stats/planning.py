@@ -204,6 +204,7 @@ def plan_pair_sample(
     already_judged: Mapping[str, int] | None = None,
     cost_per_judgment: float | None = None,
     finite_population: bool = True,
+    min_per_region: int = 30,
 ) -> PairSamplePlan:
     """Judgments needed for recall ± ``half_width`` at ``confidence`` (ESTIMATION-NOTES §2).
 
@@ -214,7 +215,10 @@ def plan_pair_sample(
     the joint optimum).  Uniform sampling is priced at ``prevalence`` π, or,
     with ``corpus_size`` and all three precisions, at π = n̂/|U| with
     n̂ = T1·T2/T12 (seed 000 Sec. 6).  ``already_judged`` {"A12", "B1", "B2"}
-    counts pilot judgments toward the plan.
+    counts pilot judgments toward the plan.  ``min_per_region`` (default 30,
+    capped at the region size) is a floor: the delta-method variance behind
+    Neyman allocation is unreliable for a handful of judgments, and a small
+    recall can otherwise come out "known to ±0.05" from 3 documents.
 
     Example (notes §2): size_a12=5000, size_b2=20000, p12=0.9, p_b2=0.1,
     prevalence=0.01, finite_population=False → stratified 775, paper 3,006,
@@ -235,6 +239,8 @@ def plan_pair_sample(
     _check_precision_guess(p_b1, "p_b1", required=need_r2 and size_b1 > 0)
     if prevalence is not None and not 0.0 < prevalence <= 1.0:
         raise ValueError(f"prevalence must be in (0, 1], got {prevalence!r}")
+    if int(min_per_region) != min_per_region or min_per_region < 0:
+        raise ValueError(f"min_per_region must be a whole number ≥ 0, got {min_per_region!r}")
     if cost_per_judgment is not None and cost_per_judgment < 0:
         raise ValueError(f"cost_per_judgment must be ≥ 0, got {cost_per_judgment!r}")
     judged_before = dict(already_judged or {})
@@ -263,7 +269,7 @@ def plan_pair_sample(
             region_sizes,
         )
         for h, n in alloc.items():
-            stratified[h] = max(stratified[h], n)
+            stratified[h] = max(stratified[h], n, min(min_per_region, sizes[h]))
         if sizes[region] > 0:
             _, psd = _paper_unit_sd(size_a12=size_a12, size_other=sizes[region], p12=p12, p_other=p_guess[region])
             paper_sizes = {"A12": sizes["A12"], whole_set: sizes["A12"] + sizes[region]}
@@ -273,7 +279,7 @@ def plan_pair_sample(
                 paper_sizes,
             )
             for h, n in palloc.items():
-                paper[h] = max(paper[h], n)
+                paper[h] = max(paper[h], n, min(min_per_region, paper_sizes[h]))
     for name, region, _ in plans:
         _, sd = _stratified_unit_sd(size_a12=size_a12, size_other=sizes[region], p12=p12, p_other=p_guess[region])
         achieved[name] = _achieved_half_width(
