@@ -98,10 +98,6 @@ def mturk_cost_per_assignment(*, reward: Decimal, assignments: int) -> Decimal:
     return (reward + commission).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def mturk_cost_of_hit(*, hit: Hit) -> Decimal:
-    return mturk_cost_per_assignment(reward=hit.reward, assignments=hit.max_assignments) * hit.max_assignments
-
-
 # --- The external HIT page ----------------------------------------------------------
 
 
@@ -120,6 +116,11 @@ def mturk_submit_url(*, turk_submit_to: str) -> str:
     if origin not in WORKER_SUBMIT_HOSTS:
         raise MturkPageRefused("turkSubmitTo must be https://www.mturk.com or https://workersandbox.mturk.com.")
     return f"{origin}/mturk/externalSubmit"
+
+
+def mturk_hit_on_offer(*, hit: Hit) -> bool:
+    """Whether workers should be able to see and take this HIT now (open, topic sampling)."""
+    return _hit_needed(Hit.objects.select_related("topic").get(pk=hit.pk))
 
 
 def _mturk_id_check(value: str, what: str) -> str:
@@ -147,9 +148,7 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
         # Even when the app's claim expired: MTurk still lets the worker submit, and
         # assignment_submit accepts a late submission while nobody has taken the slot.
         return bound
-    topic = Topic.objects.only("status").get(pk=hit.topic_id)
-    current = Hit.objects.only("status").get(pk=hit.pk)
-    if current.status != Hit.Status.OPEN or topic.status != Topic.Status.ACTIVE:
+    if not mturk_hit_on_offer(hit=hit):
         raise MturkPageRefused("This HIT is no longer available. Please return it; you will not be penalised.")
     worker = worker_for_mturk_id(mturk_worker_id=mturk_worker_id)
     try:
@@ -160,7 +159,11 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
                 "You can no longer take these HITs: your answers on control documents were below the required "
                 "accuracy. Please return this HIT."
             ) from exc
-        raise MturkPageRefused("This HIT has no free place left. Please return it.") from exc
+        # Usually a worker who returned the HIT on MTurk still holds the app's place
+        # until it times out (MTurk does not tell us about returns).
+        raise MturkPageRefused(
+            "This HIT is full for now: another worker's time on it has not run out. Please return it."
+        ) from exc
 
 
 def mturk_assignment_submit(

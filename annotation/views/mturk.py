@@ -17,6 +17,9 @@ HIT, the app assignment, the MTurk ids and turkSubmitTo), and a cross-site Origi
 """
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.conf import settings
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -31,6 +34,7 @@ from annotation.services.mturk import (
     MturkPageRefused,
     mturk_assignment_start,
     mturk_assignment_submit,
+    mturk_hit_on_offer,
     mturk_submit_url,
 )
 
@@ -82,7 +86,9 @@ def _cross_site(request: HttpRequest) -> bool:
     origin = request.headers.get("Origin")
     if not origin or origin == "null":  # no header (older browsers) or an opaque origin
         return False
-    return origin != f"{request.scheme}://{request.get_host()}"
+    base = urlsplit(settings.MTURK_EXTERNAL_BASE_URL or "")
+    ours = {f"{request.scheme}://{request.get_host()}", f"{base.scheme}://{base.netloc}", *settings.CSRF_TRUSTED_ORIGINS}
+    return origin not in ours
 
 
 @csrf_exempt  # replaced by the signed form token and the Origin check (module docstring)
@@ -96,6 +102,11 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
     params = {name: source.get(name, "") for name in ("assignmentId", "hitId", "workerId", "turkSubmitTo")}
 
     if request.method == "GET" and params["assignmentId"] in ("", PREVIEW_ASSIGNMENT_ID):
+        # Only what MTurk itself offers: documents of unpublished, finished or paused
+        # HITs are not shown to whoever walks through /mturk/hit/<n>/.
+        on_offer = hit.mturk_hit_id and params["hitId"] in ("", hit.mturk_hit_id)
+        if not on_offer or not mturk_hit_on_offer(hit=hit):
+            return _refused(request, "This HIT is not available.", status=404)
         return _page(request, "mturk/hit.html", {"topic": hit.topic, "rows": _rows(_items(hit)), "preview": True})
 
     try:
@@ -138,9 +149,11 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
 def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_url: str) -> HttpResponse:
     if _cross_site(request):
         return _refused(request, "This form can only be sent from its own page.", status=403)
-    assignment = Assignment.objects.filter(
-        mturk_assignment_id=params["assignmentId"] or None, hit=hit, worker__mturk_worker_id=params["workerId"]
-    ).first()
+    assignment = None
+    if params["assignmentId"] and params["workerId"]:
+        assignment = Assignment.objects.filter(
+            mturk_assignment_id=params["assignmentId"], hit=hit, worker__mturk_worker_id=params["workerId"]
+        ).first()
     try:
         signed = signing.loads(request.POST.get("token", ""), salt=FORM_SALT)
     except signing.BadSignature:

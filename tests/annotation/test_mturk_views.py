@@ -198,6 +198,15 @@ def test_a_cross_site_post_is_refused(client, hit):
     assert same_site.status_code == 200
 
 
+def test_the_public_base_url_counts_as_our_origin_behind_a_proxy(client, hit, settings):
+    settings.MTURK_EXTERNAL_BASE_URL = "https://recall.example.org"
+    token = _accept(client, hit)
+    data = {"assignmentId": ASSIGNMENT, "hitId": MTURK_HIT_ID, "workerId": WORKER,
+            "turkSubmitTo": SANDBOX_WORKER_SITE, "token": token, **_answers(hit)}
+    response = client.post(f"/mturk/hit/{hit.pk}/", data, headers={"Origin": "https://recall.example.org"})
+    assert response.status_code == 200
+
+
 def test_the_post_works_with_django_csrf_checks_enforced(hit):
     """The view replaces the cookie-based check (module docstring); it must not 403 an honest worker."""
     client = Client(enforce_csrf_checks=True)
@@ -262,3 +271,33 @@ def test_a_late_worker_can_still_submit_while_the_slot_is_free(client, hit):
     assert response.status_code == 200
     assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).status == "submitted"
     assert Judgment.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"mturk_hit_id": None},  # not published
+        {"status": Hit.Status.COMPLETE},
+        {"status": Hit.Status.CANCELLED},
+    ],
+)
+def test_preview_shows_only_hits_on_offer(client, hit, change):
+    Hit.objects.filter(pk=hit.pk).update(**change)
+    response = client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
+    assert response.status_code == 404
+    assert "Gold prices" not in response.content.decode()
+
+
+def test_preview_of_a_paused_topic_or_another_mturk_hit_is_refused(client, hit):
+    assert client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="3OTHER")).status_code == 404
+    Topic.objects.filter(pk=hit.topic_id).update(status=Topic.Status.PAUSED)
+    assert client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE")).status_code == 404
+
+
+def test_a_full_hit_asks_the_newcomer_to_return_it(client, hit):
+    for n in range(3):
+        client.get(_url(hit, assignmentId=f"3FULL{n}", workerId=f"A{n}FULL"))
+    response = client.get(_url(hit, assignmentId="3LATECOMER", workerId="A9LATE"))
+    assert response.status_code == 409
+    assert "full for now" in response.content.decode()
+    assert Assignment.objects.filter(hit=hit).count() == 3
