@@ -1,0 +1,101 @@
+"""Manager pages: overview, report with plots, exports, printable page; pages read snapshots."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from estimation.models import EstimateSnapshot
+
+
+@pytest.fixture
+def manager(world):
+    client = Client()
+    client.force_login(world["accounts"]["manager"])
+    return client
+
+
+def test_overview_lists_topics_with_progress_and_latest_recall(world, manager):
+    from estimation.services.recompute import topic_snapshot_create
+
+    topic_snapshot_create(topic_id=world["topic"].pk)
+    response = manager.get(reverse("reports:topics"))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert reverse("reports:topic", args=[world["topic"].pk]) in html
+    from annotation.models import Judgment
+
+    judgments = Judgment.objects.filter(topic=world["topic"]).count()
+    assert judgments > 0 and f'<td class="num">{judgments}</td>' in html
+    assert "Not planned" in html
+
+
+def test_report_shows_numbers_intervals_and_four_plots(world, manager):
+    response = manager.get(reverse("reports:topic", args=[world["topic"].pk]))
+    html = response.content.decode()
+    assert response.status_code == 200
+    snapshot = EstimateSnapshot.objects.get(topic=world["topic"])  # computed once, stored
+    report = snapshot.report
+    c1 = report["classifiers"][0]
+    assert f"{c1['precision']['estimate']:.3f}" in html and f"{c1['recall']['estimate']:.3f}" in html
+    for plot in ("plot-pr", "plot-history", "plot-venn", "plot-posterior"):
+        start = html.index(f'id="{plot}"')
+        assert "<svg" in html[start:start + 400]
+    assert "Recall, Eq. 1" in html and "Recall, Eq. 2" in html and "Recall, stratified" in html
+    assert 'id="n-hat"' in html and "Fleiss" in html and "Uniform sampling would need" in html
+
+
+def test_report_view_does_not_recompute_when_a_snapshot_exists(world, manager, django_assert_max_num_queries):
+    manager.get(reverse("reports:topic", args=[world["topic"].pk]))
+    assert EstimateSnapshot.objects.filter(topic=world["topic"]).count() == 1
+    with django_assert_max_num_queries(25):
+        manager.get(reverse("reports:topic", args=[world["topic"].pk]))
+    assert EstimateSnapshot.objects.filter(topic=world["topic"]).count() == 1
+
+
+def test_target_recall_field_changes_the_extrapolation_and_rejects_bad_input(world, manager):
+    url = reverse("reports:topic", args=[world["topic"].pk])
+    low = manager.get(url, {"target_recall": "0.3"}).content.decode()
+    high = manager.get(url, {"target_recall": "0.95"}).content.decode()
+    assert "Precision at recall 0.3" in low and "Precision at recall 0.95" in high
+    bad = manager.get(url, {"target_recall": "7"})
+    assert bad.status_code == 200 and "less than or equal to 1" in bad.content.decode()
+
+
+def test_exports_csv_and_json_carry_the_snapshot(world, manager):
+    topic = world["topic"]
+    data = json.loads(manager.get(reverse("reports:topic_json", args=[topic.pk])).content)
+    assert data["snapshot"]["version"] == 1 and data["report"]["classifiers"][0]["name"] == world["c1"].name
+    response = manager.get(reverse("reports:topic_csv", args=[topic.pk]))
+    assert response["Content-Disposition"].startswith("attachment;")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert {r["name"] for r in rows if r["row_type"] == "classifier"} >= {world["c1"].name, world["c2"].name}
+
+
+def test_printable_page_has_print_css_and_no_forms_in_print(world, manager):
+    response = manager.get(reverse("reports:topic_print", args=[world["topic"].pk]))
+    assert response.status_code == 200 and b"Recall report:" in response.content
+    from pathlib import Path
+
+    css = (Path(__file__).resolve().parents[2] / "static/css/app.css").read_text()
+    assert "@media print" in css and ".topbar" in css.split("@media print", 1)[1]
+
+
+def test_topic_without_judgments_has_an_empty_report_not_an_error(accounts, db):
+    from annotation.services.topics import topic_create
+    from tests.factories import ClassifierFactory
+    from tests.web.conftest import corpus_build
+
+    corpus, ids = corpus_build(name="fresh", size=10)
+    topic = topic_create(corpus=corpus, name="fresh topic", c1=ClassifierFactory(corpus=corpus, ids=ids[:5]),
+                         c2=ClassifierFactory(corpus=corpus, ids=ids[3:8]))
+    client = Client()
+    client.force_login(accounts["manager"])
+    html = client.get(reverse("reports:topic", args=[topic.pk])).content.decode()
+    assert "No judgments yet" in html and "No estimate recorded yet" in html
+    overview = client.get(reverse("reports:topics")).content.decode()
+    assert "fresh topic" in overview and "not enough judgments" in overview
