@@ -145,8 +145,17 @@ class DemoSetupResult:
 
 
 def demo_accounts_ensure() -> list[str]:
-    """Hook for demo user accounts (to be filled by the web side); returns lines to print."""
-    return []
+    """Demo accounts, one per role (annotation/services/accounts.py); returns lines to print."""
+    from annotation.services.accounts import DemoAccountsRefused
+    from annotation.services.accounts import demo_accounts_ensure as accounts_ensure
+
+    try:
+        accounts = accounts_ensure()
+    except DemoAccountsRefused as exc:
+        return [str(exc)]
+    return ["Demo accounts (local use only) — sign in at /accounts/login/:"] + [
+        f"  {role:<10} user {username!r:<14} password {password!r}" for role, username, password in accounts
+    ]
 
 
 def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, directory: Path | None = None) -> DemoSetupResult:
