@@ -74,20 +74,23 @@ def test_multiclass_tie_is_uniform_over_tied_labels():
 
 @pytest.mark.parametrize("model", ["one_coin", "full"])
 def test_dawid_skene_recovers_planted_accuracies(model):
-    """30 workers with accuracies in [0.65, 0.95], ~200 labels each.
+    """30 workers with accuracies in [0.65, 0.95], ~200 labels each, truth hidden from the estimator.
 
-    The binomial SE of one worker's accuracy from 200 labels is about 0.03, so
-    the largest error over 30 workers should stay below ~0.1 (3.3 SE); add a
-    little for the uncertainty of the labels themselves: tolerance 0.12 for
-    the worst worker, 0.04 for the mean absolute error.
+    Two yardsticks.  (1) Each worker's realised hit rate on these items (the
+    simulation truth for this sample): Dawid–Skene only has to infer the true
+    labels, so the errors are small — mean < 0.03, worst < 0.09.  (2) The
+    planted accuracies: these also carry the binomial noise of 200 labels
+    (SE ≈ 0.03, mean absolute ≈ 0.025), so mean < 0.05 and worst < 0.13.
     """
     rng = np.random.default_rng(11)
     accuracies = rng.uniform(0.65, 0.95, size=30)
     truth, items, workers, labels = simulate_crowd(rng=rng, n_items=2000, accuracies=accuracies)
+    realised = np.array([np.mean(labels[workers == w] == truth[items[workers == w]]) for w in range(30)])
     result = dawid_skene(items=items, workers=workers, labels=labels, model=model)
-    error = np.abs(result.worker_accuracy - accuracies)
-    assert error.max() < 0.12
-    assert error.mean() < 0.04
+    against_realised = np.abs(result.worker_accuracy - realised)
+    against_planted = np.abs(result.worker_accuracy - accuracies)
+    assert against_realised.mean() < 0.03 and against_realised.max() < 0.09
+    assert against_planted.mean() < 0.05 and against_planted.max() < 0.13
     assert result.converged
     assert np.mean(result.label == truth) > np.mean(majority_vote(items=items, labels=labels).label == truth) - 0.005
 
@@ -106,7 +109,7 @@ def test_dawid_skene_beats_majority_vote_with_spammers(model):
     result = dawid_skene(items=items, workers=workers, labels=labels, model=model)
     mv_accuracy = np.mean(vote.label == truth)
     ds_accuracy = np.mean(result.label == truth)
-    assert ds_accuracy > mv_accuracy + 0.02
+    assert ds_accuracy > mv_accuracy + 0.04  # measured: 0.83 → 0.90
     # The spammers are recognised as such: accuracy near 0.5 (one-coin) / prior-weighted (full).
     assert np.abs(result.worker_accuracy[sorted(spammers)] - 0.5).max() < 0.12
 
