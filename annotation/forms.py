@@ -32,7 +32,7 @@ class CorpusUploadForm(forms.Form):
     id_field = forms.CharField(max_length=100, initial="id", label="Id field",
                                help_text="The field holding each document's unique id.")
     text_fields = forms.CharField(max_length=300, initial="title, body", label="Text fields",
-                                  help_text="Comma-separated. The first becomes the title, the others are joined into the text.")
+                                  help_text="Comma-separated. The first becomes the title and the others the text; a single field becomes the text.")
 
     def clean_corpus_name(self) -> str:
         name = self.cleaned_data["corpus_name"].strip()
