@@ -241,6 +241,29 @@ def _create_hit(*, client: Any, request: Mapping[str, Any]) -> str:
     raise MturkUnavailable(f"MTurk did not answer CreateHIT ({error_code(last)}): {error_message(last)}") from last
 
 
+def _publish(*, hit: Hit, client: Any) -> str | None:
+    """Create the MTurk HIT and store its HITId; None if the HIT should not be offered now.
+
+    Raises MturkError (MturkUnavailable when MTurk did not answer).
+    """
+    hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    if hit.mturk_hit_id:
+        return hit.mturk_hit_id
+    if hit.topic.crowd != Topic.Crowd.MTURK:
+        raise MturkError(f"topic {hit.topic_id} does not use Mechanical Turk (crowd {hit.topic.crowd})")
+    if not _hit_needed(hit):
+        # Reconcile publishes it if the topic becomes active again.
+        logger.info("mturk: HIT %s not published now: %s", hit.pk, _why_not_needed(hit))
+        return None
+    request = create_hit_request(hit=hit, document_count=HitItem.objects.filter(hit=hit, is_gold=False).count())
+    client = client if client is not None else mturk_client_get()
+    mturk_hit_id = _create_hit(client=client, request=request)
+    # Compare-and-set: a concurrent publisher used the same token, so it got the same HITId.
+    Hit.objects.filter(pk=hit.pk, mturk_hit_id__isnull=True).update(mturk_hit_id=mturk_hit_id)
+    logger.info("mturk: HIT %s published as %s", hit.pk, mturk_hit_id)
+    return mturk_hit_id
+
+
 def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     """Create the MTurk HIT for `hit` and store its HITId; returns it, or None if not published now.
 
@@ -250,27 +273,11 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     Call it outside any transaction (see `hit_publish` in annotation.crowds.mturk):
     it waits on the network.
     """
-    hit = Hit.objects.select_related("topic").get(pk=hit.pk)
-    if hit.mturk_hit_id:
-        return hit.mturk_hit_id
-    if hit.topic.crowd != Topic.Crowd.MTURK:
-        logger.error("mturk: HIT %s belongs to topic %s whose crowd is %s; not published", hit.pk, hit.topic_id, hit.topic.crowd)
-        return None
-    if not _hit_needed(hit):
-        # Reconcile publishes it if the topic becomes active again.
-        logger.info("mturk: HIT %s not published now: %s", hit.pk, _why_not_needed(hit))
-        return None
     try:
-        request = create_hit_request(hit=hit, document_count=HitItem.objects.filter(hit=hit, is_gold=False).count())
-        client = client if client is not None else mturk_client_get()
-        mturk_hit_id = _create_hit(client=client, request=request)
+        return _publish(hit=hit, client=client)
     except MturkError as exc:
         logger.error("mturk: HIT %s not published: %s (reconcile will retry)", hit.pk, exc)
         return None
-    # Compare-and-set: a concurrent publisher used the same token, so it got the same HITId.
-    Hit.objects.filter(pk=hit.pk, mturk_hit_id__isnull=True).update(mturk_hit_id=mturk_hit_id)
-    logger.info("mturk: HIT %s published as %s", hit.pk, mturk_hit_id)
-    return mturk_hit_id
 
 
 def mturk_hit_publish_on_commit(*, hit: Hit) -> None:
@@ -293,6 +300,7 @@ class ReconcileSummary:
     expired: int = 0
     reopened: int = 0
     errors: list[str] = field(default_factory=list)
+    stopped_early: bool = False  # MTurk unreachable or throttling: the rest waits for the next run
 
 
 def _assignments_of(*, client: Any, mturk_hit_id: str) -> Iterator[dict[str, Any]]:
@@ -473,10 +481,14 @@ def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
         mturk_hit_id__isnull=True,
     ).order_by("pk")
     for hit in unpublished:
-        if mturk_hit_publish(hit=hit, client=client):
-            summary.published += 1
-        else:
+        try:
+            summary.published += bool(_publish(hit=hit, client=client))
+        except MturkError as exc:
             summary.publish_failed += 1
+            summary.errors.append(f"HIT {hit.pk} not published: {exc}")
+            logger.error("mturk: HIT %s not published: %s (next run retries)", hit.pk, exc)
+            if isinstance(exc, MturkUnavailable):
+                return _stopped(summary)
 
     for hit in _hits_to_reconcile():
         try:
@@ -485,5 +497,15 @@ def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
             message = f"HIT {hit.pk} ({hit.mturk_hit_id}): {error_code(exc)} {error_message(exc)}"
             logger.error("mturk: reconcile failed for %s; next run retries", message)
             summary.errors.append(message)
+            if is_transient(exc):
+                return _stopped(summary)
     logger.info("mturk: reconcile done: %s", summary)
+    return summary
+
+
+def _stopped(summary: ReconcileSummary) -> ReconcileSummary:
+    # Unreachable or throttling: every further call would wait out its own timeouts
+    # and retries, so the run stops here; the next one (5 minutes) starts over.
+    summary.stopped_early = True
+    logger.error("mturk: MTurk unavailable, reconcile stopped early: %s", summary)
     return summary

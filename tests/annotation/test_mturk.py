@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import boto3
 import pytest
-from botocore.exceptions import ReadTimeoutError
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 from botocore.stub import Stubber
 from django.db import transaction
 from django.utils import timezone
@@ -456,8 +456,8 @@ def test_one_failing_hit_does_not_stop_the_others(stub):
     second = _hit(topic)
     Hit.objects.filter(pk=second.pk).update(mturk_hit_id="3SECONDHIT0000000000000000000B")
     stub.add_client_error(
-        "list_assignments_for_hit", service_error_code="ServiceFault", service_message="down", http_status_code=500,
-        expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
+        "list_assignments_for_hit", service_error_code="RequestError", service_message="Hit does not exist.",
+        http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
     )
     stub.add_response(
         "list_assignments_for_hit", {"Assignments": [], "NumResults": 0},
@@ -466,7 +466,38 @@ def test_one_failing_hit_does_not_stop_the_others(stub):
     stub.add_response("get_hit", _live_hit("3SECONDHIT0000000000000000000B"), {"HITId": "3SECONDHIT0000000000000000000B"})
     summary = mturk_reconcile_all()
     assert summary.hits_checked == 2
-    assert summary.errors == [f"HIT {first.pk} ({MTURK_HIT_ID}): ServiceFault down"]
+    assert summary.errors == [f"HIT {first.pk} ({MTURK_HIT_ID}): RequestError Hit does not exist."]
+    assert not summary.stopped_early
+
+
+def test_reconcile_stops_early_when_mturk_is_throttling(stub):
+    """Every further call would wait out its own retries; the next run (5 minutes later) starts over."""
+    topic = _topic()
+    first = _published(topic)
+    second = _hit(topic)
+    Hit.objects.filter(pk=second.pk).update(mturk_hit_id="3SECONDHIT0000000000000000000B")
+    stub.add_client_error(
+        "list_assignments_for_hit", service_error_code="ThrottlingException", service_message="Rate exceeded",
+        http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    summary = mturk_reconcile_all()  # no call for the second HIT is queued: one would fail the test
+    assert summary.stopped_early
+    assert summary.errors == [f"HIT {first.pk} ({MTURK_HIT_ID}): ThrottlingException Rate exceeded"]
+
+
+def test_reconcile_stops_publishing_when_mturk_is_unreachable(stub):
+    topic = _topic()
+    first, _second = _hit(topic), _hit(topic)
+    stub.client.meta.events.register(
+        "after-call.mturk.CreateHIT",
+        lambda **kwargs: (_ for _ in ()).throw(EndpointConnectionError(endpoint_url=SANDBOX)),
+    )
+    for _ in range(2):  # the two attempts for the first HIT; none for the second
+        stub.add_response("create_hit", _created(), _create_hit_params(first))
+    summary = mturk_reconcile_all()
+    assert (summary.published, summary.publish_failed, summary.stopped_early) == (0, 1, True)
+    assert "Could not connect to the endpoint URL" in summary.errors[0]
+    assert Hit.objects.filter(mturk_hit_id__isnull=True).count() == 2
 
 
 # --- costs and budget -----------------------------------------------------------------
