@@ -116,7 +116,7 @@ def mturk_client_get() -> Any:
         "mturk",
         region_name=settings.MTURK_REGION,
         endpoint_url=endpoint,
-        config=Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3}),
+        config=Config(connect_timeout=5, read_timeout=15, retries={"mode": "standard", "max_attempts": 3}),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,7 @@ from annotation.crowds.mturk_client import (
     create_hit_request,
     error_code,
     error_message,
+    hit_external_url,
     is_transient,
     mturk_client_get,
     turk_error_code,
@@ -96,6 +98,24 @@ def mturk_cost_per_assignment(*, reward: Decimal, assignments: int) -> Decimal:
     rate = COMMISSION_RATE + (LARGE_HIT_EXTRA_RATE if assignments >= LARGE_HIT_ASSIGNMENTS else Decimal("0"))
     commission = max((reward * rate).quantize(CENT, rounding=ROUND_HALF_UP), MIN_COMMISSION)
     return (reward + commission).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+# --- Status, for the analyst's pages -----------------------------------------------
+
+
+def mturk_configuration_problem() -> str | None:
+    """Why HITs cannot be published right now (settings or credentials), or None."""
+    try:
+        mturk_client_get()
+        hit_external_url(hit_id=1)
+    except MturkNotConfigured as exc:
+        return str(exc)
+    return None
+
+
+def mturk_unpublished_count(*, topic: Topic) -> int:
+    """Open HITs of the topic still waiting for MTurk (reconcile publishes them every 5 minutes)."""
+    return Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, mturk_hit_id__isnull=True).count()
 
 
 # --- The external HIT page ----------------------------------------------------------
@@ -264,6 +284,12 @@ def _publish(*, hit: Hit, client: Any) -> str | None:
     return mturk_hit_id
 
 
+# After MTurk failed to answer, this process leaves publishing to the reconcile task
+# for a while: a launch of 100 HITs must not wait out 100 × the timeouts and retries.
+UNAVAILABLE_PAUSE_SECONDS = 120.0
+_unavailable_until = 0.0
+
+
 def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     """Create the MTurk HIT for `hit` and store its HITId; returns it, or None if not published now.
 
@@ -273,9 +299,15 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     Call it outside any transaction (see `hit_publish` in annotation.crowds.mturk):
     it waits on the network.
     """
+    global _unavailable_until
+    if time.monotonic() < _unavailable_until:
+        logger.warning("mturk: HIT %s not published now: MTurk did not answer recently (reconcile will retry)", hit.pk)
+        return None
     try:
         return _publish(hit=hit, client=client)
     except MturkError as exc:
+        if isinstance(exc, MturkUnavailable):
+            _unavailable_until = time.monotonic() + UNAVAILABLE_PAUSE_SECONDS
         logger.error("mturk: HIT %s not published: %s (reconcile will retry)", hit.pk, exc)
         return None
 

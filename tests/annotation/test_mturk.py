@@ -21,14 +21,17 @@ from annotation.crowds.mturk_client import (
 )
 from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
 from annotation.services import crowds
+from annotation.services import mturk as mturk_service
 from annotation.services.hits import BudgetExceeded, hits_budget_check
 from annotation.services.mturk import (
     FEEDBACK_APPROVED,
     FEEDBACK_LOW_ACCURACY,
     FEEDBACK_NO_ANSWERS,
+    mturk_configuration_problem,
     mturk_cost_per_assignment,
     mturk_hit_publish,
     mturk_reconcile_all,
+    mturk_unpublished_count,
 )
 from tests.factories import DocumentFactory, TopicFactory
 
@@ -75,6 +78,7 @@ def _mturk_settings(settings, monkeypatch):
     # A developer's real keys must never be picked up by a test.
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(mturk_service, "_unavailable_until", 0.0)
 
 
 @pytest.fixture
@@ -299,6 +303,30 @@ def test_crowd_publish_sends_the_hit_only_after_commit(stub, django_capture_on_c
             crowds.crowd_publish(hit=hit)
             assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None  # nothing sent inside the transaction
     assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+
+
+def test_after_mturk_failed_to_answer_a_launch_does_not_wait_on_every_hit(stub, django_capture_on_commit_callbacks):
+    topic = _topic()
+    first, second = _hit(topic), _hit(topic)
+    for _ in range(2):  # the two attempts for the first HIT; nothing is queued for the second
+        stub.add_client_error(
+            "create_hit", service_error_code="ServiceFault", service_message="down", http_status_code=500,
+            expected_params=_create_hit_params(first),
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            crowds.crowd_publish(hit=first)
+            crowds.crowd_publish(hit=second)
+    assert mturk_unpublished_count(topic=topic) == 2  # both wait for reconcile, which ignores the pause
+
+
+def test_configuration_problem_is_reported_for_the_analyst(settings, monkeypatch):
+    assert "AWS_ACCESS_KEY_ID" in mturk_configuration_problem()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
+    assert mturk_configuration_problem() is None
+    settings.MTURK_EXTERNAL_BASE_URL = "http://recall.example.org"
+    assert "https://" in mturk_configuration_problem()
 
 
 def test_rolled_back_hit_never_reaches_mturk(stub, django_capture_on_commit_callbacks):
