@@ -14,6 +14,7 @@ from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–S
     majority_vote,
     worker_agreement,
 )
+from .capture_recapture import CaptureRecaptureResult, ModelFit, capture_recapture  # noqa: E402  Rcapture-style
 from .pair_recall import (  # noqa: E402  seed 000
     Diagnostic,
     Estimate,
@@ -25,6 +26,7 @@ from .pair_recall import (  # noqa: E402  seed 000
     lincoln_petersen,
     pair_recall_eq1,
     pair_recall_eq2,
+    pair_recall_interval,
     paper_design_pair_recall,
     recall_from_total,
     stratified_pair_recall,
