@@ -301,3 +301,57 @@ def test_a_full_hit_asks_the_newcomer_to_return_it(client, hit):
     assert response.status_code == 409
     assert "full for now" in response.content.decode()
     assert Assignment.objects.filter(hit=hit).count() == 3
+
+
+# --- in a real browser ------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page():
+    import os
+    from pathlib import Path
+
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing (apt-get install chromium)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in this thread
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+        )
+        context = browser.new_context()
+        context.set_default_timeout(15_000)
+        yield context.new_page()
+        browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_in_a_browser_the_answers_are_recorded_and_handed_back_to_mturk(browser_page, live_server, hit):
+    """The hand-back form submits itself to MTurk's externalSubmit (intercepted here: no network)."""
+    page = browser_page
+    alerts = []
+    page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    received = []
+
+    def mturk(route):
+        received.append(route.request.post_data)
+        route.fulfill(status=200, content_type="text/html", body="<p id=mturk>MTurk got it</p>")
+
+    page.route("https://workersandbox.mturk.com/**", mturk)
+    page.goto(live_server.url + _url(hit))
+    assert page.locator(".document").count() == 2
+    for radio in page.locator("input[type=radio][value='1']").all():
+        radio.check()
+    page.click("#hit-form button[type=submit]")
+    page.wait_for_selector("#mturk")
+    assert len(received) == 1
+    fields = dict(pair.split("=", 1) for pair in received[0].split("&"))
+    assert fields == {"assignmentId": ASSIGNMENT, "judgments": "2", "relevant": "2"}
+    assert Judgment.objects.filter(assignment__mturk_assignment_id=ASSIGNMENT, relevant=True).count() == 2
+    assert alerts == []  # the hostile document text did not run
