@@ -1,12 +1,14 @@
 """Analyst pages: topics — instructions, the pair, the sample plan, launch, pause, top-up."""
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import select_template
 from django.views.decorators.http import require_POST
 
 from annotation.forms import PlanForm, TopicForm, TopUpForm
@@ -15,6 +17,8 @@ from annotation.roles import CONFIGURE, role_required
 from annotation.views.optional import ServiceMissing, service
 from annotation.views.plan import topic_plan_context
 from estimation.views.selectors import topic_progress
+
+logger = logging.getLogger(__name__)
 
 TOPICS = "annotation.services.topics"
 TOPIC_SETTINGS = "annotation.services.topic_settings"
@@ -147,9 +151,23 @@ def topic_pause(request: HttpRequest, topic_id: int) -> HttpResponse:
     return redirect("analyst:topic", topic_id=topic_id)
 
 
+@dataclass(frozen=True)
+class _PreviewItem:
+    """Stands in for a HitItem in the annotator's template."""
+
+    document: Document
+
+    @property
+    def document_id(self) -> int:
+        return self.document.pk
+
+
 @role_required(CONFIGURE)
 def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
-    """The HIT as a worker will see it: the topic's instructions over documents from the pair's overlap."""
+    """The HIT as a worker will see it: the annotator's own template over documents of the pair's overlap.
+
+    Answers given here go nowhere: a POST just shows the page again.
+    """
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     documents = []
     pair = getattr(topic, "pair", None)
@@ -162,6 +180,12 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
     if not documents:
         documents = list(Document.objects.filter(corpus=topic.corpus).only("external_id", "title", "text")
                          .order_by("pk")[: topic.hit_size])
-    # The annotator's own template when it can render a preview; ours otherwise.
-    template = select_template(["annotator/hit_preview.html", "analyst/hit_preview.html"])
-    return HttpResponse(template.render({"topic": topic, "documents": documents, "preview": True}, request))
+    messages.info(request, "Preview of a HIT as annotators see it (documents from the pair's overlap). "
+                           "Nothing you answer here is recorded.")
+    context = {"topic": topic, "rows": [(_PreviewItem(d), "") for d in documents], "editable": True,
+               "assignment": None, "error": None, "preview": True, "documents": documents}
+    try:
+        return render(request, "annotator/assignment.html", context)
+    except Exception:  # noqa: BLE001 - the annotator template changed shape: fall back to ours
+        logger.warning("annotator template cannot render a preview; using analyst/hit_preview.html", exc_info=True)
+        return render(request, "analyst/hit_preview.html", context)

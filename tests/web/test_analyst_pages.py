@@ -195,3 +195,20 @@ def test_launch_over_budget_is_refused_with_a_message(analyst, corpus):
 def test_empty_states_point_to_the_next_step(analyst):
     assert b"Upload a corpus" in analyst.get(reverse("analyst:topics")).content
     assert b"No corpus yet" in analyst.get(reverse("analyst:corpora")).content
+
+
+def test_hit_preview_uses_the_annotator_page_with_overlap_documents(analyst, corpus):
+    from annotation.services.topics import topic_create
+
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    topic = topic_create(corpus=corpus, name="t", instructions="Judge oil news", c1=ClassifierFactory(corpus=corpus, ids=ids[:10]),
+                         c2=ClassifierFactory(corpus=corpus, ids=ids[8:20]))
+    response = analyst.get(reverse("analyst:topic_hit_preview", args=[topic.pk]))
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="hit-form"' in html and "Judge oil news" in html
+    assert "Nothing you answer here is recorded" in html
+    assert f'name="doc-{ids[8]}"' in html and f'name="doc-{ids[9]}"' in html and f'name="doc-{ids[0]}"' not in html
+    assert analyst.post(reverse("analyst:topic_hit_preview", args=[topic.pk]), {f"doc-{ids[8]}": "1"}).status_code == 200
+    from annotation.models import Judgment
+
+    assert not Judgment.objects.exists()
