@@ -329,6 +329,7 @@ class ReconcileSummary:
     approved: int = 0
     rejected: int = 0
     already_reviewed: int = 0  # found approved/rejected on MTurk already; the app record was synced
+    held: int = 0  # recorded, but submitted less than MTURK_APPROVAL_HOLD_SECONDS ago
     expired: int = 0
     reopened: int = 0
     errors: list[str] = field(default_factory=list)
@@ -379,6 +380,13 @@ def _decide(*, client: Any, mturk_assignment_id: str, approve: bool, feedback: s
         raise
 
 
+def _held(assignment: Assignment) -> bool:
+    hold = timedelta(seconds=settings.MTURK_APPROVAL_HOLD_SECONDS)
+    # Never past MTurk's auto-approval (it would approve by itself): keep an hour of margin.
+    hold = min(hold, timedelta(seconds=settings.MTURK_AUTO_APPROVAL_DELAY_SECONDS) - timedelta(hours=1))
+    return assignment.submitted_at is not None and assignment.submitted_at > timezone.now() - hold
+
+
 def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: ReconcileSummary) -> None:
     """Decide one assignment MTurk holds as Submitted: the app's record decides."""
     mturk_assignment_id = found["AssignmentId"]
@@ -395,6 +403,9 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
         approve, feedback = False, FEEDBACK_NO_ANSWERS
     elif assignment.worker.blocked:
         approve, feedback = False, FEEDBACK_LOW_ACCURACY
+    elif _held(assignment):
+        summary.held += 1  # a later run approves it (or rejects it, if the worker gets blocked)
+        return
     else:
         approve, feedback = True, FEEDBACK_APPROVED
     outcome, decided_now = _decide(

@@ -151,6 +151,9 @@ MTURK_EXTERNAL_BASE_URL = os.environ.get("MTURK_EXTERNAL_BASE_URL", "")
 MTURK_LIFETIME_SECONDS = env_int_default("MTURK_LIFETIME_SECONDS", 7 * 24 * 3600)
 MTURK_ASSIGNMENT_DURATION_SECONDS = env_int_default("MTURK_ASSIGNMENT_DURATION_SECONDS", ASSIGNMENT_TIMEOUT_SECONDS)
 MTURK_AUTO_APPROVAL_DELAY_SECONDS = env_int_default("MTURK_AUTO_APPROVAL_DELAY_SECONDS", 3 * 24 * 3600)
+# Reconcile waits this long after a submission before approving, so gold checks on the
+# worker's later HITs can still block them; must stay well below the auto-approval delay.
+MTURK_APPROVAL_HOLD_SECONDS = env_int_default("MTURK_APPROVAL_HOLD_SECONDS", 0)
 MTURK_FRAME_HEIGHT = env_int_default("MTURK_FRAME_HEIGHT", 800)
 # Qualification requirements; 0 (or an empty locale list) drops the requirement.
 MTURK_QUALIFICATION_MIN_APPROVAL_RATE = env_int_default("MTURK_QUALIFICATION_MIN_APPROVAL_RATE", 95)

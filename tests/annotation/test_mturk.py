@@ -71,6 +71,7 @@ def _mturk_settings(settings, monkeypatch):
     settings.MTURK_LIFETIME_SECONDS = 604800
     settings.MTURK_ASSIGNMENT_DURATION_SECONDS = 1800
     settings.MTURK_AUTO_APPROVAL_DELAY_SECONDS = 259200
+    settings.MTURK_APPROVAL_HOLD_SECONDS = 0
     settings.MTURK_FRAME_HEIGHT = 800
     settings.MTURK_QUALIFICATION_MIN_APPROVAL_RATE = 95
     settings.MTURK_QUALIFICATION_LOCALES = ["US"]
@@ -394,6 +395,44 @@ def test_reconcile_rejects_work_of_workers_blocked_for_gold_accuracy(stub):
     blocked.refresh_from_db()
     assert blocked.status == "rejected"
     assert "accuracy" in blocked.feedback
+
+
+def test_approval_waits_for_the_hold_so_later_gold_checks_can_still_block(settings, stub):
+    settings.MTURK_APPROVAL_HOLD_SECONDS = 6 * 3600
+    hit = _published()
+    assignment = _submitted_app_assignment(hit, "3ASSIGNMENTHELD000000000000006", "A6WORKERHELD")
+    listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
+    found = {"Assignments": [_mturk_assignment("3ASSIGNMENTHELD000000000000006", "A6WORKERHELD")], "NumResults": 1}
+    stub.add_response("list_assignments_for_hit", found, listing)
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    summary = mturk_reconcile_all()  # no approve_assignment queued: a call would fail the test
+    assert (summary.held, summary.approved) == (1, 0)
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+
+    Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=7))
+    stub.add_response("list_assignments_for_hit", found, listing)
+    stub.add_response(
+        "approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTHELD000000000000006", "RequesterFeedback": FEEDBACK_APPROVED}
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    assert mturk_reconcile_all().approved == 1
+
+
+def test_the_hold_never_reaches_mturks_auto_approval(settings, stub):
+    settings.MTURK_APPROVAL_HOLD_SECONDS = 10 * 24 * 3600  # longer than the 3-day auto-approval delay
+    hit = _published()
+    assignment = _submitted_app_assignment(hit, "3ASSIGNMENTLATE000000000000007", "A7WORKERLATE")
+    Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=71, minutes=1))
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTLATE000000000000007", "A7WORKERLATE")], "NumResults": 1},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response(
+        "approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTLATE000000000000007", "RequesterFeedback": FEEDBACK_APPROVED}
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    assert mturk_reconcile_all().approved == 1
 
 
 def test_reconcile_does_not_approve_twice(stub):
