@@ -27,6 +27,7 @@ from annotation.models import Topic
 from estimation.services.inputs import SampleInputs, TopicInputs, topic_inputs_gather
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 # The package re-exports a function named pooled_recall, so import from the module itself.
+from estimation.stats.pooled_recall import DEFAULT_DRAWS as POOLED_DRAWS
 from estimation.stats.pooled_recall import CorpusSample, SystemSample
 from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
 from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
@@ -499,8 +500,9 @@ class _ReportBuilder:
         corpus = CorpusSample(relevant=list(uniform.labels),
                                             in_pool=[bool(holders) for holders in uniform.retrieved_by])
         try:
+            # Bootstrap draws capped at the library's default: resampling costs O(draws × sample size).
             result = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=self.confidence,
-                                                 draws=self.draws, seed=self.seed)
+                                            draws=min(self.draws, POOLED_DRAWS), seed=self.seed)
         except ValueError as exc:
             self.diagnostics.append(_diagnostic("pooled_recall_unavailable", "info",
                                                 f"Pooled recall (seed 003) is not available: {exc}"))

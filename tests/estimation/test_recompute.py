@@ -11,7 +11,7 @@ from config.celery import app as celery_app
 from estimation.models import EstimateSnapshot
 from estimation.selectors import topic_report_latest, topic_snapshot_history
 from estimation.services import recompute
-from estimation.services.inputs import topic_inputs_gather
+from estimation.services.inputs import inputs_checksum, topic_inputs_gather
 from estimation.services.reports import code_version_get, report_parameters, topic_report_build
 from estimation.tasks import snapshots_refresh_stale_task, topic_recompute_task
 from tests.estimation.test_reports import _draw, _label, build_topic
@@ -79,6 +79,8 @@ def test_snapshot_records_inputs_checksum_code_version_and_equals_a_fresh_report
                                  code_version=code_version_get())
     assert snapshot.inputs == inputs.as_dict()
     assert snapshot.inputs_checksum == inputs.checksum()
+    snapshot.refresh_from_db()  # the stored JSON gives back the same checksum
+    assert inputs_checksum(inputs=snapshot.inputs) == snapshot.inputs_checksum
     assert snapshot.code_version == code_version_get() == snapshot.report["code_version"]
     assert snapshot.aggregator == "majority"
     assert snapshot.inputs["samples"]["A12"]["document_ids"] == [built.docs[p] for p in range(20, 26)]
