@@ -418,10 +418,10 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
             assignment=assignment, status=outcome.lower(), feedback=feedback if decided_now else ""
         )
     log = logger.info if approve else logger.warning
+    # No worker id in the logs: MTurk worker ids can be linked to Amazon profiles.
     log(
-        "mturk: assignment %s of HIT %s (worker %s) %s%s: %s",
-        mturk_assignment_id, hit.pk, found.get("WorkerId"), outcome.lower(),
-        "" if decided_now else " earlier", feedback,
+        "mturk: assignment %s of HIT %s %s%s: %s",
+        mturk_assignment_id, hit.pk, outcome.lower(), "" if decided_now else " earlier", feedback,
     )
     if not decided_now:
         summary.already_reviewed += 1
