@@ -219,7 +219,8 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
         relevant = _num(row.get("relevant"))
         rel = f"{relevant:,.0f}" if relevant is not None and float(relevant).is_integer() else (f"{relevant:,.1f}" if relevant is not None else "—")
         return [f'<text x="{x:.1f}" y="{cy - 4:.1f}" text-anchor="{anchor}" font-size="16" font-weight="700">{size:,}</text>',
-                f'<text x="{x:.1f}" y="{cy + 14:.1f}" text-anchor="{anchor}" font-size="11" fill="#5b6477">{judged:,} judged, {_text(rel)} relevant</text>']
+                f'<text x="{x:.1f}" y="{cy + 12:.1f}" text-anchor="{anchor}" font-size="10" fill="#5b6477">{judged:,} judged</text>',
+                f'<text x="{x:.1f}" y="{cy + 24:.1f}" text-anchor="{anchor}" font-size="10" fill="#5b6477">{_text(rel)} relevant</text>']
 
     body = [
         f'<circle cx="{left_x:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity=".18" stroke="{PALETTE[0]}" stroke-width="2"/>',
