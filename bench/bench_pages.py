@@ -133,11 +133,10 @@ def measure(corpus, repeats: int) -> None:
     from django.urls import reverse
 
     from annotation.models import Classifier, CorpusUpload, Judgment, Label, Topic
-    from annotation.services.classifiers import keyword_preview
-    from tests.web.conftest import user_with_role  # noqa: F401 - same helper as the tests
-
     from django.contrib.auth import get_user_model
+
     from annotation.roles import roles_ensure
+    from annotation.services.classifiers import keyword_preview
 
     topic = Topic.objects.get(name=TOPIC_NAME)
     user, _ = get_user_model().objects.get_or_create(username="bench-analyst")

@@ -1,5 +1,4 @@
 """Analyst pages: corpora and browser uploads."""
-from django.contrib import messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.forms import PlanForm, TopicForm, TopUpForm
-from annotation.models import Classifier, Corpus, Document, Hit, Judgment, Topic
+from annotation.models import Classifier, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.views.optional import ServiceMissing, service
 from annotation.views.plan import topic_plan_context
