@@ -290,10 +290,13 @@ class _Staging:
 
     def create(self, cursor) -> None:
         if self.postgres:
+            # metadata is parsed to jsonb by COPY, while Python is still reading the file.
             cursor.execute(
                 f"CREATE TEMP TABLE {self.table} (line integer, external_id text, title text, text text, "
-                "metadata text, content_hash text) ON COMMIT DROP"
+                "metadata jsonb, content_hash text) ON COMMIT DROP"
             )
+            # Room for the hash aggregate and joins over a million ids without spilling to disk.
+            cursor.execute("SET LOCAL work_mem = '64MB'")
         else:
             cursor.execute(
                 f"CREATE TEMP TABLE {self.table} (line integer, external_id text, title text, text text, "
@@ -429,10 +432,9 @@ def _merge(cursor, staging: _Staging, *, corpus: Corpus, summary: ImportSummary)
             [corpus.pk, CONFLICT_EXAMPLES],
         )
         summary.conflict_examples = [(int(line), external_id) for line, external_id in cursor.fetchall()]
-    metadata = "s.metadata::jsonb" if staging.postgres else "s.metadata"
     cursor.execute(
         f"INSERT INTO {document_table} (corpus_id, external_id, title, text, metadata, content_hash) "
-        f"SELECT %s, s.external_id, s.title, s.text, {metadata}, s.content_hash FROM {staging.table} s "
+        f"SELECT %s, s.external_id, s.title, s.text, s.metadata, s.content_hash FROM {staging.table} s "
         # No ORDER BY: staging rows are scanned in insertion (file) order anyway, and sorting a
         # million texts would cost more than the insert.
         f"WHERE NOT EXISTS (SELECT 1 FROM {document_table} d WHERE d.corpus_id = %s AND d.external_id = s.external_id)",
