@@ -29,10 +29,13 @@ quantity that is monotone in the region counts (r1, r2, p1, p2, p12, Eq. 1)
 takes its lower bound from draws in which each region's precision comes from
 the Clopper–Pearson confidence distribution that pushes the quantity down
 (Beta(k, n−k+1) for a count that raises it, Beta(k+1, n−k) for one that
-lowers it), and its upper bound symmetrically.  Over a grid of 108 cells
-(n = 30 and 100 per region, precisions 0.05–0.95, 400 runs each) the minimum
-coverage was 0.953 and the mean 0.974.  Quantities that are not monotone in
-the counts (n̂, Eq. 2) use the Jeffreys percentile interval.
+lowers it), and its upper bound symmetrically.  Over a grid of 54 cells
+(|A12|/|B2| = 500/5,000, 60/200, 2,000/100,000; p12, p_B2 ∈ {0.05, 0.5,
+0.95}; n = 30 and 100 per region; 400 runs each) the minimum coverage was
+0.958 and the mean 0.979, against a Jeffreys minimum of 0.91 on the same
+grid.  The price is width: about 4% wider than the delta method at
+n ≈ 700.  Quantities that are not monotone in the counts (n̂, Eq. 2) use the
+Jeffreys percentile interval.
 """
 from __future__ import annotations
 
@@ -422,10 +425,18 @@ def _point_count(region: RegionSample) -> float:
 
 
 def _quantiles(values: np.ndarray, *, confidence: float) -> tuple[float, float]:
+    """Equal-tailed percentile interval of posterior draws.
+
+    All-NaN means a needed region was not judged.  Isolated NaN draws are 0/0
+    (no relevant document drawn anywhere in a ratio) and are left out; +inf
+    draws (n̂ with no relevant document in A12) are kept, so the upper bound
+    can be infinite (None in as_dict).
+    """
     alpha = 1.0 - confidence
-    if np.isnan(values).any():
+    if np.isnan(values).all():
         return math.nan, math.nan
-    low, high = np.quantile(values, [alpha / 2.0, 1.0 - alpha / 2.0])
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanquantile(values, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(low), float(high)
 
 
