@@ -86,6 +86,10 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
                "topup_form": TopUpForm(), "progress": topic_progress(topic=topic), "half_width": half_width,
                "extra": [link.classifier for link in topic.extra_classifiers.select_related("classifier")
                          .defer("classifier__retrieved_bitmap")]}
+    if topic.crowd == Topic.Crowd.MTURK:
+        # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
+        context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
+                                                          mturk_hit_id__isnull=True).count()
     context.update(topic_plan_context(topic=topic, half_width=half_width))
     return render(request, "analyst/topic_detail.html", context)
 

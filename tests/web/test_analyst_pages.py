@@ -212,3 +212,18 @@ def test_hit_preview_uses_the_annotator_page_with_overlap_documents(analyst, cor
     from annotation.models import Judgment
 
     assert not Judgment.objects.exists()
+
+
+def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, django_capture_on_commit_callbacks, settings):
+    settings.MTURK_EXTERNAL_BASE_URL = ""
+    corpus, ids = corpus_build(name="mt", size=100)
+    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:50])
+    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[30:80])
+    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, crowd="mturk"))
+    topic = Topic.objects.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+    hits = Hit.objects.filter(topic=topic, mturk_hit_id__isnull=True).count()
+    assert hits > 0
+    page = analyst.get(reverse("analyst:topic", args=[topic.pk])).content.decode()
+    assert f"{hits} open HITs not yet on Mechanical Turk" in page
