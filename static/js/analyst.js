@@ -5,14 +5,18 @@
   var form = document.getElementById("keyword-form");
   var preview = document.getElementById("preview");
   if (form && preview) {
-    var timer = null, seq = 0;
+    var timer = null, seq = 0, inflight = null;
     var refresh = function () {
       var params = new URLSearchParams();
       var terms = form.querySelector("[name=terms]");
       params.set("terms", terms ? terms.value : "");
       form.querySelectorAll("[name=fields]:checked").forEach(function (box) { params.append("fields", box.value); });
       var mine = ++seq;
-      fetch(form.dataset.previewUrl + "?" + params.toString(), {credentials: "same-origin"})
+      // Typing on: drop the request still running, so the server works only for the latest terms.
+      if (inflight) { inflight.abort(); }
+      inflight = window.AbortController ? new AbortController() : null;
+      fetch(form.dataset.previewUrl + "?" + params.toString(),
+            {credentials: "same-origin", signal: inflight ? inflight.signal : undefined})
         .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
         .then(function (html) { if (mine === seq) { preview.innerHTML = html; } })
         .catch(function () { /* keep the last preview; the Preview button still works */ });

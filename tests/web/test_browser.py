@@ -139,6 +139,10 @@ def test_annotator_completes_a_hit(page, live_server):
     page.on("dialog", lambda dialog: dialog.accept())
     assert page.evaluate("window.__xss === undefined")
     _shot(page, "annotator-hit")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone: nothing may force sideways scrolling
+    assert page.evaluate("document.documentElement.scrollWidth") <= 391
+    _shot(page, "annotator-hit-phone")
+    page.set_viewport_size({"width": 1280, "height": 900})
     radios = page.query_selector_all("#hit-form input[type=radio][value='1']")
     assert radios
     for radio in radios:
