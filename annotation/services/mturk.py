@@ -330,6 +330,7 @@ class ReconcileSummary:
     rejected: int = 0
     already_reviewed: int = 0  # found approved/rejected on MTurk already; the app record was synced
     held: int = 0  # recorded, but submitted less than MTURK_APPROVAL_HOLD_SECONDS ago
+    replaced: int = 0  # extra MTurk assignments for ones rejected without answers
     expired: int = 0
     reopened: int = 0
     errors: list[str] = field(default_factory=list)
@@ -429,6 +430,32 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
         summary.approved += 1
     else:
         summary.rejected += 1
+    if decided_now and not recorded and _hit_needed(hit):
+        _replacement_offer(client=client, hit=hit, mturk_assignment_id=mturk_assignment_id, summary=summary)
+
+
+def _replacement_offer(*, client: Any, hit: Hit, mturk_assignment_id: str, summary: ReconcileSummary) -> None:
+    """One more MTurk assignment for one rejected without answers: the app still needs that vote.
+
+    (A blocked worker's rejected assignment is not replaced: the app kept its votes.)
+    MTurk refuses to take a HIT created with fewer than 10 assignments to 10 or more;
+    that refusal is logged and the HIT simply ends with fewer workers.
+    """
+    try:
+        client.create_additional_assignments_for_hit(
+            HITId=hit.mturk_hit_id,
+            NumberOfAdditionalAssignments=1,
+            UniqueRequestToken=f"recall-extra-{mturk_assignment_id}"[:64],
+        )
+        summary.replaced += 1
+    except ClientError as exc:
+        if is_transient(exc):
+            raise
+        logger.error(
+            "mturk: no replacement for assignment %s of HIT %s: %s %s",
+            mturk_assignment_id, hit.pk, error_code(exc), error_message(exc),
+        )
+        summary.errors.append(f"HIT {hit.pk}: no replacement for {mturk_assignment_id}: {error_message(exc)}")
 
 
 def _sync_reviewed(*, hit: Hit, found: Mapping[str, Any], summary: ReconcileSummary) -> None:

@@ -369,13 +369,52 @@ def test_reconcile_reads_every_page_approves_recorded_work_and_rejects_unrecorde
     stub.add_response(
         "reject_assignment", {}, {"AssignmentId": "3ASSIGNMENTNOANSWERS0000000002", "RequesterFeedback": FEEDBACK_NO_ANSWERS}
     )
+    # The app still needs the third vote: MTurk offers one more assignment (retry-safe token).
+    stub.add_response(
+        "create_additional_assignments_for_hit",
+        {},
+        {
+            "HITId": MTURK_HIT_ID,
+            "NumberOfAdditionalAssignments": 1,
+            "UniqueRequestToken": "recall-extra-3ASSIGNMENTNOANSWERS0000000002",
+        },
+    )
     stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
 
     summary = mturk_reconcile_all()
-    assert (summary.hits_checked, summary.approved, summary.rejected, summary.expired) == (1, 1, 0 + 1, 0)
-    assert summary.errors == []
+    assert (summary.hits_checked, summary.approved, summary.rejected, summary.replaced) == (1, 1, 1, 1)
+    assert (summary.expired, summary.errors) == (0, [])
     recorded.refresh_from_db()
     assert (recorded.status, recorded.feedback) == ("approved", FEEDBACK_APPROVED)
+
+
+def test_a_refused_replacement_is_reported_and_the_run_goes_on(stub):
+    hit = _published()
+    claimed = Assignment.objects.create(
+        hit=hit, worker=Worker.objects.create(mturk_worker_id="A8BYPASS"), slot=0,
+        deadline=timezone.now() + timedelta(hours=1), mturk_assignment_id="3ASSIGNMENTCLAIMED00000000008",
+    )
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment("3ASSIGNMENTCLAIMED00000000008", "A8BYPASS")], "NumResults": 1},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response(
+        "reject_assignment", {}, {"AssignmentId": "3ASSIGNMENTCLAIMED00000000008", "RequesterFeedback": FEEDBACK_NO_ANSWERS}
+    )
+    stub.add_client_error(
+        "create_additional_assignments_for_hit", service_error_code="RequestError",
+        service_message="HITs created with fewer than 10 assignments cannot be extended to 10 or more.",
+        http_status_code=400,
+        expected_params={"HITId": MTURK_HIT_ID, "NumberOfAdditionalAssignments": 1,
+                         "UniqueRequestToken": "recall-extra-3ASSIGNMENTCLAIMED00000000008"},
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    summary = mturk_reconcile_all()
+    assert (summary.rejected, summary.replaced, summary.hits_checked) == (1, 0, 1)
+    assert "cannot be extended" in summary.errors[0]
+    claimed.refresh_from_db()
+    assert (claimed.status, claimed.feedback) == ("rejected", FEEDBACK_NO_ANSWERS)  # its app place is free again
 
 
 def test_reconcile_rejects_work_of_workers_blocked_for_gold_accuracy(stub):
