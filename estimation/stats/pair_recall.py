@@ -625,16 +625,11 @@ def stratified_pair_recall(
         name: _other_recall(sample, n_hat_point=n_hat.point, n_hat_draws=n_hat_draws, rng=rng, confidence=confidence)
         for name, sample in others.items()
     }
-    t12_chapman = point.t12, point.t12 + point.tb1, point.t12 + point.tb2
-    n_hat_chapman = (
-        float((t12_chapman[1] + 1) * (t12_chapman[2] + 1) / (t12_chapman[0] + 1) - 1)
-        if all(math.isfinite(float(t)) for t in t12_chapman)
-        else None
-    )
+    t12, t1, t2 = (float(t) for t in (point.t12, point.t12 + point.tb1, point.t12 + point.tb2))
+    n_hat_chapman = chapman(t1=t1, t2=t2, t12=t12) if all(map(math.isfinite, (t12, t1, t2))) else None
     diagnostics = _diagnose(
         regions=regions, r1=r1, r2=r2, p1=p1, p2=p2, eq2_r1=eq2_r1, eq2_r2=eq2_r2,
-        n_hat=n_hat, corpus_size=corpus_size, central=central, algebra=algebra,
-        sensitivity=sensitivity, min_precision=min_precision,
+        n_hat=n_hat, corpus_size=corpus_size, sensitivity=sensitivity, min_precision=min_precision,
     )
     region_summary = {
         name: {**region.as_dict(), "precision": _nan_to_none(region.relevant / region.judged) if region.judged else None}
@@ -708,7 +703,7 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, central, algebra, sensitivity, min_precision) -> list[Diagnostic]:
+def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, sensitivity, min_precision) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for name, region in regions.items():
         if region.size > 0 and region.judged == 0:
