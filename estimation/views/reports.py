@@ -76,6 +76,17 @@ def _extrapolations(report: dict, target_recall: float) -> tuple[dict[str, dict]
     return values, curves
 
 
+def _plain_items(block) -> list[tuple[str, str]]:
+    """Scalar entries of a report block as (label, value) pairs, for blocks whose shape may grow."""
+    if not isinstance(block, dict):
+        return []
+    items = []
+    for key, value in block.items():
+        if isinstance(value, (str, int, float, bool)) and key not in ("state",):
+            items.append((key.replace("_", " ").capitalize(), value))
+    return items
+
+
 def _report_context(request: HttpRequest, topic: Topic) -> dict:
     snapshot = snapshot_latest(topic=topic)
     report = snapshot.report
@@ -106,6 +117,7 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
             "target_form": form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall}),
             "target_recall": target, "progress": topic_progress(topic=topic),
             "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),
+            "certification_items": _plain_items(report.get("certification")),
             "certification_url": _certification_url(topic)}
 
 
