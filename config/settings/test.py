@@ -16,3 +16,6 @@ STORAGES = {
 # Tests run tasks in-process; the tests that exercise a real worker start one
 # against REDIS_URL themselves (tests/test_celery_worker.py).
 CELERY_TASK_ALWAYS_EAGER = True
+
+# Live-server threads must not keep connections open, or PostgreSQL refuses to drop the test database.
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
