@@ -219,3 +219,16 @@ class TopUpForm(forms.Form):
 class TargetRecallForm(forms.Form):
     target_recall = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.8, label="Target recall",
                                      help_text="Precision of each classifier extrapolated to this recall (seed 001).")
+
+
+class TopicSettingsForm(forms.Form):
+    """What may change after creation: the pair and the corpus stay (reports name them)."""
+
+    instructions = TopicForm.base_fields["instructions"]
+    target_recall = TopicForm.base_fields["target_recall"]
+    confidence = TopicForm.base_fields["confidence"]
+    crowd = TopicForm.base_fields["crowd"]
+    aggregator = TopicForm.base_fields["aggregator"]
+    hit_size = TopicForm.base_fields["hit_size"]
+    reward_per_hit = TopicForm.base_fields["reward_per_hit"]
+    budget = TopicForm.base_fields["budget"]

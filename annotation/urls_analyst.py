@@ -8,6 +8,7 @@ urlpatterns = [
     path("", topics.topics_list, name="topics"),
     path("topics/new/", topics.topic_new, name="topic_new"),
     path("topics/<int:topic_id>/", topics.topic_detail, name="topic"),
+    path("topics/<int:topic_id>/edit/", topics.topic_edit, name="topic_edit"),
     path("topics/<int:topic_id>/hit-preview/", topics.topic_hit_preview, name="topic_hit_preview"),
     path("topics/<int:topic_id>/launch/", topics.topic_launch, name="topic_launch"),
     path("topics/<int:topic_id>/top-up/", topics.topic_topup, name="topic_topup"),

@@ -17,8 +17,13 @@ class TopicStatusError(ValueError):
 
 
 def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
-                          reward_per_hit: Decimal, budget: Decimal | None) -> Topic:
-    """Set the crowd and money settings of a topic (the database's check constraints guard the ranges)."""
+                          reward_per_hit: Decimal, budget: Decimal | None, instructions: str | None = None,
+                          target_recall: float | None = None) -> Topic:
+    """Set the goal, crowd and money settings of a topic (the database's check constraints guard the ranges).
+
+    Instructions may change at any time (new HITs show the new text); the crowd and the
+    HIT size only while the topic is a draft, since HITs already exist afterwards.
+    """
     if crowd not in Topic.Crowd.values:
         raise TopicStatusError(f"unknown crowd {crowd!r}")
     if aggregator not in Topic.Aggregator.values:
@@ -27,8 +32,13 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
         locked = Topic.objects.select_for_update().get(pk=topic.pk)
         if locked.status != Topic.Status.DRAFT and (locked.hit_size != hit_size or locked.crowd != crowd):
             raise TopicStatusError("the crowd and the HIT size cannot change once sampling has started")
-        Topic.objects.filter(pk=topic.pk).update(confidence=confidence, crowd=crowd, aggregator=aggregator,
-                                                 hit_size=hit_size, reward_per_hit=reward_per_hit, budget=budget)
+        fields = dict(confidence=confidence, crowd=crowd, aggregator=aggregator, hit_size=hit_size,
+                      reward_per_hit=reward_per_hit, budget=budget)
+        if instructions is not None:
+            fields["instructions"] = instructions
+        if target_recall is not None:
+            fields["target_recall"] = target_recall
+        Topic.objects.filter(pk=topic.pk).update(**fields)
     topic.refresh_from_db()
     return topic
 

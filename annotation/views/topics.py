@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.forms import PlanForm, TopicForm, TopUpForm
+from annotation.forms import PlanForm, TopicForm, TopicSettingsForm, TopUpForm
 from annotation.models import Classifier, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.views.optional import ServiceMissing, service
@@ -92,6 +92,24 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
                                                           mturk_hit_id__isnull=True).count()
     context.update(topic_plan_context(topic=topic, half_width=half_width))
     return render(request, "analyst/topic_detail.html", context)
+
+
+@role_required(CONFIGURE)
+def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    initial = {name: getattr(topic, name) for name in TopicSettingsForm.base_fields}
+    form = TopicSettingsForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            service(TOPIC_SETTINGS, "topic_settings_update")(topic=topic, **form.cleaned_data)
+        except ServiceMissing as exc:
+            messages.error(request, str(exc))
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Topic settings saved.")
+            return redirect("analyst:topic", topic_id=topic.pk)
+    return render(request, "analyst/topic_edit.html", {"topic": topic, "form": form})
 
 
 def _sampling_call(request: HttpRequest, topic: Topic, **options) -> None:

@@ -227,3 +227,24 @@ def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, djang
     assert hits > 0
     page = analyst.get(reverse("analyst:topic", args=[topic.pk])).content.decode()
     assert f"{hits} open HITs not yet on Mechanical Turk" in page
+
+
+def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampling(analyst, db):
+    corpus, ids = corpus_build(name="ed", size=100)
+    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:50])
+    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[30:80])
+    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
+    topic = Topic.objects.get()
+    url = reverse("analyst:topic_edit", args=[topic.pk])
+    form = analyst.get(url).content.decode()
+    assert "Is it about oil?" in form
+    data = {"instructions": "New words", "target_recall": "0.7", "confidence": "0.9", "crowd": "local",
+            "aggregator": "majority", "hit_size": "5", "reward_per_hit": "0.20", "budget": "30"}
+    assert analyst.post(url, data).status_code == 302
+    topic.refresh_from_db()
+    assert (topic.instructions, topic.target_recall, str(topic.budget)) == ("New words", 0.7, "30.00")
+    analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+    refused = analyst.post(url, {**data, "hit_size": "7"})
+    assert refused.status_code == 200 and b"cannot change once sampling has started" in refused.content
+    topic.refresh_from_db()
+    assert topic.hit_size == 5
