@@ -225,6 +225,11 @@ def main() -> None:
               f"{len(report['pooled_recall']['systems'])} systems)")
         latency(topic, pending)
     finally:
+        if connection.vendor == "postgresql":
+            # The worker thread's connection outlives the thread; end it so the test database can be dropped.
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()")
         connection.close()
         teardown_databases(old, verbosity=0)
 

@@ -49,7 +49,8 @@ logger = logging.getLogger(__name__)
 
 PENDING_KEY = "estimation:recompute-pending:{topic_id}"
 PENDING_TTL_SECONDS = 120
-RECOMPUTE_COUNTDOWN_SECONDS = 0.5
+# Long enough for a burst of submissions to land, short enough to keep label → snapshot under a second.
+RECOMPUTE_COUNTDOWN_SECONDS = 0.25
 _VERSION_RETRIES = 3
 
 
