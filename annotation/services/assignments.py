@@ -15,14 +15,13 @@ Every path takes these locks in that order, so submissions cannot deadlock.
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import Case, Count, Exists, F, OuterRef, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -34,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
 CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)
+LAZY_EXPIRY_INTERVAL = timedelta(seconds=1)
 NON_EXPIRED = ("claimed", "submitted", "approved", "rejected")
 DONE = ("submitted", "approved", "rejected")
 
@@ -63,7 +63,8 @@ class SubmitResult:
     assignment_id: int
     hit_id: int
     judgments: int
-    hit_complete: bool
+    # The HIT's state when this result was made: a replay may see it complete since.
+    hit_complete: bool = field(compare=False)
     # True when this call only replayed an earlier submission (double click, retried request).
     replayed: bool = field(default=False, compare=False)
     labels_completed: tuple[int, ...] = field(default=(), compare=False)
@@ -87,11 +88,10 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 # --------------------------------------------------------------------------- claim
 
 
-def _gold_documents(*, topic_ids: list[int] | None) -> list[int]:
-    labels = Label.objects.filter(gold__isnull=False)
-    if topic_ids is not None:
-        labels = labels.filter(topic_id__in=topic_ids)
-    return list(labels.values_list("document_id", flat=True).distinct())
+def _gold_documents(*, topic: Topic | None) -> list[int]:
+    if topic is not None:  # (topic, document) is unique: no DISTINCT needed
+        return list(Label.objects.filter(topic=topic, gold__isnull=False).values_list("document_id", flat=True))
+    return list(Label.objects.filter(gold__isnull=False).values_list("document_id", flat=True).distinct())
 
 
 def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int]):
@@ -112,7 +112,7 @@ def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int
         .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(status="expired")))
     )
     # Gold documents recur across HITs: skip HITs holding a document the worker has seen in the topic.
-    gold = _gold_documents(topic_ids=[topic.pk] if topic else None)
+    gold = _gold_documents(topic=topic)
     if gold:
         seen = Assignment.objects.filter(
             worker=worker,
@@ -134,7 +134,8 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
         if slot in taken:
             continue
         try:
-            with transaction.atomic():  # savepoint: a lost race leaves the outer transaction usable
+            # Its own transaction (a savepoint inside a caller's): a lost race leaves the caller's usable.
+            with transaction.atomic():
                 return Assignment.objects.create(
                     hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra
                 )
@@ -144,12 +145,25 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
     return None
 
 
+_last_lazy_expiry: datetime | None = None
+
+
+def _expire_lazily(now: datetime) -> None:
+    """Expire on claim, at most once a second per process (deadlines are half an hour; the beat task runs each minute)."""
+    global _last_lazy_expiry
+    last = _last_lazy_expiry
+    if last is not None and timedelta(0) <= now - last < LAZY_EXPIRY_INTERVAL:
+        return
+    assignments_expire(now=now)
+    _last_lazy_expiry = now
+
+
 def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetime | None = None) -> Assignment | None:
     """The worker's next assignment: the one in progress, else a slot in an open HIT; None if none is left."""
     now = now or timezone.now()
     if worker.blocked:
         raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
-    assignments_expire(now=now)
+    _expire_lazily(now)
     current = Assignment.objects.filter(
         worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
     ).select_related("hit__topic")
@@ -163,14 +177,15 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
         candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried)
         if not candidates:
             return None
-        # Spread concurrent claimers over the first candidates instead of all racing for the first HIT.
-        random.shuffle(candidates)
+        # Spread concurrent claimers over the candidates instead of all racing for the first HIT
+        # (by worker, not at random, so a seeded simulation replays the same way).
+        offset = worker.pk % len(candidates)
+        candidates = candidates[offset:] + candidates[:offset]
         for hit_id, max_assignments in candidates:
             tried.add(hit_id)
-            with transaction.atomic():
-                assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
+            assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
             if assignment is not None:
-                return Assignment.objects.select_related("hit__topic").get(pk=assignment.pk)
+                return assignment
     return None
 
 
@@ -184,7 +199,7 @@ def assignment_claim_for_hit(
     now = now or timezone.now()
     if worker.blocked:
         raise ClaimRefused(f"Worker {worker} is blocked: {worker.blocked_reason or 'no reason given'}.")
-    assignments_expire(now=now)
+    _expire_lazily(now)
     existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
     if existing is not None:
         if mturk_assignment_id and existing.mturk_assignment_id != mturk_assignment_id:
@@ -192,8 +207,7 @@ def assignment_claim_for_hit(
             existing.mturk_assignment_id = mturk_assignment_id
         return existing
     extra = {"mturk_assignment_id": mturk_assignment_id} if mturk_assignment_id else {}
-    with transaction.atomic():
-        assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now, **extra)
+    assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now, **extra)
     if assignment is None:
         existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
         if existing is not None:
@@ -244,8 +258,12 @@ def assignment_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
+        # Lock the assignment row only (not the joined HIT and topic rows).
         assignment = (
-            Assignment.objects.select_for_update().filter(pk=assignment_id, worker=worker).select_related("hit").first()
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pk=assignment_id, worker=worker)
+            .select_related("hit__topic")
+            .first()
         )
         if assignment is None:
             raise AssignmentNotFound("This assignment does not exist or is not yours.")
@@ -271,35 +289,51 @@ def assignment_submit(
         else:
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SUBMITTED, submitted_at=now)
 
-        Hit.objects.filter(pk=hit.pk).update(completed_assignments=F("completed_assignments") + 1)
-        Hit.objects.filter(
-            pk=hit.pk, status=Hit.Status.OPEN, completed_assignments__gte=F("max_assignments")
-        ).update(status=Hit.Status.COMPLETE)
+        # One statement; the right-hand side sees the row before the update, hence max − 1.
+        Hit.objects.filter(pk=hit.pk).update(
+            completed_assignments=F("completed_assignments") + 1,
+            status=Case(
+                When(
+                    status=Hit.Status.OPEN,
+                    completed_assignments__gte=F("max_assignments") - 1,
+                    then=Value(Hit.Status.COMPLETE),
+                ),
+                default=F("status"),
+            ),
+        )
         try:
-            with transaction.atomic():
-                Judgment.objects.bulk_create(
-                    [
-                        Judgment(
-                            assignment=assignment,
-                            topic_id=hit.topic_id,
-                            document_id=doc_id,
-                            worker=worker,
-                            relevant=answers[doc_id],
-                        )
-                        for doc_id, _ in items
-                    ]
-                )
+            Judgment.objects.bulk_create(
+                [
+                    Judgment(
+                        assignment=assignment,
+                        topic_id=hit.topic_id,
+                        document_id=doc_id,
+                        worker=worker,
+                        relevant=answers[doc_id],
+                    )
+                    for doc_id, _ in items
+                ]
+            )
         except IntegrityError:
+            # No savepoint needed: raising leaves the atomic block, which rolls everything back.
             raise SubmitRefused("You have already judged one of these documents; answers not recorded.") from None
-        topic = Topic.objects.get(pk=hit.topic_id)
+        topic = hit.topic
         sample_votes = {doc_id: answers[doc_id] for doc_id, is_gold in items if not is_gold}
         completed = labels_votes_add(topic=topic, votes=sample_votes, votes_needed=hit.max_assignments)
         if any(is_gold for _, is_gold in items):
             worker_gold_check(worker=worker, topic=topic)
         if completed:
             _labels_changed(topic=topic)
-        assignment.status = Assignment.Status.SUBMITTED
-        return _result(assignment, replayed=False, labels_completed=completed)
+        completed_count, max_assignments = Hit.objects.filter(pk=hit.pk).values_list(
+            "completed_assignments", "max_assignments"
+        )[0]
+        return SubmitResult(
+            assignment_id=assignment.pk,
+            hit_id=hit.pk,
+            judgments=len(items),
+            hit_complete=completed_count >= max_assignments,
+            labels_completed=tuple(completed),
+        )
 
 
 def _labels_changed(*, topic: Topic) -> None:
