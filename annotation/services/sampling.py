@@ -405,3 +405,16 @@ def samples_launch(*, topic: Topic, publish: bool = True, **options) -> Launch:
         if publish:
             hits_publish(hits=hits)
         return Launch(draws=draws, hits=hits)
+
+
+def samples_launch_enqueue(*, topic: Topic, **options) -> None:
+    """Launch in a Celery task once the caller's transaction commits (options must be JSON-able).
+
+    For views: drawing and creating hundreds of HITs does not belong in a request.
+    Errors (budget, missing pair) surface in the task; call `samples_launch` directly
+    to get them synchronously.
+    """
+    from annotation.tasks import samples_draw_task
+
+    topic_id = topic.pk
+    transaction.on_commit(lambda: samples_draw_task.delay(topic_id, options))

@@ -204,3 +204,24 @@ def test_claim_for_hit_is_idempotent_and_refuses_a_full_hit(world):
     with pytest.raises(ClaimRefused, match="no free place"):
         assignment_claim_for_hit(worker=w[3], hit=hit)
     assert Assignment.objects.get(pk=a.pk).mturk_assignment_id == "ASSIGN-1"
+
+
+def test_expire_task_expires_overdue_claims(world, monkeypatch):
+    from annotation.tasks import assignments_expire_task
+
+    w = make_worker()
+    a = assignment_claim(worker=w, topic=world.topic)
+    Assignment.objects.filter(pk=a.pk).update(deadline=timezone.now() - timedelta(seconds=1))
+    assert assignments_expire_task.delay().get() == 1
+    assert assignments_expire_task.delay().get() == 0  # safe to run twice
+    a.refresh_from_db()
+    assert a.status == Assignment.Status.EXPIRED
+
+
+def test_mturk_reconcile_task_calls_the_mturk_service(monkeypatch):
+    from annotation.tasks import mturk_reconcile_task
+
+    calls = []
+    monkeypatch.setattr("annotation.services.mturk.mturk_reconcile_all", lambda: calls.append(1))
+    mturk_reconcile_task.delay()
+    assert calls == [1]

@@ -172,3 +172,19 @@ def test_errors_are_clear(world):
         samples_draw(topic=lonely, per_region=3)
     with pytest.raises(SamplingError, match="certification plan"):
         samples_draw(topic=world.topic, per_region=3, purpose=SampleDraw.Purpose.CERTIFICATION)
+
+
+def test_launch_task_runs_after_commit_and_is_safe_to_run_twice(world, django_capture_on_commit_callbacks):
+    from annotation.models import Hit
+    from annotation.services.sampling import samples_launch_enqueue
+    from annotation.tasks import samples_draw_task
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        samples_launch_enqueue(topic=world.topic, per_region=5, seed=3)
+        assert not SampleDraw.objects.exists()  # nothing before the commit
+    assert len(callbacks) == 1
+    hits = Hit.objects.filter(topic=world.topic).count()
+    assert SampledDocument.objects.filter(topic=world.topic).count() == 15 and hits == 3
+    again = samples_draw_task.delay(world.topic.pk, {"per_region": 5, "seed": 3}).get()
+    assert again == {"draws": [], "hits": 0, "documents": 0}
+    assert Hit.objects.filter(topic=world.topic).count() == hits
