@@ -107,3 +107,35 @@ def test_end_to_end_recall_interval_contains_the_planted_recall():
         assert interval["low"] <= truth <= interval["high"], (name, truth, interval)
         assert interval["high"] - interval["low"] < 0.4
     assert np.isfinite(report["recall_eq1"]["C1"]["estimate"])
+
+
+@pytest.mark.slow
+def test_end_to_end_on_the_demo_corpus(tmp_path):
+    """The demo set-up (generated corpus, title and body keyword filters, topic) → draw → crowd → report."""
+    from annotation.models import Document, Topic
+    from annotation.services.demo import DEMO_TOPIC, DEMO_TOPIC_NAME, demo_setup_run
+    from annotation.services.retrieved_sets import classifier_bitmap
+    from annotation.services.sampling import planned_region_sizes
+    from estimation.services.reports import topic_report_build
+
+    demo_setup_run(documents=20_000, seed=11, directory=tmp_path)
+    topic = Topic.objects.get(name=DEMO_TOPIC_NAME)
+    pair = topic.pair
+    a1, a2 = set(classifier_bitmap(classifier=pair.c1)), set(classifier_bitmap(classifier=pair.c2))
+    relevant = {
+        pk for pk, metadata in Document.objects.filter(corpus=topic.corpus).values_list("pk", "metadata")
+        if DEMO_TOPIC.name in (metadata.get("topics") or [])
+    }
+    assert relevant and a1 & a2
+    planned = planned_region_sizes(topic=topic, half_width=0.1)
+    launch = samples_launch(topic=topic, half_width=0.1, seed=9)
+    regions = {"A12": a1 & a2, "B1": a1 - a2, "B2": a2 - a1}
+    assert {d.region: d.drawn for d in launch.draws} == {r: min(n, len(regions[r])) for r, n in planned.items() if n}
+    crowd_simulate(topic=topic, truth_field="topics", truth_value=DEMO_TOPIC.name, accuracy=0.95, workers=30, seed=2)
+    sampled = set(SampledDocument.objects.filter(topic=topic).values_list("document_id", flat=True))
+    assert not Label.objects.filter(topic=topic, document_id__in=sampled, majority__isnull=True).exists()
+    report = topic_report_build(topic=topic, draws=4000, seed=1)
+    for name, retrieved in (("C1", a1), ("C2", a2)):
+        truth = len(retrieved & relevant) / len(relevant)
+        interval = report["recall_eq1"][name]
+        assert interval["low"] <= truth <= interval["high"], (name, truth, interval)
