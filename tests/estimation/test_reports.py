@@ -372,3 +372,29 @@ def test_pooled_recall_gets_the_precision_samples_and_the_uniform_sample():
         assert got[name]["pooled_recall"] == system.pooled_recall
         assert got[name]["true_recall_high"] == system.true_recall_high
         assert got[name]["id"] == int(system.name)
+
+
+@pytest.mark.parametrize("relevant_in_a12, relevant_in_b", [(False, True), (True, False)])
+def test_extreme_labels_give_a_json_report_with_reasons_not_errors(relevant_in_a12, relevant_in_b):
+    """No relevant document in A12 (n̂ infinite) or none outside it (recall 1): nulls and diagnostics."""
+    built = build_topic(with_labels=False)
+    topic, docs = built.topic, built.docs
+    _draw(topic, SampleDraw.Purpose.PAIR, Region.A12, range(20, 25), docs)
+    _draw(topic, SampleDraw.Purpose.PAIR, Region.B1, range(0, 5), docs)
+    _draw(topic, SampleDraw.Purpose.PAIR, Region.B2, range(30, 35), docs)
+    for position in range(20, 25):
+        _label(topic, docs[position], relevant=relevant_in_a12)
+    for position in list(range(0, 5)) + list(range(30, 35)):
+        _label(topic, docs[position], relevant=relevant_in_b)
+    report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
+    json.dumps(report, allow_nan=False)
+    c1 = _by_name(report["classifiers"], "=title filter")
+    if not relevant_in_a12:
+        assert "no_joint_relevant" in {d["code"] for d in report["diagnostics"]}
+        assert report["estimated_relevant"]["estimate"] is None  # infinite: shown as not available
+        assert c1["f1"]["estimate"] is None
+        assert report["cost_ratio"] is None
+    else:
+        assert report["recall_eq1"]["C1"]["estimate"] == 1.0
+        assert c1["extrapolated_precision"]["estimate"] is None
+        assert "within 0.01 of 1" in c1["extrapolated_precision"]["refused"]
