@@ -188,3 +188,23 @@ def test_launch_task_runs_after_commit_and_is_safe_to_run_twice(world, django_ca
     again = samples_draw_task.delay(world.topic.pk, {"per_region": 5, "seed": 3}).get()
     assert again == {"draws": [], "hits": 0, "documents": 0}
     assert Hit.objects.filter(topic=world.topic).count() == hits
+
+
+def test_certification_draws_are_strata_of_their_own(world):
+    from estimation.models import CertificationPlan
+
+    pair_draws = samples_draw(topic=world.topic, per_region=0, uniform=50, seed=1)
+    plan = CertificationPlan.objects.create(
+        topic=world.topic, classifier=world.topic.pair.c1, metric=CertificationPlan.Metric.F1, target=0.7
+    )
+    used = BitMap(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))
+    draws = samples_draw(
+        topic=world.topic, per_region=0, uniform=80, seed=2, exclude_documents=used,
+        purpose=SampleDraw.Purpose.CERTIFICATION, certification_plan=plan,
+    )
+    assert [d.region for d in pair_draws] == ["U"] and [d.region for d in draws] == ["U"]
+    cert = draws[0]
+    assert cert.purpose == SampleDraw.Purpose.CERTIFICATION and cert.certification_plan == plan
+    assert cert.drawn == 80  # not reduced by the 50 of the other (uniform) stratum...
+    assert not set(_drawn(cert)) & set(used)  # ...but none of them reused
+    assert sample_draw_reproduce(draw=cert) == _drawn(cert)
