@@ -24,13 +24,14 @@ def _topics():
         "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap")
 
 
-def _pair_recall(report: dict) -> dict | None:
-    """The recall interval of the pair's first classifier, for the overview."""
+def _pair_recalls(report: dict) -> list[dict]:
+    """Recall intervals of the pair's classifiers (those with an estimate), for the overview."""
+    rows = []
     for row in report.get("classifiers") or []:
         recall = row.get("recall") or {}
-        if recall.get("estimate") is not None:
-            return {"name": row.get("name"), **recall}
-    return None
+        if str(row.get("role", "")).lower() in ("c1", "c2") and recall.get("estimate") is not None:
+            rows.append({"name": row.get("name"), **recall})
+    return rows
 
 
 @role_required(READ_REPORTS)
@@ -39,7 +40,7 @@ def topics_overview(request: HttpRequest) -> HttpResponse:
     for topic in _topics().order_by("name"):
         snapshot = snapshot_latest(topic=topic, create=False)
         report = snapshot.report if snapshot else {}
-        rows.append({"topic": topic, "progress": topic_progress(topic=topic), "recall": _pair_recall(report),
+        rows.append({"topic": topic, "progress": topic_progress(topic=topic), "recalls": _pair_recalls(report),
                      "spent": (report.get("cost") or {}).get("spent"), "snapshot": snapshot,
                      "certification": certification_state(topic=topic)})
     return render(request, "reports/topics.html", {"rows": rows})

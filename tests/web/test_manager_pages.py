@@ -32,6 +32,12 @@ def test_overview_lists_topics_with_progress_and_latest_recall(world, manager):
     judgments = Judgment.objects.filter(topic=world["topic"]).count()
     assert judgments > 0 and f'<td class="num">{judgments}</td>' in html
     assert "Not planned" in html
+    from estimation.models import EstimateSnapshot
+
+    report = EstimateSnapshot.objects.get(topic=world["topic"]).report
+    for row in report["classifiers"][:2]:  # the pair: both recalls with their intervals
+        recall = row["recall"]
+        assert f"<strong>{recall['estimate']:.3f}</strong>" in html and f"{recall['low']:.3f}," in html
 
 
 def test_report_shows_numbers_intervals_and_four_plots(world, manager):
