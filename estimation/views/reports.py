@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -14,6 +15,8 @@ from annotation.models import Topic
 from annotation.roles import READ_REPORTS, role_required
 from estimation import plots
 from estimation.views.selectors import certification_state, recall_history, snapshot_latest, topic_progress
+
+logger = logging.getLogger(__name__)
 
 # Names the certification pages may register under (theirs); the report links the first that exists.
 CERTIFICATION_URL_NAMES = ("reports:certification", "reports:certification_plans", "reports:certification_topic")
@@ -88,8 +91,25 @@ def _plain_items(block) -> list[tuple[str, str]]:
     return items
 
 
+class ReportUnavailable(Exception):
+    pass
+
+
+def _snapshot_or_unavailable(topic: Topic):
+    """The latest snapshot; computing the first one may fail (a bug, a database hiccup): say so, no 500."""
+    try:
+        return snapshot_latest(topic=topic)
+    except Exception as exc:  # noqa: BLE001
+        logger.exception("no report for topic %s", topic.pk)
+        raise ReportUnavailable(str(exc)) from exc
+
+
+def _unavailable(request: HttpRequest, topic: Topic, exc: ReportUnavailable) -> HttpResponse:
+    return render(request, "reports/unavailable.html", {"topic": topic, "problem": str(exc)}, status=503)
+
+
 def _report_context(request: HttpRequest, topic: Topic) -> dict:
-    snapshot = snapshot_latest(topic=topic)
+    snapshot = _snapshot_or_unavailable(topic)
     report = snapshot.report
     form = TargetRecallForm(request.GET or None, initial={"target_recall": topic.target_recall})
     target = form.cleaned_data["target_recall"] if form.is_bound and form.is_valid() else topic.target_recall
@@ -125,13 +145,19 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
 @role_required(READ_REPORTS)
 def topic_report(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(_topics(), pk=topic_id)
-    return render(request, "reports/report.html", _report_context(request, topic))
+    try:
+        return render(request, "reports/report.html", _report_context(request, topic))
+    except ReportUnavailable as exc:
+        return _unavailable(request, topic, exc)
 
 
 @role_required(READ_REPORTS)
 def topic_report_print(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(_topics(), pk=topic_id)
-    return render(request, "reports/report_print.html", _report_context(request, topic))
+    try:
+        return render(request, "reports/report_print.html", _report_context(request, topic))
+    except ReportUnavailable as exc:
+        return _unavailable(request, topic, exc)
 
 
 def _filename(topic: Topic, version: int, ext: str) -> str:
@@ -141,7 +167,10 @@ def _filename(topic: Topic, version: int, ext: str) -> str:
 @role_required(READ_REPORTS)
 def topic_report_json(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
-    snapshot = snapshot_latest(topic=topic)
+    try:
+        snapshot = _snapshot_or_unavailable(topic)
+    except ReportUnavailable as exc:
+        return _unavailable(request, topic, exc)
     body = json.dumps({"snapshot": {"version": snapshot.version, "created_at": snapshot.created_at.isoformat(),
                                     "code_version": snapshot.code_version}, "report": snapshot.report},
                       indent=2, ensure_ascii=False)
@@ -155,7 +184,10 @@ def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
     from estimation.services.reports import topic_report_csv as report_csv
 
     topic = get_object_or_404(Topic, pk=topic_id)
-    snapshot = snapshot_latest(topic=topic)
+    try:
+        snapshot = _snapshot_or_unavailable(topic)
+    except ReportUnavailable as exc:
+        return _unavailable(request, topic, exc)
     response = HttpResponse(report_csv(report=snapshot.report), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(topic, snapshot.version, "csv")}"'
     return response

@@ -105,3 +105,15 @@ def test_topic_without_judgments_has_an_empty_report_not_an_error(accounts, db):
     assert "No judgments yet" in html and "No estimate recorded yet" in html
     overview = client.get(reverse("reports:topics")).content.decode()
     assert "fresh topic" in overview and "not enough judgments" in overview
+
+
+def test_a_failing_first_computation_gives_a_clear_page_not_a_500(world, manager, monkeypatch):
+    import estimation.services.recompute as recompute
+
+    def broken(**kwargs):
+        raise RuntimeError("stats exploded")
+
+    monkeypatch.setattr(recompute, "topic_snapshot_create", broken)
+    for name in ("reports:topic", "reports:topic_print", "reports:topic_csv", "reports:topic_json"):
+        response = manager.get(reverse(name, args=[world["topic"].pk]))
+        assert response.status_code == 503 and b"could not be computed" in response.content
