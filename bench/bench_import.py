@@ -8,6 +8,8 @@ bench_classifier.py / bench_regions.py; otherwise it is dropped.
 from __future__ import annotations
 
 import argparse
+import os
+import time
 
 from common import corpus_drop, corpus_file, corpus_name, django_setup, peak_rss_mib, timed, verdict
 
@@ -24,11 +26,14 @@ def main() -> None:
     name = corpus_name(args.documents)
     corpus_drop(name)
     rss_before = peak_rss_mib()
+    cpu = time.process_time()
     summary, seconds = timed(corpus_import, path=path, corpus_name=name)
+    cpu = time.process_time() - cpu
     rss_after = peak_rss_mib()
     rate = summary.created / seconds
     print(f"[{vendor}] import {summary.created:,} documents ({path.stat().st_size / 2**20:.0f} MiB gzipped): "
-          f"{seconds:.1f} s = {rate:,.0f} docs/s; {verdict(rate, 25_000, lower_is_better=False)}")
+          f"{seconds:.1f} s = {rate:,.0f} docs/s; {verdict(rate, 25_000, lower_is_better=False)}; "
+          f"this process's CPU {cpu:.1f} s (load average {os.getloadavg()[0]:.1f} on 2 cores)")
     print(f"[{vendor}] peak RSS {rss_after:.0f} MiB (before the import {rss_before:.0f} MiB, growth {rss_after - rss_before:.0f} MiB)")
     again, seconds_again = timed(corpus_import, path=path, corpus_name=name)
     print(f"[{vendor}] re-import: created {again.created}, unchanged {again.unchanged:,}, conflicts {again.conflicts} "

@@ -36,6 +36,7 @@ import hashlib
 import io
 import json
 import uuid
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,7 @@ JSONL_EXTENSIONS = (".jsonl", ".json", ".ndjson")
 CSV_EXTENSIONS = (".csv",)
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_EXTERNAL_ID_CHARS = 255
+SQLITE_CACHE_KIB = 65536
 
 
 class CorpusImportError(Exception):
@@ -351,7 +353,7 @@ def corpus_import(
         raise CorpusImportError(path=path, line=None, problem="no such file")
 
     staging = _Staging()
-    with transaction.atomic():
+    with transaction.atomic(), _sqlite_page_cache():
         corpus, _ = Corpus.objects.get_or_create(name=corpus_name.strip())
         # One import at a time per corpus: the lock is held until commit.
         corpus = Corpus.objects.select_for_update().get(pk=corpus.pk)
@@ -373,6 +375,24 @@ def corpus_import(
         corpus_totals_refresh(corpus=corpus)
         summary.document_count = corpus.document_count
     return summary
+
+
+@contextmanager
+def _sqlite_page_cache() -> Iterator[None]:
+    """A bounded 64 MiB page cache while importing into SQLite (the default 2 MiB makes the
+    index lookups of a million-row merge re-read pages from the OS: measured twice as slow)."""
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA cache_size")
+        (previous,) = cursor.fetchone()
+        cursor.execute(f"PRAGMA cache_size = {-SQLITE_CACHE_KIB}")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA cache_size = {int(previous)}")
 
 
 def _stage_rows(cursor, staging: _Staging, *, path: Path, file_format: str, id_field: str,
