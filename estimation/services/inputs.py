@@ -119,6 +119,9 @@ class TopicInputs:
     region_sizes: dict[str, int]
     # Keyed like SampleInputs.key; only regions that have sampled documents.
     samples: dict[str, SampleInputs]
+    # Per further classifier C (key: its id as a string), the sizes of the seven regions of the
+    # A1/A2/A_C Venn diagram keyed by capture history "x1x2x3" (log-linear capture–recapture).
+    venn3: dict[str, dict[str, int]]
     judgments: int  # Judgment rows of the topic (gold checks included: they cost too)
     # Fleiss' kappa needs every worker's vote: (votes_relevant, votes_total) per judged non-gold document.
     votes: tuple[tuple[int, int], ...]
@@ -140,6 +143,7 @@ class TopicInputs:
         data["extras"] = [_shallow(c) for c in self.extras]
         data["cost"] = _shallow(self.cost)
         data["region_sizes"] = dict(self.region_sizes)
+        data["venn3"] = {key: dict(sizes) for key, sizes in self.venn3.items()}
         data["votes"] = [list(v) for v in self.votes]
         data["parameters"] = dict(self.parameters)
         data["samples"] = {
@@ -304,6 +308,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
         )
 
+    venn3 = _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
+
     # Votes of every judged, sampled, non-gold document (for worker agreement).
     sampled_judged = sorted({d for s in samples.values() for d in s.document_ids})
     return TopicInputs(
@@ -321,6 +327,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         extras=extras,
         region_sizes=dict(sizes),
         samples=samples,
+        venn3=venn3,
         judgments=Judgment.objects.filter(topic=topic).count(),
         votes=tuple(votes[d] for d in sampled_judged),
         cost=_cost(topic=topic),
@@ -328,6 +335,26 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         code_version=code_version,
         parameters=dict(parameters or {}),
     )
+
+
+def _venn3_sizes(*, pair: ClassifierPair | None, extra_classifiers: list[Classifier]) -> dict[str, dict[str, int]]:
+    """|region| for each capture history of (C1, C2, C) — bitmap set operations, microseconds."""
+    if pair is None or not extra_classifiers:
+        return {}
+    a1, a2 = classifier_bitmap(classifier=pair.c1), classifier_bitmap(classifier=pair.c2)
+    a12, b1, b2 = a1 & a2, a1 - a2, a2 - a1
+    union = a1 | a2
+    result = {}
+    for classifier in extra_classifiers:
+        a3 = classifier_bitmap(classifier=classifier)
+        in12, in_b1, in_b2 = a12.intersection_cardinality(a3), b1.intersection_cardinality(a3), b2.intersection_cardinality(a3)
+        result[str(classifier.pk)] = {
+            "111": in12, "110": len(a12) - in12,
+            "101": in_b1, "100": len(b1) - in_b1,
+            "011": in_b2, "010": len(b2) - in_b2,
+            "001": len(a3) - union.intersection_cardinality(a3),
+        }
+    return result
 
 
 def _topic_classifiers(pair: ClassifierPair | None, extra_classifiers: list[Classifier]) -> list[Classifier]:

@@ -26,6 +26,7 @@ from django.utils import timezone
 from annotation.models import Topic
 from estimation.services.inputs import SampleInputs, TopicInputs, topic_inputs_gather
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
+from estimation.stats.capture_recapture import capture_recapture
 # The package re-exports a function named pooled_recall, so import from the module itself.
 from estimation.stats.pooled_recall import DEFAULT_DRAWS as POOLED_DRAWS
 from estimation.stats.pooled_recall import CorpusSample, SystemSample
@@ -183,6 +184,7 @@ class _ReportBuilder:
             "cost_ratio": cost_ratio,
             "sensitivity": self._sensitivity(),
             "pooled_recall": self._pooled_recall(),
+            "dependence": self._dependence(),
             "posterior": self._posterior(),
             "worker_agreement": self._worker_agreement(),
             "certification": inputs.certification,
@@ -474,6 +476,65 @@ class _ReportBuilder:
         except ValueError as exc:
             return {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
         return {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
+
+    def _dependence(self) -> list[dict[str, Any]] | None:
+        """Log-linear capture–recapture with each further classifier as the third (ESTIMATION-NOTES §1).
+
+        The relevant count of each of the seven Venn regions of (C1, C2, C) is
+        |region|·p̂, p̂ from the judged documents of the region's stratum that fall in
+        it (A12, B1, B2 split by membership of C; C's own precision sample for "001").
+        """
+        inputs = self.inputs
+        if inputs.c1 is None or not inputs.extras:
+            return None
+        rows = []
+        for info in inputs.extras:
+            sizes = inputs.venn3.get(str(info.id)) or {}
+            counts, missing = self._venn3_counts(info.id, sizes)
+            row: dict[str, Any] = {"id": info.id, "classifier": info.name, "counts": counts, "best": None,
+                                   "summary": None, "models": [], "refused": None}
+            if missing:
+                row["refused"] = (f"No judged document yet in the region(s) {', '.join(missing)} of the diagram of "
+                                  f"C1, C2 and {info.name} (history \"x1x2x3\": 1 = found by C1, C2, {info.name}).")
+            else:
+                try:
+                    result = capture_recapture(counts=counts)
+                except ValueError as exc:
+                    row["refused"] = str(exc)
+                else:
+                    row.update(best=result.best, summary=result.summary, models=[m.as_dict() for m in result.models])
+                    self.diagnostics.append(_diagnostic("capture_recapture", "info", result.summary, "capture_recapture"))
+            rows.append(row)
+        return rows
+
+    def _venn3_counts(self, classifier_id: int, sizes: dict[str, int]) -> tuple[dict[str, float | None], list[str]]:
+        inputs = self.inputs
+        # (sample key, history when the document is in C, history when it is not)
+        split = {"A12": ("111", "110"), "B1": ("101", "100"), "B2": ("011", "010")}
+        judged: dict[str, list[float]] = {h: [] for h in ("111", "110", "101", "100", "011", "010", "001")}
+        for key, (inside, outside) in split.items():
+            sample = inputs.sample(key)
+            if sample is None:
+                continue
+            for label, holders in zip(sample.labels, sample.retrieved_by):
+                judged[inside if classifier_id in holders else outside].append(label)
+        own = inputs.sample(f"R:{classifier_id}")
+        if own is not None:
+            for label, holders in zip(own.labels, own.retrieved_by):
+                if inputs.c1.id not in holders and inputs.c2.id not in holders:
+                    judged["001"].append(label)
+        counts: dict[str, float | None] = {}
+        missing = []
+        for history, labels in judged.items():
+            size = sizes.get(history, 0)
+            if size == 0:
+                counts[history] = 0.0
+            elif not labels:
+                counts[history] = None
+                missing.append(history)
+            else:
+                counts[history] = size * sum(labels) / len(labels)
+        return counts, missing
 
     def _pooled_recall(self) -> dict[str, Any] | None:
         """Seed 003 with ≥ 3 systems and a judged uniform sample; systems are sampled by R (and A1/A2) draws.

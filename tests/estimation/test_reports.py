@@ -398,3 +398,34 @@ def test_extreme_labels_give_a_json_report_with_reasons_not_errors(relevant_in_a
         assert report["recall_eq1"]["C1"]["estimate"] == 1.0
         assert c1["extrapolated_precision"]["estimate"] is None
         assert "within 0.01 of 1" in c1["extrapolated_precision"]["refused"]
+
+
+def test_dependence_uses_the_three_classifier_venn_counts():
+    from estimation.stats.capture_recapture import capture_recapture
+
+    built = build_topic()
+    # C3 = 10..34 splits the strata: A12 (20..29) lies inside C3; B1 = 0..19 has 10..19 in C3;
+    # B2 = 30..44 has 30..34 in C3; C3 has nothing outside A1 ∪ A2.  The B1 sample (0..7 judged)
+    # has no document in C3 yet, so history "101" cannot be estimated.
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    (row,) = report["dependence"]
+    assert row["classifier"] == "model" and row["best"] is None
+    assert "101" in row["refused"]
+
+    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [10, 11, 12], built.docs)  # judged relevant already
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    (row,) = report["dependence"]
+    counts = {
+        "111": 10 * 5 / 6,  # A12: 6 judged, 5 relevant, all in C3
+        "110": 0.0,  # empty region
+        "101": 10 * 3 / 3,  # B1 ∩ C3 (10 documents): 10, 11, 12 judged, all relevant
+        "100": 10 * 2 / 8,  # B1 outside C3 (0..9): 8 judged, 2 relevant
+        "011": 5 * 3 / 5,  # B2 ∩ C3 (30..34): 5 judged, 3 relevant
+        "010": 10 * 0 / 2,  # B2 outside C3 (35..44): 35, 36 judged, not relevant
+        "001": 0.0,  # C3 outside the pair: empty
+    }
+    assert row["counts"] == pytest.approx(counts)
+    expected = capture_recapture(counts=counts)
+    assert row["best"] == expected.best and row["summary"] == expected.summary
+    assert [m["name"] for m in row["models"]] == [m.name for m in expected.models]
+    assert "capture_recapture" in {d["code"] for d in report["diagnostics"]}
