@@ -16,6 +16,7 @@ urlpatterns = [
     path("corpora/", corpora.corpora_list, name="corpora"),
     path("corpora/upload/", corpora.corpus_upload, name="corpus_upload"),
     path("corpora/uploads/<int:upload_id>/", corpora.upload_detail, name="upload"),
+    path("corpora/uploads/<int:upload_id>/retry/", corpora.upload_retry, name="upload_retry"),
     path("corpora/uploads/<int:upload_id>/status.json", corpora.upload_status, name="upload_status"),
     path("corpora/<int:corpus_id>/", corpora.corpus_detail, name="corpus"),
     path("corpora/<int:corpus_id>/classifiers/keywords/", classifiers.classifier_keywords_new, name="classifier_keywords"),

@@ -42,10 +42,25 @@ def corpus_upload_create(*, corpus_name: str, original_name: str, chunks: Iterab
         corpus_name=corpus_name, original_name=PurePath(original_name).name[:255], file_path=relative,
         file_size=size, id_field=id_field, text_fields=list(text_fields), created_by=user,
     )
+    transaction.on_commit(lambda: corpus_upload_enqueue(upload_id=upload.pk))
+    return upload
+
+
+QUEUE_DOWN = "The import could not be queued (the task queue is unreachable). The file is saved: retry when it is back."
+
+
+def corpus_upload_enqueue(*, upload_id: int) -> bool:
+    """Queue the import task; with the broker down, record why on the row (the file stays) and return False."""
     from annotation.tasks_import import corpus_import_task
 
-    transaction.on_commit(lambda: corpus_import_task.delay(upload.pk))
-    return upload
+    try:
+        corpus_import_task.delay(upload_id)
+    except Exception:  # noqa: BLE001 - kombu/redis raise many kinds; the upload must survive all of them
+        logger.exception("could not queue the import of upload %s", upload_id)
+        _set(upload_id, error_problem=QUEUE_DOWN)
+        return False
+    CorpusUpload.objects.filter(pk=upload_id, error_problem=QUEUE_DOWN).update(error_problem="")
+    return True
 
 
 def _set(upload_id: int, **fields) -> None:

@@ -2,12 +2,12 @@
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import CorpusUploadForm
 from annotation.models import Corpus, CorpusUpload, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.services.corpus_uploads import corpus_upload_create
+from annotation.services.corpus_uploads import corpus_upload_create, corpus_upload_enqueue
 
 
 @role_required(CONFIGURE)
@@ -51,6 +51,16 @@ def upload_detail(request: HttpRequest, upload_id: int) -> HttpResponse:
 def upload_status(request: HttpRequest, upload_id: int) -> JsonResponse:
     upload = get_object_or_404(CorpusUpload, pk=upload_id)
     return JsonResponse(_upload_state(upload))
+
+
+@role_required(CONFIGURE)
+@require_POST
+def upload_retry(request: HttpRequest, upload_id: int) -> HttpResponse:
+    """Queue a waiting upload again (after the task queue was down)."""
+    upload = get_object_or_404(CorpusUpload, pk=upload_id)
+    if upload.status == CorpusUpload.Status.PENDING:
+        corpus_upload_enqueue(upload_id=upload.pk)
+    return redirect("analyst:upload", upload_id=upload.pk)
 
 
 @role_required(CONFIGURE)

@@ -56,3 +56,22 @@ def test_an_unexpected_error_marks_the_upload_failed_instead_of_running_for_ever
 @pytest.mark.django_db
 def test_a_missing_upload_row_is_ignored():
     assert corpus_uploads.corpus_upload_run(upload_id=12345) is None
+
+
+@pytest.mark.django_db
+def test_queue_down_keeps_the_file_and_a_retry_imports_it(monkeypatch, django_capture_on_commit_callbacks):
+    from annotation import tasks_import
+
+    def down(*args, **kwargs):
+        raise ConnectionError("redis down")
+
+    monkeypatch.setattr(tasks_import.corpus_import_task, "delay", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        upload = _create(ROWS)
+    upload.refresh_from_db()
+    assert upload.status == "pending" and upload.error_problem == corpus_uploads.QUEUE_DOWN
+    assert corpus_uploads._absolute(upload.file_path).exists()
+    monkeypatch.undo()
+    assert corpus_uploads.corpus_upload_enqueue(upload_id=upload.pk)
+    upload.refresh_from_db()
+    assert upload.status == "done" and upload.error_problem == "" and upload.corpus.document_count == 7
