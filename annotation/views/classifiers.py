@@ -81,7 +81,14 @@ def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[st
 def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpResponse:
     """Build a keyword filter; "Preview" re-renders with the preview, "Create" saves it."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
-    form = KeywordClassifierForm(request.POST or None, corpus=corpus)
+    creating = request.method == "POST" and "create" in request.POST
+    if request.method == "POST" and not creating:
+        # Preview only: keep what was typed without complaining about a name not chosen yet.
+        form = KeywordClassifierForm(corpus=corpus, initial={
+            "name": request.POST.get("name", ""), "terms": request.POST.get("terms", ""),
+            "fields": request.POST.getlist("fields") or ["title", "text"]})
+    else:
+        form = KeywordClassifierForm(request.POST or None, corpus=corpus)
     suggest_form = NeighbourTermsForm(prefix="suggest")
     context: dict = {"corpus": corpus, "form": form, "suggest_form": suggest_form, "preview": None}
     if request.method == "POST":
@@ -89,7 +96,7 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
         if preview_form.is_valid():
             context.update(keyword_preview_context(corpus=corpus, terms=preview_form.cleaned_data["terms"],
                                                    fields=preview_form.cleaned_data["fields"]))
-        if "create" in request.POST and form.is_valid():
+        if creating and form.is_valid():
             try:
                 classifier = service(CLASSIFIERS, "classifier_create_keywords")(
                     corpus=corpus, name=form.cleaned_data["name"], terms=form.cleaned_data["terms"],

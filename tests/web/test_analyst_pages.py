@@ -248,3 +248,15 @@ def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampl
     assert refused.status_code == 200 and b"cannot change once sampling has started" in refused.content
     topic.refresh_from_db()
     assert topic.hit_size == 5
+
+
+def test_preview_without_a_name_keeps_the_input_and_shows_no_errors(analyst, corpus):
+    response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
+                            {"name": "", "terms": "grain", "fields": ["text"], "preview": "1"})
+    html = response.content.decode()
+    assert "<mark>grain</mark>" in html and "errorlist" not in html
+    import re
+
+    boxes = dict(re.findall(r'<input type="checkbox" name="fields" value="(\w+)"([^>]*)>', html))
+    assert ">\ngrain</textarea>" in html
+    assert "checked" in boxes["text"] and "checked" not in boxes["title"]
