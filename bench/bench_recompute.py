@@ -84,8 +84,10 @@ def build(rng):
     a12 = plan["A12"] + fakes(5_000 - len(plan["A12"]))
     b1 = plan["B1"] + fakes(20_000 - len(plan["B1"]))
     b2 = plan["B2"] + fakes(25_000 - len(plan["B2"]))
-    c3_ids = plan["R1"] + a12[:2_000] + fakes(13_000 - 100)
-    c4_ids = plan["R2"] + b1[:5_000] + b2[:5_000] + fakes(30_000 - 100)
+    # Both further classifiers cut through the sampled strata, so every region of their
+    # three-classifier diagrams has judged documents (capture-recapture runs).
+    c3_ids = plan["R1"] + a12[250:2_250] + fakes(13_000 - 100)
+    c4_ids = plan["R2"] + b1[200:5_200] + b2[200:5_200] + fakes(30_000 - 100)
 
     def classifier(name, ids):
         bitmap = bitmap_from_ids(ids)
@@ -172,6 +174,26 @@ def latency(topic, pending_docs) -> None:
           f"{len(samples)} labels: median {statistics.median(samples) * 1000:.0f} ms, max {max(samples) * 1000:.0f} ms")
 
 
+def breakdown(inputs) -> None:
+    """CPU time of each part of the statistics (the report builder's steps, each calling estimation.stats)."""
+    from estimation.services.reports import _ReportBuilder
+
+    builder = _ReportBuilder(inputs)
+    corpus_size = builder._corpus_size_for_eq2()
+    parts = [
+        ("stratified_pair_recall (20,000 draws)", lambda: builder._run_stratified(corpus_size)),
+        ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
+        ("pooled_recall (bootstrap, 4,000 draws)", builder._pooled_recall),
+        ("capture_recapture (per further classifier)", builder._dependence),
+        ("uniform comparison (planning)", lambda: builder._uniform_comparison(builder._primary())),
+        ("posterior histogram", builder._posterior),
+        ("Fleiss kappa", builder._worker_agreement),
+    ]
+    for label, fn in parts:
+        _, cpu, _ = _median_ms(fn, repeats=5)
+        print(f"    {label:50s} CPU {cpu:6.1f} ms")
+
+
 def main() -> None:
     import django
 
@@ -206,6 +228,7 @@ def main() -> None:
         print(f"inputs checksum (canonical JSON + sha256):          median {median:6.1f} ms")
         median, best, report = _median_ms(lambda: topic_report_from_inputs(inputs=inputs))
         print(f"statistics (topic_report_from_inputs, 20,000 draws): median {median:6.1f} ms  (CPU {best:.1f})")
+        breakdown(inputs)
         median, best, _ = _median_ms(lambda: topic_report_build(topic=topic))
         print(f"full report (topic_report_build):                   median {median:6.1f} ms  (CPU {best:.1f})")
 
