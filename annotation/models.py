@@ -275,7 +275,12 @@ class Hit(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["topic", "status"])]
+        indexes = [
+            models.Index(fields=["topic", "status"]),
+            # Claims walk a topic's open HITs in id order and stop at the first few with a free
+            # place: without this the database would examine every open HIT of the topic per claim.
+            models.Index(fields=["topic", "id"], condition=Q(status="open"), name="hit_open_by_topic"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(completed_assignments__lte=F("max_assignments")), name="hit_completed_le_max"

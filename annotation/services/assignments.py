@@ -88,13 +88,17 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 # --------------------------------------------------------------------------- claim
 
 
-def _gold_documents(*, topic: Topic | None) -> list[int]:
-    if topic is not None:  # (topic, document) is unique: no DISTINCT needed
-        return list(Label.objects.filter(topic=topic, gold__isnull=False).values_list("document_id", flat=True))
-    return list(Label.objects.filter(gold__isnull=False).values_list("document_id", flat=True).distinct())
+def _gold_documents(*, topic: Topic) -> list[int]:
+    # (topic, document) is unique: no DISTINCT needed.
+    return list(Label.objects.filter(topic=topic, gold__isnull=False).values_list("document_id", flat=True))
 
 
-def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int]):
+def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> list[tuple[int, int]]:
+    """Up to CANDIDATE_HITS open HITs of the topic, oldest first, with a free place the worker may take.
+
+    Walks the partial index hit_open_by_topic in id order and stops at the first
+    matches, so the cost does not grow with the number of open HITs.
+    """
     live = (
         Assignment.objects.filter(hit=OuterRef("pk"), status__in=Assignment.LIVE_STATUSES)
         .order_by()
@@ -102,11 +106,9 @@ def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int
         .annotate(n=Count("pk"))
         .values("n")
     )
-    hits = Hit.objects.filter(status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE)
-    if topic is not None:
-        hits = hits.filter(topic=topic)
     hits = (
-        hits.exclude(pk__in=exclude_ids)
+        Hit.objects.filter(topic=topic, status=Hit.Status.OPEN)
+        .exclude(pk__in=exclude_ids)
         .annotate(live=Coalesce(Subquery(live), 0))
         .filter(live__lt=F("max_assignments"))
         .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(status="expired")))
@@ -117,12 +119,20 @@ def _candidate_hits(*, worker: Worker, topic: Topic | None, exclude_ids: set[int
         seen = Assignment.objects.filter(
             worker=worker,
             status__in=NON_EXPIRED,
-            hit__items__topic=OuterRef("topic"),
+            hit__topic=topic,
             hit__items__document=OuterRef("document"),
         )
         repeat = HitItem.objects.filter(hit=OuterRef("pk"), document_id__in=gold).filter(Exists(seen))
         hits = hits.exclude(Exists(repeat))
     return list(hits.order_by("id").values_list("pk", "max_assignments")[:CANDIDATE_HITS])
+
+
+def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
+    """The topic asked for if it is sampling, else every sampling topic with open HITs (oldest first)."""
+    if topic is not None:
+        return [topic] if Topic.objects.filter(pk=topic.pk, status=Topic.Status.ACTIVE).exists() else []
+    open_hits = Hit.objects.filter(topic=OuterRef("pk"), status=Hit.Status.OPEN)
+    return list(Topic.objects.filter(Exists(open_hits), status=Topic.Status.ACTIVE).order_by("id"))
 
 
 def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, **extra) -> Assignment | None:
@@ -172,6 +182,14 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
     resumed = current.order_by("claimed_at").first()
     if resumed is not None:
         return resumed
+    for serving in _topics_to_serve(topic=topic):
+        assignment = _claim_in_topic(worker=worker, topic=serving, now=now)
+        if assignment is not None:
+            return assignment
+    return None
+
+
+def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime) -> Assignment | None:
     tried: set[int] = set()
     for _ in range(CLAIM_ROUNDS):
         candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried)
