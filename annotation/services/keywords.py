@@ -112,18 +112,37 @@ class KeywordMatcher:
     def matching_pieces(self, text: str, starts: list[int]) -> set[int]:
         """Indices of the pieces (documents) of `text` that match; `starts` are their start offsets."""
         found: set[int] = set()
+        count = len(starts)
+        ends = [*starts[1:], len(text)]
         for term in self._terms:
+            unfound = count - len(found)
+            if unfound == 0:
+                break
+            if unfound * 4 < count:
+                # Most documents already match (frequent words): search only the others, one by one.
+                for piece in range(count):
+                    if piece not in found and self._first_match(text, term, starts[piece], ends[piece]) != -1:
+                        found.add(piece)
+                continue
             pos = text.find(term.first_word)
             while pos != -1:
-                if self._starts_word(text, pos, term.first_word) and term.pattern.match(text, pos):
-                    piece = bisect_right(starts, pos) - 1
+                piece = bisect_right(starts, pos) - 1
+                if piece in found or (self._starts_word(text, pos, term.first_word) and term.pattern.match(text, pos)):
                     found.add(piece)
-                    # The rest of this document cannot add anything for this term.
-                    pos = starts[piece + 1] if piece + 1 < len(starts) else len(text)
-                    pos = text.find(term.first_word, pos)
+                    # The rest of this document cannot add anything.
+                    pos = text.find(term.first_word, ends[piece])
                 else:
                     pos = text.find(term.first_word, pos + 1)
         return found
+
+    def _first_match(self, text: str, term: _Term, start: int, end: int) -> int:
+        pos = text.find(term.first_word, start, end)
+        while pos != -1:
+            match = term.pattern.match(text, pos, end)
+            if match and self._starts_word(text, pos, term.first_word):
+                return pos
+            pos = text.find(term.first_word, pos + 1, end)
+        return -1
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Non-overlapping (start, end) offsets of matches in `text` (any case), for highlighting."""

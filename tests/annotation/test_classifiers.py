@@ -264,3 +264,16 @@ def test_neighbour_terms_errors_and_command(capsys):
     call_command("suggest_terms", "--corpus", corpus.name, "--seed", "coffee", "-k", "1")
     out = capsys.readouterr().out
     assert "brazil" in out and "0.6000" in out and "arabica" not in out
+
+
+def test_keyword_scan_when_most_documents_already_match():
+    # After "common" matches 17 of 20 documents, "rare" is searched document by document.
+    docs = {f"d{i}": ("", "a common word") for i in range(17)}
+    docs.update({"r": ("", "a rare word"), "rarely": ("", "rarely seen"), "none": ("", "nothing")})
+    corpus, pks = make_corpus(docs)
+    c = classifier_create_keywords(corpus=corpus, name="k", terms=["common", "rare"])
+    assert retrieved_ids(c, pks) == {f"d{i}" for i in range(17)} | {"r"}
+    matcher = KeywordMatcher(["common", "rare"])
+    pieces = ["common"] * 9 + ["x rare", "rarely"]
+    starts = [sum(len(p) + 1 for p in pieces[:i]) for i in range(len(pieces))]
+    assert matcher.matching_pieces("\x00".join(pieces), starts) == set(range(10))
