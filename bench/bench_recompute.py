@@ -179,7 +179,7 @@ def breakdown(inputs) -> None:
     from estimation.services.reports import _ReportBuilder
 
     builder = _ReportBuilder(inputs)
-    corpus_size = builder._corpus_size_for_eq2()
+    corpus_size = builder.corpus_size = builder._corpus_size_for_eq2()
     parts = [
         ("stratified_pair_recall (20,000 draws)", lambda: builder._run_stratified(corpus_size)),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),

@@ -136,6 +136,7 @@ class _ReportBuilder:
         self.diagnostics: list[dict[str, str]] = []
         self.stratified: pair_recall.StratifiedPairRecall | None = None
         self.paper: pair_recall.PaperDesignPairRecall | None = None
+        self.corpus_size: int | None = None
 
     # ----------------------------------------------------------------- top level
 
@@ -152,10 +153,11 @@ class _ReportBuilder:
             self.diagnostics.append(_diagnostic(
                 "soft_labels", "info",
                 "Relevant counts are sums of Dawid–Skene posterior probabilities (soft labels), not majority votes."))
-        corpus_size = self._corpus_size_for_eq2()
+        # None when the recorded corpus size cannot be right: Eq. 2 and prevalences are then left out.
+        self.corpus_size = self._corpus_size_for_eq2()
         if inputs.c1 is not None:
-            self._run_stratified(corpus_size)
-            self._run_paper(corpus_size)
+            self._run_stratified(self.corpus_size)
+            self._run_paper(self.corpus_size)
 
         primary = self._primary()
         classifiers = self._classifiers(primary)
@@ -345,13 +347,13 @@ class _ReportBuilder:
     def _extrapolated(self, *, precision: float | None, recall: float | None, n_hat: float | None) -> dict[str, Any]:
         target = self.inputs.target_recall
         result = {"target_recall": target, "estimate": None, "refused": None}
-        if precision is None or recall is None or n_hat is None or not self.inputs.corpus_size:
+        if precision is None or recall is None or n_hat is None or not self.corpus_size:
             result["refused"] = "Precision, recall and the number of relevant documents are needed first."
             return result
         try:
             result["estimate"] = _num(extrapolated_precision(
                 precision=float(precision), recall=float(recall),
-                prevalence=float(n_hat) / self.inputs.corpus_size, target_recall=float(target)))
+                prevalence=float(n_hat) / self.corpus_size, target_recall=float(target)))
         except ExtrapolationRefused as exc:
             result["refused"] = exc.reason
         return result
@@ -409,8 +411,8 @@ class _ReportBuilder:
     def _estimated_relevant(self, primary) -> dict[str, Any]:
         block = _estimate(primary["n_hat"])
         block["chapman"] = _num(primary["chapman"])
-        block["prevalence"] = (block["estimate"] / self.inputs.corpus_size
-                               if block["estimate"] is not None and self.inputs.corpus_size else None)
+        block["prevalence"] = (block["estimate"] / self.corpus_size
+                               if block["estimate"] is not None and self.corpus_size else None)
         return block
 
     def _cost(self, judged_documents: int) -> dict[str, Any]:
@@ -430,15 +432,15 @@ class _ReportBuilder:
         n_hat = primary["n_hat"]
         if r1 is None or r1.point is None or r1.low is None or n_hat is None or n_hat.point is None:
             return plan, None
-        if not self.inputs.corpus_size or not math.isfinite(n_hat.point):
+        if not self.corpus_size or not math.isfinite(n_hat.point):
             return plan, None
         half_width = (r1.high - r1.low) / 2.0
-        prevalence = min(1.0, n_hat.point / self.inputs.corpus_size)
+        prevalence = min(1.0, n_hat.point / self.corpus_size)
         plan.update({"recall": r1.point, "half_width": half_width, "prevalence": prevalence})
         try:
             documents = planning.uniform_sample_size(
                 recall=min(1.0, r1.point), prevalence=prevalence, half_width=half_width,
-                confidence=self.confidence, corpus_size=self.inputs.corpus_size)
+                confidence=self.confidence, corpus_size=self.corpus_size)
         except ValueError as exc:
             self.diagnostics.append(_diagnostic("uniform_comparison_unavailable", "info",
                                                 f"The uniform-sampling comparison is not available: {exc}"))

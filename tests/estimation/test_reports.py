@@ -429,3 +429,18 @@ def test_dependence_uses_the_three_classifier_venn_counts():
     assert row["best"] == expected.best and row["summary"] == expected.summary
     assert [m["name"] for m in row["models"]] == [m.name for m in expected.models]
     assert "capture_recapture" in {d["code"] for d in report["diagnostics"]}
+
+
+def test_an_impossible_corpus_size_leaves_out_eq2_and_prevalences():
+    built = build_topic()
+    corpus = built.topic.corpus
+    corpus.document_count = 10  # smaller than |A1 ∪ A2| = 45: the import never maintained it
+    corpus.save(update_fields=["document_count"])
+    report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
+    json.dumps(report, allow_nan=False)
+    assert "corpus_size_unknown" in {d["code"] for d in report["diagnostics"]}
+    assert report["recall_eq1"]["C1"]["estimate"] is not None
+    assert report["recall_eq2"]["C1"]["estimate"] is None
+    assert report["estimated_relevant"]["prevalence"] is None
+    assert report["uniform_sampling_judgments"]["documents"] is None and report["cost_ratio"] is None
+    assert all(c["extrapolated_precision"]["estimate"] is None for c in report["classifiers"])
