@@ -15,8 +15,8 @@ from common import corpus_file, corpus_name, django_setup, timed, verdict
 RARE_TERMS = ["coffee", "arabica", "espresso", "coffee beans", "robusta", "roasters", "ico quota", "gold", "bullion", "troy ounce"]
 
 
-def frequent_terms(corpus, n: int = 10) -> list[str]:
-    """Background words at frequency ranks 1, 3, 10, 30, ...: a harder case (many hits to check)."""
+def frequent_terms(corpus, n: int = 10, ranks: tuple[int, ...] = (0, 2, 9, 29, 99, 299, 499, 799, 999, 1499)) -> list[str]:
+    """Background words at the given frequency ranks: harder cases (many hits to check)."""
     from annotation.models import Document
 
     counts: dict[str, int] = {}
@@ -24,7 +24,6 @@ def frequent_terms(corpus, n: int = 10) -> list[str]:
         for word in text.lower().replace(".", " ").split():
             counts[word] = counts.get(word, 0) + 1
     ranked = sorted(counts, key=lambda w: -counts[w])
-    ranks = [0, 2, 9, 29, 99, 299, 499, 799, 999, 1499]
     return [ranked[r] for r in ranks[:n] if r < len(ranked)]
 
 
@@ -45,7 +44,12 @@ def main() -> None:
     print(f"[{vendor}] corpus {name}: {corpus.document_count:,} documents")
     tag = uuid.uuid4().hex[:6]
     try:
-        for label, terms in (("10 rare topic terms", RARE_TERMS), ("10 frequent words", frequent_terms(corpus))):
+        mid_ranks = (29, 49, 99, 149, 199, 299, 499, 799, 999, 1499)
+        for label, terms in (
+            ("10 rare topic terms", RARE_TERMS),
+            ("10 frequent words", frequent_terms(corpus)),
+            ("10 mid-frequency words", frequent_terms(corpus, ranks=mid_ranks)),
+        ):
             cpu = time.process_time()
             classifier, seconds = timed(classifier_create_keywords, corpus=corpus, name=f"bench-{tag}-{label}", terms=terms)
             cpu = time.process_time() - cpu
