@@ -224,6 +224,10 @@ def main() -> None:
         print(f"DB gathering (topic_inputs_gather), first call (bitmaps deserialised): {first:.1f} ms")
         median, best, inputs = _median_ms(gather)
         print(f"DB gathering (topic_inputs_gather), warm:           median {median:6.1f} ms  (CPU {best:.1f})")
+        import json
+
+        print(f"stored sizes: inputs {len(json.dumps(inputs.as_dict())) / 1024:.0f} KiB, "
+              f"report {len(json.dumps(topic_report_from_inputs(inputs=inputs))) / 1024:.0f} KiB (JSON text)")
         median, best, _ = _median_ms(lambda: inputs.checksum())
         print(f"inputs checksum (canonical JSON + sha256):          median {median:6.1f} ms")
         median, best, report = _median_ms(lambda: topic_report_from_inputs(inputs=inputs))
