@@ -9,7 +9,7 @@ from django.db import transaction
 from annotation.models import Label, Region, SampleDraw
 from config.celery import app as celery_app
 from estimation.models import EstimateSnapshot
-from estimation.selectors import topic_report_latest, topic_snapshot_history
+from estimation.selectors import topic_report_latest
 from estimation.services import recompute
 from estimation.services.inputs import inputs_checksum, topic_inputs_gather
 from estimation.services.reports import code_version_get, report_parameters, topic_report_build
@@ -128,19 +128,6 @@ def test_labels_landing_during_a_recompute_are_in_the_stored_snapshot(monkeypatc
     fresh = topic_inputs_gather(topic=built.topic, parameters=report_parameters(draws=DRAWS),
                                 code_version=code_version_get())
     assert snapshot.inputs_checksum == fresh.checksum()
-
-
-@pytest.mark.django_db
-def test_history_lists_versions_oldest_first():
-    built = build_topic()
-    recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
-    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B2, [40], built.docs)
-    _label(built.topic, built.docs[40], relevant=True)
-    recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
-    history = topic_snapshot_history(topic=built.topic)
-    assert [h["version"] for h in history] == [1, 2]
-    assert history[1]["judged_documents"] == history[0]["judged_documents"] + 1
-    assert history[0]["C1"]["estimate"] is not None
 
 
 @pytest.mark.django_db
