@@ -21,7 +21,11 @@ def main() -> None:
     args = parser.parse_args()
     path = corpus_file(args.documents)
     vendor = django_setup()
+    import logging
+
     from annotation.services.corpus_import import corpus_import
+
+    logging.getLogger("annotation.services.corpus_import").setLevel(logging.DEBUG)
 
     name = corpus_name(args.documents)
     corpus_drop(name)

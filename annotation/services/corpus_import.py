@@ -35,6 +35,8 @@ import gzip
 import hashlib
 import io
 import json
+import logging
+import time
 import uuid
 from contextlib import contextmanager
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +48,8 @@ from django.db import connection, transaction
 
 from annotation.models import Corpus, Document
 from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+
+logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 5000
 CONFLICT_EXAMPLES = 20
@@ -360,6 +364,7 @@ def corpus_import(
         summary = ImportSummary(corpus_id=corpus.pk, corpus_name=corpus.name, path=path)
         with connection.cursor() as cursor:
             staging.create(cursor)
+            clock = _StageClock(path)
             try:
                 summary.read = _stage_rows(
                     cursor, staging, path=path, file_format=file_format, id_field=id_field,
@@ -367,14 +372,31 @@ def corpus_import(
                 )
                 if summary.read == 0:
                     raise CorpusImportError(path=path, line=1 if path.stat().st_size else None, problem="the file contains no documents")
+                clock.lap("read, validate and stage")
                 staging.index(cursor)
                 _reject_duplicates_in_file(cursor, staging, path=path)
+                clock.lap("check duplicates")
                 _merge(cursor, staging, corpus=corpus, summary=summary)
+                clock.lap("merge")
             finally:
                 staging.drop(cursor)
         corpus_totals_refresh(corpus=corpus)
+        clock.lap("refresh corpus totals")
         summary.document_count = corpus.document_count
     return summary
+
+
+class _StageClock:
+    """Logs how long each stage took (logger annotation.services.corpus_import, level DEBUG)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        logger.debug("import %s: %s took %.2f s", self.path.name, stage, now - self.last)
+        self.last = now
 
 
 @contextmanager
