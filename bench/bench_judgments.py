@@ -34,18 +34,20 @@ import threading
 import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+if "--redis-url" not in sys.argv:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
 
 def _setup_django(redis_url: str | None):
+    if redis_url:
+        # The test settings force eager tasks; the local settings follow REDIS_URL like production.
+        os.environ["REDIS_URL"] = redis_url
+        os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+        os.environ["DJANGO_DEBUG"] = "0"
     import django
 
     django.setup()
-    if redis_url:
-        from config.celery import app
-
-        app.conf.update(task_always_eager=False, broker_url=redis_url, result_backend=None)
-    else:
+    if not redis_url:
         import estimation.services.recompute as recompute
 
         recompute.topic_recompute_schedule = lambda *, topic_id: None
