@@ -360,6 +360,12 @@ class NeighbourTerm(NamedTuple):
 
 
 _TOKEN = re.compile(r"\w+")
+NEIGHBOUR_SAMPLE_DOCUMENTS = 50_000
+
+
+def _rows_by_pk(pks: list[int], fields: Sequence[str]) -> Iterator[tuple]:
+    for start in range(0, len(pks), ID_LOOKUP_CHUNK):
+        yield from Document.objects.filter(pk__in=pks[start:start + ID_LOOKUP_CHUNK]).order_by().values_list(*fields)
 
 
 def _candidate_token(token: str) -> bool:
@@ -374,6 +380,7 @@ def neighbour_terms_suggest(
     measure: Literal["jaccard", "overlap"] = "jaccard",
     fields: Sequence[str] = keywords.FIELDS,
     min_doc_count: int = 2,
+    sample_documents: int | None = NEIGHBOUR_SAMPLE_DOCUMENTS,
 ) -> list[NeighbourTerm]:
     """Top-k single words y by similarity of their document set A_y with A_seed (seed 000, Sec. 6.1.1).
 
@@ -383,7 +390,11 @@ def neighbour_terms_suggest(
     single characters and numbers are left out, as are words in fewer than
     `min_doc_count` documents (with the overlap measure a word seen once, in a seed
     document, would otherwise score 1). Ties: more documents first, then alphabetical.
-    One pass over the corpus: about as long as building a keyword classifier, plus tokenising.
+    Tokenising costs about 10 s per 100,000 documents, so corpora larger than
+    `sample_documents` are measured on a fixed uniform sample of that many documents
+    (both similarities are ratios of counts, estimated by the sample's ratios; doc_count
+    is then scaled up to the corpus and min_doc_count applies to the sample).
+    `sample_documents=None` always reads the whole corpus.
     """
     if measure not in ("jaccard", "overlap"):
         raise ClassifierError(f"unknown measure {measure!r}: jaccard or overlap")
@@ -400,10 +411,18 @@ def neighbour_terms_suggest(
     doc_freq: Counter[str] = Counter()
     seed_freq: Counter[str] = Counter()
     seed_size = 0
-    rows = (
-        Document.objects.filter(corpus=corpus).order_by().values_list(*normalized_fields)
-        .iterator(chunk_size=keywords.SCAN_CHUNK_DOCUMENTS)
-    )
+    all_docs = corpus_bitmap(corpus=corpus)
+    scale = 1.0
+    if sample_documents is not None and len(all_docs) > sample_documents:
+        rng = np.random.default_rng(PREVIEW_SEED)
+        positions = np.sort(rng.choice(len(all_docs), size=sample_documents, replace=False))
+        rows = _rows_by_pk([all_docs[int(i)] for i in positions], normalized_fields)
+        scale = len(all_docs) / sample_documents
+    else:
+        rows = (
+            Document.objects.filter(corpus=corpus).order_by().values_list(*normalized_fields)
+            .iterator(chunk_size=keywords.SCAN_CHUNK_DOCUMENTS)
+        )
     for values in rows:
         pieces = [value.lower() for value in values if value]
         tokens = set()
@@ -425,6 +444,6 @@ def neighbour_terms_suggest(
         if size < min_doc_count:
             continue
         score = inter / (size + seed_size - inter) if measure == "jaccard" else inter / size
-        scored.append(NeighbourTerm(term=token, score=score, doc_count=size))
+        scored.append(NeighbourTerm(term=token, score=score, doc_count=round(size * scale)))
     scored.sort(key=lambda item: (-item.score, -item.doc_count, item.term))
     return scored[:k]

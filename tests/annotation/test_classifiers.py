@@ -277,3 +277,17 @@ def test_keyword_scan_when_most_documents_already_match():
     pieces = ["common"] * 9 + ["x rare", "rarely"]
     starts = [sum(len(p) + 1 for p in pieces[:i]) for i in range(len(pieces))]
     assert matcher.matching_pieces("\x00".join(pieces), starts) == set(range(10))
+
+
+def test_neighbour_terms_on_a_sample_of_a_large_corpus():
+    # The hand-made corpus four times over: 32 documents, sampled 16 (scale 2).
+    docs = {f"{copy}-{eid}": value for copy in range(4) for eid, value in NEIGHBOUR_DOCS.items()}
+    corpus, _ = make_corpus(docs)
+    exact = neighbour_terms_suggest(corpus=corpus, seed_terms=["coffee"], k=3, sample_documents=None)
+    # "rare" now occurs in 4 documents, all seed documents: jaccard 4 / 16.
+    assert [(t.term, t.doc_count) for t in exact] == [("brazil", 16), ("arabica", 8), ("rare", 4)]
+    assert [t.score for t in exact] == pytest.approx([3 / 5, 2 / 4, 1 / 4])
+    sampled = neighbour_terms_suggest(corpus=corpus, seed_terms=["coffee"], k=10, sample_documents=16)
+    assert sampled == neighbour_terms_suggest(corpus=corpus, seed_terms=["coffee"], k=10, sample_documents=16)
+    assert sampled and all(t.doc_count % 2 == 0 and 0 < t.score <= 1 for t in sampled)
+    assert {t.term for t in sampled} <= {"brazil", "arabica", "market", "rare"}
