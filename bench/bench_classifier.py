@@ -61,9 +61,12 @@ def main() -> None:
             print(f"[{vendor}] keyword_preview, {label}: {seconds:.2f} s (scanned {preview.scanned:,}, "
                   f"estimated {preview.retrieved:,}, {len(preview.overlaps)} overlaps); {verdict(seconds, 1.0)}")
         if not args.skip_neighbours:
-            terms, seconds = timed(neighbour_terms_suggest, corpus=corpus, seed_terms=["coffee"], k=10)
-            print(f"[{vendor}] neighbour_terms_suggest(coffee): {seconds:.1f} s (no target); top: "
-                  + ", ".join(f"{t.term} {t.score:.3f}" for t in terms[:6]))
+            for sample in (50_000, None):
+                terms, seconds = timed(
+                    neighbour_terms_suggest, corpus=corpus, seed_terms=["coffee"], k=10, sample_documents=sample
+                )
+                print(f"[{vendor}] neighbour_terms_suggest(coffee), {'sample of 50,000' if sample else 'whole corpus'}: "
+                      f"{seconds:.1f} s (no target); top: " + ", ".join(f"{t.term} {t.score:.3f}" for t in terms[:6]))
     finally:
         Classifier.objects.filter(corpus=corpus, name__startswith=f"bench-{tag}").delete()
 
