@@ -144,7 +144,7 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
         if slot in taken:
             continue
         try:
-            # Its own transaction (a savepoint inside a caller's): a lost race leaves the caller's usable.
+            # A savepoint: a lost race leaves the claim's transaction usable.
             with transaction.atomic():
                 return Assignment.objects.create(
                     hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra
@@ -174,19 +174,23 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
     if worker.blocked:
         raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
     _expire_lazily(now)
-    current = Assignment.objects.filter(
-        worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
-    ).select_related("hit__topic")
-    if topic is not None:
-        current = current.filter(hit__topic=topic)
-    resumed = current.order_by("claimed_at").first()
-    if resumed is not None:
-        return resumed
-    for serving in _topics_to_serve(topic=topic):
-        assignment = _claim_in_topic(worker=worker, topic=serving, now=now)
-        if assignment is not None:
-            return assignment
-    return None
+    with transaction.atomic():
+        # One claim per worker at a time (a double click on "take the next HIT" must not take two
+        # HITs): the worker's own row is the lock, so different workers never wait for each other.
+        list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+        current = Assignment.objects.filter(
+            worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
+        ).select_related("hit__topic")
+        if topic is not None:
+            current = current.filter(hit__topic=topic)
+        resumed = current.order_by("claimed_at").first()
+        if resumed is not None:
+            return resumed
+        for serving in _topics_to_serve(topic=topic):
+            assignment = _claim_in_topic(worker=worker, topic=serving, now=now)
+            if assignment is not None:
+                return assignment
+        return None
 
 
 def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime) -> Assignment | None:

@@ -119,3 +119,29 @@ def test_racing_from_scratch_with_abandoned_assignments_expiring():
     assert assignments_expire(now=later) == 0  # the claims already expired them lazily
     assert Assignment.objects.filter(pk__in=[a.pk for a in abandoned], status="expired").count() == 8
     _assert_every_hit_judged_exactly_three_times(world.topic)
+
+
+def test_double_click_on_take_next_hit_takes_one_hit():
+    world = make_pair_world(n=800, prevalence=0.2, seed=14)
+    samples_launch(topic=world.topic, per_region=10, seed=3)
+    worker = make_worker()
+    barrier = threading.Barrier(6)
+    claimed, errors = [], []
+
+    def click():
+        try:
+            barrier.wait()
+            claimed.append(assignment_claim(worker=worker, topic=world.topic).pk)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=click) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert errors == []
+    assert len(claimed) == 6 and len(set(claimed)) == 1
+    assert Assignment.objects.filter(worker=worker).count() == 1
