@@ -18,6 +18,9 @@ from estimation.views.selectors import certification_state, recall_history, snap
 
 logger = logging.getLogger(__name__)
 
+CERTIFICATION_LABELS = {"pass": "Passed", "fail": "Failed", "pending": "Sampling for the verdict",
+                        "draft": "Planned, not locked", "infeasible": "Not feasible", "none": "Not planned"}
+
 # Names the certification pages may register under (theirs); the report links the first that exists.
 CERTIFICATION_URL_NAMES = ("reports:certification", "reports:certification_plans", "reports:certification_topic")
 
@@ -80,17 +83,6 @@ def _extrapolations(report: dict, target_recall: float) -> tuple[dict[str, dict]
     return values, curves
 
 
-def _plain_items(block) -> list[tuple[str, str]]:
-    """Scalar entries of a report block as (label, value) pairs, for blocks whose shape may grow."""
-    if not isinstance(block, dict):
-        return []
-    items = []
-    for key, value in block.items():
-        if isinstance(value, (str, int, float, bool)) and key not in ("state",):
-            items.append((key.replace("_", " ").capitalize(), value))
-    return items
-
-
 class ReportUnavailable(Exception):
     pass
 
@@ -138,7 +130,7 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
             "target_form": form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall}),
             "target_recall": target, "progress": topic_progress(topic=topic),
             "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),
-            "certification_items": _plain_items(report.get("certification")),
+            "certification_labels": CERTIFICATION_LABELS,
             "certification_url": _certification_url(topic)}
 
 

@@ -117,3 +117,21 @@ def test_a_failing_first_computation_gives_a_clear_page_not_a_500(world, manager
     for name in ("reports:topic", "reports:topic_print", "reports:topic_csv", "reports:topic_json"):
         response = manager.get(reverse(name, args=[world["topic"].pk]))
         assert response.status_code == 503 and b"could not be computed" in response.content
+
+
+def test_report_shows_the_certification_verdict_with_its_plan(world, manager):
+    from django.utils import timezone
+
+    from estimation.models import CertificationPlan, CertificationVerdict
+
+    plan = CertificationPlan.objects.create(
+        topic=world["topic"], classifier=world["c2"], metric="pair_recall", target=0.7, alpha=0.05,
+        status="decided", locked_at=timezone.now(), pilot={"feasible": True}, sample_size={"total": 40})
+    CertificationVerdict.objects.create(plan=plan, passed=False, estimate=0.66, lower_bound=0.58, inputs={},
+                                        code_version="test", checksum="c" * 64)
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    section = html[html.index('id="certification"'):]
+    assert "Failed" in section and "0.580" in section and "0.660" in section and "≥ 0.7" in section
+    assert "model &lt;script&gt;" in section  # the plan's classifier, escaped
+    overview = manager.get(reverse("reports:topics")).content.decode()
+    assert "Failed" in overview
