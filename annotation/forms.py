@@ -145,20 +145,25 @@ class ThresholdForm(forms.Form):
     threshold = forms.FloatField()
 
 
+def _classifier_choices():
+    # Choices need names only: never load the retrieved-set bitmaps (large on big corpora).
+    return Classifier.objects.select_related("corpus").defer("retrieved_bitmap", "corpus__documents_bitmap")
+
+
 class TopicForm(forms.Form):
     name = forms.CharField(max_length=200)
-    corpus = forms.ModelChoiceField(queryset=Corpus.objects.all(), empty_label=None)
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.defer("documents_bitmap"), empty_label=None)
     instructions = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}),
         help_text="What annotators see above every document: what counts as relevant, with an example or two.",
     )
     seed_terms = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                  help_text="Optional: the terms that define the topic, one per line (kept for reference).")
-    c1 = forms.ModelChoiceField(queryset=Classifier.objects.select_related("corpus"), label="First classifier of the pair")
-    c2 = forms.ModelChoiceField(queryset=Classifier.objects.select_related("corpus"), label="Second classifier of the pair",
+    c1 = forms.ModelChoiceField(queryset=_classifier_choices(), label="First classifier of the pair")
+    c2 = forms.ModelChoiceField(queryset=_classifier_choices(), label="Second classifier of the pair",
                                 help_text="Recall is measured from the overlap of the pair: choose two classifiers that "
                                 "find relevant documents in different ways (e.g. different vocabularies).")
-    extra = forms.ModelMultipleChoiceField(queryset=Classifier.objects.select_related("corpus"), required=False,
+    extra = forms.ModelMultipleChoiceField(queryset=_classifier_choices(), required=False,
                                            label="Further classifiers to measure",
                                            widget=forms.CheckboxSelectMultiple)
     target_recall = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8)
