@@ -91,6 +91,11 @@ def empty_svg(message: str, *, title: str = "No data", width: int = 520, height:
     return _svg(width, height, title, body)
 
 
+def _legend_space(count: int) -> int:
+    """Pixels above the plotting area for `count` legend lines, so the legend never covers data."""
+    return 16 * count + 8
+
+
 def _legend(items: Sequence[tuple[str, str]], *, x: float, y: float) -> list[str]:
     parts = []
     for i, (label, color) in enumerate(items):
@@ -120,7 +125,9 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
                        _num(precision.get("low")), _num(precision.get("high"))))
     if not points:
         return empty_svg("No classifier has both precision and recall estimates yet.", title="Precision and recall")
-    frame = _Frame(width=width, height=height, x_range=(0, 1), y_range=(0, 1))
+    space = _legend_space(len(points))
+    height += space
+    frame = _Frame(width=width, height=height, x_range=(0, 1), y_range=(0, 1), top=16 + space)
     ticks = [i / 5 for i in range(6)]
     body = frame.axes(x_label="Recall", y_label="Precision", x_ticks=ticks, y_ticks=ticks)
     legend = []
@@ -147,9 +154,9 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
         body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{color}" stroke="#fff" stroke-width="1.5">'
                     f'<title>{_text(name)}: recall {_fmt(r)}, precision {_fmt(p)}</title></circle>')
         legend.append((f"{_short(name)} (R {_fmt(r)}, P {_fmt(p)})", color))
-    body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
+    body += _legend(legend, x=frame.left, y=18)
     if curves:
-        body.append(f'<text x="{width - frame.right}" y="{frame.top + 10}" text-anchor="end" font-size="10" fill="#5b6477">dashed: reference curves X(R; ρ, β), seed 001</text>')
+        body.append(f'<text x="{width - frame.right}" y="18" text-anchor="end" font-size="10" fill="#5b6477">dashed: reference curves X(R; ρ, β), seed 001</text>')
     return _svg(width, height, "Classifiers on the precision–recall plane", body)
 
 
@@ -175,7 +182,9 @@ def recall_history_svg(series: dict[str, Sequence[dict]], *, width: int = 520, h
     min_j = min(row[0] for rows in clean.values() for row in rows)
     if max_j == min_j:
         min_j, max_j = 0.0, max(1.0, max_j)
-    frame = _Frame(width=width, height=height, x_range=(min_j, max_j), y_range=(0, 1))
+    space = _legend_space(len(clean))
+    height += space
+    frame = _Frame(width=width, height=height, x_range=(min_j, max_j), y_range=(0, 1), top=16 + space)
     x_ticks = [min_j + (max_j - min_j) * i / 4 for i in range(5)]
     body = frame.axes(x_label="Judgments collected", y_label="Recall", x_ticks=x_ticks,
                       y_ticks=[i / 5 for i in range(6)], x_format=lambda v: f"{v:,.0f}")
@@ -195,7 +204,7 @@ def recall_history_svg(series: dict[str, Sequence[dict]], *, width: int = 520, h
         for j, e, _, _ in rows[-1:]:
             body.append(f'<circle cx="{frame.x(j):.1f}" cy="{frame.y(min(1, max(0, e))):.1f}" r="3.5" fill="{color}"/>')
         legend.append((f"{_short(name)} (latest {_fmt(rows[-1][1])})", color))
-    body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
+    body += _legend(legend, x=frame.left, y=18)
     return _svg(width, height, "Recall estimate against judgments collected", body)
 
 
@@ -256,7 +265,10 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
         total = sum(counts) or 1.0
         densities.append((key, [c / total for c in counts]))
     top = max((max(d) for _, d in densities if d), default=1.0) or 1.0
-    frame = _Frame(width=width, height=height, x_range=(float(edges[0]), float(edges[-1])), y_range=(0, top * 1.1))
+    space = _legend_space(len(densities))
+    height += space
+    frame = _Frame(width=width, height=height, x_range=(float(edges[0]), float(edges[-1])), y_range=(0, top * 1.1),
+                   top=16 + space)
     body = frame.axes(x_label="Recall", y_label="Share of draws", x_ticks=[i / 5 for i in range(6)],
                       y_ticks=[top * 1.1 * i / 4 for i in range(5)], y_format=lambda v: f"{v:.2f}")
     legend = []
@@ -270,5 +282,5 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
             body.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(0.5, x1 - x0 - 0.5):.1f}" '
                         f'height="{frame.y(0) - y:.1f}" fill="{color}" fill-opacity=".45"/>')
         legend.append((_short(names[key]), color))
-    body += _legend(legend, x=frame.left + 10, y=frame.top + 14)
+    body += _legend(legend, x=frame.left, y=18)
     return _svg(width, height, "Posterior distribution of recall", body)

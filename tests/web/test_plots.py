@@ -38,9 +38,11 @@ def test_precision_recall_points_sit_at_their_estimates_with_error_bars():
     root = _parse(svg)
     circles = root.findall(f".//{SVG}circle")
     assert len(circles) == 2
-    # Frame: x from 52 to 520-16, y from 420-44 down to 16, both for 0..1.
+    # Frame: x from 52 to 520-16; y from the bottom (height-44) up to the top margin, 16 plus the legend's
+    # 16 px per line + 8 above the plot (two lines: 40); the drawing grows by the legend's height.
+    height, top = 420 + 40, 16 + 40
     x = 52 + 0.5 * (520 - 52 - 16)
-    y = 420 - 44 - 0.8 * (420 - 44 - 16)
+    y = height - 44 - 0.8 * (height - 44 - top)
     assert abs(float(circles[0].get("cx")) - x) < 0.2 and abs(float(circles[0].get("cy")) - y) < 0.2
     # Horizontal error bar of the first classifier spans recall 0.4..0.6.
     xs = {round(float(line.get("x1")), 1) for line in root.findall(f".//{SVG}line")}
