@@ -487,15 +487,12 @@ def _merge(cursor, staging: _Staging, *, corpus: Corpus, summary: ImportSummary)
 
 def corpus_totals_refresh(*, corpus: Corpus) -> None:
     """Rebuild the corpus bitmap from the table: always right, about a second per million documents."""
-    ids = Document.objects.filter(corpus=corpus).values_list("pk", flat=True).order_by()
     bitmap = bitmap_from_ids([])
-    chunk: list[int] = []
-    for pk in ids.iterator(chunk_size=50_000):
-        chunk.append(pk)
-        if len(chunk) >= 50_000:
-            bitmap.update(chunk)
-            chunk = []
-    bitmap.update(chunk)
+    # A plain cursor: model-level iteration costs several seconds per million ids.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {Document._meta.db_table} WHERE corpus_id = %s", [corpus.pk])
+        while rows := cursor.fetchmany(100_000):
+            bitmap.update(row[0] for row in rows)
     corpus.documents_bitmap = bitmap_to_bytes(bitmap)
     corpus.document_count = len(bitmap)
     corpus.save(update_fields=["documents_bitmap", "document_count"])
