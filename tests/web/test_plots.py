@@ -92,3 +92,19 @@ def test_empty_reports_give_placeholders_not_errors():
                 plots.recall_history_svg({})):
         root = _parse(svg)
         assert root.find(f"{SVG}title") is not None and "stroke-dasharray" in svg
+
+
+def test_pages_load_nothing_from_other_sites():
+    """Offline use: no template or static file refers to a CDN or any other host."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for folder in ("templates", "static"):
+        for path in (root / folder).rglob("*"):
+            if path.suffix in {".html", ".css", ".js"}:
+                text = path.read_text(encoding="utf-8")
+                for match in re.finditer(r"""(?:src|href|url)\s*[=(]\s*["']?(?:https?:)?//""", text):
+                    offenders.append(f"{path.relative_to(root)}: {text[match.start():match.end() + 30]}")
+    assert not offenders, offenders
