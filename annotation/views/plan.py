@@ -15,6 +15,19 @@ def _guesses(topic: Topic) -> dict[str, float]:
     return guesses(topic=topic)
 
 
+def _region_progress(topic: Topic) -> dict[str, dict[str, int]]:
+    """Documents sampled and judged (three votes in) so far in each pair region."""
+    from annotation.models import Label, SampledDocument, SampleDraw
+
+    progress = {}
+    for region in ("A12", "B1", "B2"):
+        sampled = SampledDocument.objects.filter(topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR)
+        judged = Label.objects.filter(topic=topic, majority__isnull=False,
+                                      document_id__in=sampled.values("document_id")).count()
+        progress[region] = {"sampled": sampled.count(), "judged": judged}
+    return progress
+
+
 def topic_plan_context(*, topic: Topic, half_width: float) -> dict:
     """{"plan": {...} | None, "plan_error": str, "counts": {...}} for the topic page."""
     from estimation.stats.planning import plan_pair_sample
@@ -37,9 +50,10 @@ def topic_plan_context(*, topic: Topic, half_width: float) -> dict:
         return {"plan": None, "plan_error": f"No plan: {exc}", "counts": counts}
     data = asdict(plan)
     data["guesses"] = guesses
+    progress = _region_progress(topic)
     data["rows"] = [
         {"region": region, "size": counts[region], "judgments": plan.stratified.get(region, 0),
-         "guess": guesses.get(region)}
+         "guess": guesses.get(region), **progress.get(region, {"sampled": 0, "judged": 0})}
         for region in ("A12", "B1", "B2")
     ]
     return {"plan": data, "plan_error": "", "counts": counts}

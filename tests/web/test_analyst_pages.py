@@ -260,3 +260,19 @@ def test_preview_without_a_name_keeps_the_input_and_shows_no_errors(analyst, cor
     boxes = dict(re.findall(r'<input type="checkbox" name="fields" value="(\w+)"([^>]*)>', html))
     assert ">\ngrain</textarea>" in html
     assert "checked" in boxes["text"] and "checked" not in boxes["title"]
+
+
+def test_topic_page_shows_sampled_and_judged_per_region(world):
+    import re
+
+    from annotation.models import Label, SampledDocument
+
+    client = Client()
+    client.force_login(world["accounts"]["analyst"])
+    html = client.get(reverse("analyst:topic", args=[world["topic"].pk])).content.decode()
+    for region in ("A12", "B1", "B2"):
+        sampled = SampledDocument.objects.filter(topic=world["topic"], region=region).values("document_id")
+        judged = Label.objects.filter(topic=world["topic"], document_id__in=sampled, majority__isnull=False).count()
+        row = re.search(rf"<tr><td>{region}</td>(.*?)</tr>", html).group(1)
+        cells = re.findall(r'<td class="num">([^<]*)</td>', row)
+        assert cells[-2:] == [str(sampled.count()), str(judged)] and judged > 0
