@@ -135,3 +135,13 @@ def test_report_shows_the_certification_verdict_with_its_plan(world, manager):
     assert "model &lt;script&gt;" in section  # the plan's classifier, escaped
     overview = manager.get(reverse("reports:topics")).content.decode()
     assert "Failed" in overview
+
+
+def test_report_shows_the_dependence_sensitivity_table(world, manager):
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    report = EstimateSnapshot.objects.get(topic=world["topic"]).report
+    table = html[html.index('id="sensitivity"'):]
+    table = table[: table.index("</table>")]
+    assert table.count("<tr>") == len(report["sensitivity"]) + 1 and len(report["sensitivity"]) >= 3
+    point = report["sensitivity"][0]
+    assert f"{point['delta1']:.2f}" in table
