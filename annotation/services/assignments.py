@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, Count, Exists, F, OuterRef, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -168,6 +168,23 @@ def _expire_lazily(now: datetime) -> None:
     _last_lazy_expiry = now
 
 
+CLAIM_LOCK_CLASS = 0x636C61  # "cla": the namespace of this module's advisory locks
+
+
+def _worker_claim_lock(worker: Worker) -> None:
+    """Serialise one worker's claims until the transaction ends.
+
+    PostgreSQL: an advisory transaction lock (no row write, so a claim that only
+    resumes stays read-only). Elsewhere a row lock on the worker (SQLite runs one
+    writer at a time anyway).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [CLAIM_LOCK_CLASS, worker.pk % 2**31])
+    else:
+        list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+
+
 def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetime | None = None) -> Assignment | None:
     """The worker's next assignment: the one in progress, else a slot in an open HIT; None if none is left."""
     now = now or timezone.now()
@@ -177,7 +194,7 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
     with transaction.atomic():
         # One claim per worker at a time (a double click on "take the next HIT" must not take two
         # HITs): the worker's own row is the lock, so different workers never wait for each other.
-        list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
+        _worker_claim_lock(worker)
         current = Assignment.objects.filter(
             worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
         ).select_related("hit__topic")
