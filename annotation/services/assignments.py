@@ -7,6 +7,11 @@ live assignment per slot) and `assignment_one_live_per_worker` (one per worker
 and HIT) turn a lost race into an IntegrityError, and the claimer moves on to
 the next slot or HIT. (Turkle locks every unfinished task of a batch to hand
 out one, and serialises all annotators: about 2 judgments/s at 32 of them.)
+The only lock a claim takes is the claiming worker's own (an advisory lock on
+PostgreSQL), so one worker's double click takes one HIT while different
+workers never wait for each other. Candidates come from the partial index
+`hit_open_by_topic` in id order, so a claim costs the same with ten open HITs
+or a hundred thousand.
 
 Submitting locks only the assignment row, then the HIT row (to count the
 completion with an F() expression) and the HIT's labels in document order.
@@ -14,7 +19,6 @@ Every path takes these locks in that order, so submissions cannot deadlock.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,8 +32,6 @@ from django.utils import timezone
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
 from annotation.services.labels import labels_votes_add
 from annotation.services.workers import worker_gold_check
-
-logger = logging.getLogger(__name__)
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
 CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)
