@@ -1,10 +1,12 @@
 """Analyst pages: keyword filters with a live preview, uploaded ids/scores, thresholds."""
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path, PurePath
 
 from django.contrib import messages
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -52,12 +54,31 @@ def _sample_context(sample, fields: list[str]) -> dict:
     return {"external_id": external_id, "title": parts[0]["pieces"], "text": parts[1]["pieces"]}
 
 
+PREVIEW_CACHE_SECONDS = 120
+
+
+def _cached_preview(*, corpus: Corpus, terms: list[str], fields: list[str]):
+    """keyword_preview, remembered briefly: typing then pressing Preview asks for the same terms twice.
+
+    The key covers what the answer depends on: the corpus size and the corpus's classifiers (overlaps).
+    """
+    classifiers = Classifier.objects.filter(corpus=corpus).order_by("pk").values_list("pk", "fingerprint")
+    raw = repr((corpus.pk, corpus.created_at.isoformat(), corpus.document_count, list(classifiers), sorted(terms),
+                sorted(fields)))
+    key = "keyword-preview:" + hashlib.sha256(raw.encode()).hexdigest()
+    preview = cache.get(key)
+    if preview is None:
+        preview = service(CLASSIFIERS, "keyword_preview")(corpus=corpus, terms=terms, fields=fields, sample_size=10)
+        cache.set(key, preview, PREVIEW_CACHE_SECONDS)
+    return preview
+
+
 def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[str]) -> dict:
     """Everything the preview fragment shows; a missing service becomes a message."""
     if not terms:
         return {"preview": None, "preview_message": "Type a term to see what it retrieves."}
     try:
-        preview = service(CLASSIFIERS, "keyword_preview")(corpus=corpus, terms=terms, fields=fields, sample_size=10)
+        preview = _cached_preview(corpus=corpus, terms=terms, fields=fields)
     except ServiceMissing as exc:
         return {"preview": None, "preview_message": str(exc)}
     except ValueError as exc:  # the service rejects a malformed term

@@ -21,6 +21,16 @@ HOSTILE = HOSTILE_TEXT + HOSTILE_ATTR
 PASSWORD = "pw-for-tests-1"
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """The keyword preview is cached; ids repeat between tests, so each test starts with an empty cache."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def user_with_role(username: str, role: str | None = None, **extra):
     roles = roles_ensure()
     user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)

@@ -276,3 +276,21 @@ def test_topic_page_shows_sampled_and_judged_per_region(world):
         row = re.search(rf"<tr><td>{region}</td>(.*?)</tr>", html).group(1)
         cells = re.findall(r'<td class="num">([^<]*)</td>', row)
         assert cells[-2:] == [str(sampled.count()), str(judged)] and judged > 0
+
+
+def test_repeated_preview_is_served_from_the_cache_until_a_classifier_changes(analyst, corpus, monkeypatch):
+    import annotation.services.classifiers as classifiers_service
+
+    calls = []
+    real = classifiers_service.keyword_preview
+
+    def counting(**kwargs):
+        calls.append(kwargs["terms"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(classifiers_service, "keyword_preview", counting)
+    url = reverse("analyst:keyword_preview", args=[corpus.pk])
+    first = analyst.get(url, {"terms": "grain"}).content
+    assert analyst.get(url, {"terms": "grain"}).content == first and len(calls) == 1
+    ClassifierFactory(corpus=corpus, name="new one", ids=[])
+    assert b"new one" in analyst.get(url, {"terms": "grain"}).content and len(calls) == 2
