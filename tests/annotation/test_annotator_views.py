@@ -176,3 +176,64 @@ def test_csrf_is_enforced(groups, world):
     _annotator(client, groups)
     assert client.post("/annotate/next/").status_code == 403
     assert not Assignment.objects.exists()
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page():
+    import os
+    from pathlib import Path
+
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing")
+        pytest.skip(f"{CHROMIUM} is missing")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in this thread
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        context.set_default_timeout(15_000)
+        yield context
+        browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_keyboard_shortcuts_answer_and_submit(browser_page, live_server, groups):
+    from django.test import Client
+
+    world = make_pair_world(n=500, prevalence=0.2, seed=3)
+    samples_launch(topic=world.topic, per_region=4, seed=1)
+    user = UserFactory(username="keys")
+    user.groups.add(groups["annotator"])
+    client = Client()
+    client.force_login(user)
+    browser_page.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page = browser_page.new_page()
+    page.goto(live_server.url + "/annotate/")
+    page.click("text=Take the next HIT")
+    page.wait_for_selector("#hit-form")
+    assignment = Assignment.objects.get(worker__user=user)
+    docs = list(HitItem.objects.filter(hit=assignment.hit).order_by("position").values_list("document_id", flat=True))
+    assert page.locator("article.document.current").get_attribute("data-index") == "0"
+    page.keyboard.press("j")  # first: on topic, moves to the second
+    page.keyboard.press("k")  # second: off topic
+    page.keyboard.press("p")  # back to the second...
+    page.keyboard.press("1")  # ...and change it to on topic
+    assert page.locator("article.document.current").get_attribute("data-index") == "2"
+    page.keyboard.press("Enter")  # not all answered: jumps to the first unanswered instead of submitting
+    assert not Judgment.objects.exists()
+    for _ in docs[2:]:
+        page.keyboard.press("0")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    answers = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+    assert answers == {d: i < 2 for i, d in enumerate(docs)}
+    assert "/annotate/assignments/" in page.url  # "submit and take the next HIT"
+    assert Assignment.objects.filter(worker__user=user, status="claimed").exists()
