@@ -41,6 +41,9 @@ DEFAULT_DRAWS = 20_000
 # their Monte Carlo intervals move only when the judgments do.
 DEFAULT_SEED = 20_141_024
 POSTERIOR_BINS = 40
+# What the stats library raises on counts it cannot use; the report turns them into
+# nulls with a reason instead of failing (a report must always render).
+STATS_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
 # Every judged document costs three judgments (seed 000 Sec. 4.1).
 JUDGMENTS_PER_DOCUMENT = 3
 
@@ -228,7 +231,7 @@ class _ReportBuilder:
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
                 other_classifiers=others, return_draws=True,
             )
-        except ValueError as exc:
+        except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
             return
         self.diagnostics.extend(
@@ -247,7 +250,7 @@ class _ReportBuilder:
                 a12=_region(inputs.sample("A12"), sizes["A12"]),
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
             )
-        except ValueError as exc:
+        except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The paper-design estimate failed: {exc}"))
             return
         self.diagnostics.extend(
@@ -337,9 +340,11 @@ class _ReportBuilder:
         if total <= 0:
             return empty
         scale = judged / total
-        summary = f1_posterior.binary_f1_posterior(
-            tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=self.draws, seed=self.seed,
-            mass=self.confidence)
+        try:
+            summary = f1_posterior.binary_f1_posterior(
+                tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=self.draws, seed=self.seed, mass=self.confidence)
+        except STATS_ERRORS as exc:
+            return {**empty, "method": f"not available: {exc}"}
         return {"estimate": _num(summary["score"]), "low": _num(summary["hdi"][0]), "high": _num(summary["hdi"][1]),
                 "mean": _num(summary["mean"]),
                 "method": "seed 002 binary F1 posterior (HDI) on estimated TP/FP/FN rescaled to the judged documents; approximate"}
@@ -356,6 +361,8 @@ class _ReportBuilder:
                 prevalence=float(n_hat) / self.corpus_size, target_recall=float(target)))
         except ExtrapolationRefused as exc:
             result["refused"] = exc.reason
+        except STATS_ERRORS as exc:
+            result["refused"] = f"The extrapolation failed: {exc}"
         return result
 
     # ----------------------------------------------------------------- other blocks
@@ -441,7 +448,7 @@ class _ReportBuilder:
             documents = planning.uniform_sample_size(
                 recall=min(1.0, r1.point), prevalence=prevalence, half_width=half_width,
                 confidence=self.confidence, corpus_size=self.corpus_size)
-        except ValueError as exc:
+        except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("uniform_comparison_unavailable", "info",
                                                 f"The uniform-sampling comparison is not available: {exc}"))
             return plan, None
@@ -475,7 +482,7 @@ class _ReportBuilder:
             return None
         try:
             kappa = aggregation.fleiss_kappa(counts=np.asarray(rows, dtype=float))
-        except ValueError as exc:
+        except STATS_ERRORS as exc:
             return {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
         return {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
 
@@ -501,7 +508,7 @@ class _ReportBuilder:
             else:
                 try:
                     result = capture_recapture(counts=counts)
-                except ValueError as exc:
+                except STATS_ERRORS as exc:
                     row["refused"] = str(exc)
                 else:
                     row.update(best=result.best, summary=result.summary, models=[m.as_dict() for m in result.models])
@@ -566,7 +573,7 @@ class _ReportBuilder:
             # Bootstrap draws capped at the library's default: resampling costs O(draws × sample size).
             result = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=self.confidence,
                                             draws=min(self.draws, POOLED_DRAWS), seed=self.seed)
-        except ValueError as exc:
+        except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("pooled_recall_unavailable", "info",
                                                 f"Pooled recall (seed 003) is not available: {exc}"))
             return None

@@ -444,3 +444,85 @@ def test_an_impossible_corpus_size_leaves_out_eq2_and_prevalences():
     assert report["estimated_relevant"]["prevalence"] is None
     assert report["uniform_sampling_judgments"]["documents"] is None and report["cost_ratio"] is None
     assert all(c["extrapolated_precision"]["estimate"] is None for c in report["classifiers"])
+
+
+def _random_inputs(rng, case: int):
+    """Random but consistent-looking inputs: empty, tiny, fully judged, all/none relevant, soft labels."""
+    from estimation.services.inputs import ClassifierInputs, CostInputs, SampleInputs, TopicInputs
+
+    a12, b1, b2 = (rng.choice([0, 1, 2, 5, 50, 1000]) for _ in range(3))
+    corpus = a12 + b1 + b2 + rng.choice([0, 10, 100_000])
+    c1 = ClassifierInputs(1, "c1", "f1", "c1", a12 + b1)
+    c2 = ClassifierInputs(2, "c2", "f2", "c2", a12 + b2)
+    extras = tuple(ClassifierInputs(3 + i, f"x{i}", "f", "extra", rng.choice([1, 30, 500]))
+                   for i in range(rng.choice([0, 1, 2])))
+    next_id = iter(range(10**6))
+
+    def sample(key, region, size, classifier_id=None):
+        n = rng.randint(0, min(size, 40)) if size else 0
+        p = rng.choice([0.0, 0.05, 0.5, 1.0])
+        soft = rng.random() < 0.3
+        labels = tuple(rng.random() if soft else float(rng.random() < p) for _ in range(n))
+        holders = tuple(tuple(h for h in (1, 2, 3, 4) if rng.random() < 0.5) for _ in range(n))
+        return SampleInputs(key=key, region=region, classifier_id=classifier_id, size=size, sampled=n,
+                            document_ids=tuple(next(next_id) for _ in range(n)), labels=labels, retrieved_by=holders)
+
+    samples = {k: sample(k, k, size) for k, size in (("A12", a12), ("B1", b1), ("B2", b2)) if rng.random() < 0.8}
+    if rng.random() < 0.3:
+        samples["A1"], samples["A2"] = sample("A1", "A1", a12 + b1), sample("A2", "A2", a12 + b2)
+    for x in extras:
+        if rng.random() < 0.7:
+            samples[f"R:{x.id}"] = sample(f"R:{x.id}", "R", x.retrieved, x.id)
+    if corpus and rng.random() < 0.5:
+        samples["U"] = sample("U", "U", corpus)
+    histories = ("111", "110", "101", "100", "011", "010", "001")
+    return TopicInputs(
+        schema=1, topic_id=case, topic_name="t", corpus_size=corpus, aggregator="majority", soft_labels=False,
+        target_recall=rng.choice([0.5, 0.8, 0.95]), confidence=rng.choice([0.9, 0.95]), crowd="local",
+        c1=c1, c2=c2, extras=extras, region_sizes={"A12": a12, "B1": b1, "B2": b2, "A1": a12 + b1, "A2": a12 + b2},
+        samples=samples, venn3={str(x.id): {h: rng.choice([0, 3, 10]) for h in histories} for x in extras},
+        judgments=0, votes=tuple((rng.randint(0, 3), 3) for _ in range(rng.randint(0, 5))),
+        cost=CostInputs(0, "0", "0", False), certification={"state": "none"}, code_version="test",
+        parameters={"draws": 200, "seed": case},
+    )
+
+
+def test_any_counts_give_a_strict_json_report_never_an_exception():
+    """Degenerate counts (empty regions, all or no relevant, fully judged regions) must render, not raise."""
+    import random
+
+    from estimation.services.reports import topic_report_from_inputs
+
+    rng = random.Random(20261122)
+    for case in range(150):
+        report = topic_report_from_inputs(inputs=_random_inputs(rng, case))
+        json.dumps(report, allow_nan=False)
+        assert isinstance(report["diagnostics"], list)
+
+
+def test_a_numerical_failure_of_capture_recapture_is_reported_not_raised():
+    """These relevant counts per history once overflowed inside the log-linear fit (OverflowError)."""
+    from estimation.services.inputs import ClassifierInputs, CostInputs, SampleInputs, TopicInputs
+    from estimation.services.reports import topic_report_from_inputs
+
+    def sample(key, size, holders):
+        return SampleInputs(key=key, region=key, classifier_id=None, size=size, sampled=len(holders),
+                            document_ids=tuple(range(len(holders))), labels=(1.0,) * len(holders),
+                            retrieved_by=tuple(holders))
+
+    inputs = TopicInputs(
+        schema=1, topic_id=1, topic_name="t", corpus_size=100_000, aggregator="majority", soft_labels=False,
+        target_recall=0.8, confidence=0.95, crowd="local",
+        c1=ClassifierInputs(1, "c1", "f", "c1", 130), c2=ClassifierInputs(2, "c2", "f", "c2", 110),
+        extras=(ClassifierInputs(3, "c3", "f", "extra", 20),),
+        region_sizes={"A12": 110, "B1": 20, "B2": 0, "A1": 130, "A2": 110},
+        samples={"A12": sample("A12", 110, [(1, 2, 3), (1, 2)]), "B1": sample("B1", 20, [(1, 3), (1,)])},
+        venn3={"3": {"111": 10, "110": 100, "101": 10, "100": 10, "011": 0, "010": 0, "001": 0}},
+        judgments=0, votes=(), cost=CostInputs(0, "0", "0", False), certification={"state": "none"},
+        code_version="test", parameters={"draws": 200, "seed": 1},
+    )
+    report = topic_report_from_inputs(inputs=inputs)
+    json.dumps(report, allow_nan=False)
+    (row,) = report["dependence"]
+    assert row["counts"] == {"111": 10.0, "110": 100.0, "101": 10.0, "100": 10.0, "011": 0.0, "010": 0.0, "001": 0.0}
+    assert row["best"] is not None or row["refused"]
