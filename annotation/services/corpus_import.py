@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from annotation.models import Corpus, Document
 from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
@@ -325,8 +325,13 @@ class _Staging:
             cursor.execute(f"CREATE INDEX {self.table}_eid ON {self.table} (external_id)")
 
     def drop(self, cursor) -> None:
+        # PostgreSQL drops it at commit. On SQLite a rollback also removes it, so a failure here
+        # (the transaction is already broken) must not hide the error that got us here.
         if not self.postgres:
-            cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+            try:
+                cursor.execute(f"DROP TABLE IF EXISTS {self.table}")
+            except DatabaseError:
+                logger.warning("could not drop staging table %s", self.table)
 
 
 def corpus_import(
