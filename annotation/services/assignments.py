@@ -130,11 +130,16 @@ def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> l
 
 
 def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
-    """The topic asked for if it is sampling, else every sampling topic with open HITs (oldest first)."""
+    """The topic asked for if it is sampling, else every sampling topic with open HITs (oldest first).
+
+    Only built-in-crowd topics: Mechanical Turk manages its HITs' places itself
+    (its workers arrive through assignment_claim_for_hit).
+    """
+    topics = Topic.objects.filter(status=Topic.Status.ACTIVE, crowd=Topic.Crowd.LOCAL)
     if topic is not None:
-        return [topic] if Topic.objects.filter(pk=topic.pk, status=Topic.Status.ACTIVE).exists() else []
+        return [topic] if topics.filter(pk=topic.pk).exists() else []
     open_hits = Hit.objects.filter(topic=OuterRef("pk"), status=Hit.Status.OPEN)
-    return list(Topic.objects.filter(Exists(open_hits), status=Topic.Status.ACTIVE).order_by("id"))
+    return list(topics.filter(Exists(open_hits)).order_by("id"))
 
 
 def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, **extra) -> Assignment | None:

@@ -72,6 +72,11 @@ def crowd_simulate(
     """Answer every open assignment of the topic the simulated workers can take."""
     if not 0.0 <= accuracy <= 1.0:
         raise ValueError(f"accuracy must be between 0 and 1, got {accuracy!r}")
+    if topic.crowd != Topic.Crowd.LOCAL:
+        raise ValueError(
+            f"Topic {topic.name!r} is published to {topic.get_crowd_display()}; "
+            "only built-in-crowd topics can be simulated."
+        )
     if workers < 0 or spammers < 0 or workers + spammers < 3:
         raise ValueError("a HIT needs three distinct workers: simulate at least 3 workers in all")
     truth_value = topic.name if truth_value is None else truth_value

@@ -225,3 +225,13 @@ def test_mturk_reconcile_task_calls_the_mturk_service(monkeypatch):
     monkeypatch.setattr("annotation.services.mturk.mturk_reconcile_all", lambda: calls.append(1))
     mturk_reconcile_task.delay()
     assert calls == [1]
+
+
+def test_local_claims_never_take_places_of_mechanical_turk_hits(world):
+    Topic.objects.filter(pk=world.topic.pk).update(crowd=Topic.Crowd.MTURK)
+    w = make_worker()
+    assert assignment_claim(worker=w) is None
+    assert assignment_claim(worker=w, topic=world.topic) is None
+    # MTurk workers arrive for a particular HIT.
+    hit = Hit.objects.filter(topic=world.topic).first()
+    assert assignment_claim_for_hit(worker=w, hit=hit).hit_id == hit.pk

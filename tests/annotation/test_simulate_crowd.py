@@ -139,3 +139,11 @@ def test_end_to_end_on_the_demo_corpus(tmp_path):
         truth = len(retrieved & relevant) / len(relevant)
         interval = report["recall_eq1"][name]
         assert interval["low"] <= truth <= interval["high"], (name, truth, interval)
+
+
+def test_only_local_topics_are_simulated():
+    from annotation.models import Topic
+
+    world = make_pair_world(n=300, seed=8, crowd=Topic.Crowd.MTURK)
+    with pytest.raises(ValueError, match="only built-in-crowd topics"):
+        crowd_simulate(topic=world.topic, truth_field="topics")
