@@ -9,8 +9,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Variables a test run may set that a deployment never has.
+TEST_ONLY_ENV = {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+
+
 def run_manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"}}
+    base = {k: v for k, v in os.environ.items() if k not in TEST_ONLY_ENV}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
     )
@@ -40,7 +44,7 @@ def test_production_refuses_a_missing_secret(tmp_path):
 
 def _settings_value(expr: str, env: dict[str, str]) -> str:
     code = f"import django; django.setup(); from django.conf import settings; print({expr})"
-    base = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
+    base = {k: v for k, v in os.environ.items() if k not in TEST_ONLY_ENV}
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
     )
