@@ -209,7 +209,7 @@ def test_keyboard_shortcuts_answer_and_submit(browser_page, live_server, groups)
     from django.test import Client
 
     world = make_pair_world(n=500, prevalence=0.2, seed=3)
-    samples_launch(topic=world.topic, per_region=4, seed=1)
+    samples_launch(topic=world.topic, per_region=5, seed=1)  # 15 documents: three full HITs of 5
     user = UserFactory(username="keys")
     user.groups.add(groups["annotator"])
     client = Client()
@@ -221,6 +221,7 @@ def test_keyboard_shortcuts_answer_and_submit(browser_page, live_server, groups)
     page.wait_for_selector("#hit-form")
     assignment = Assignment.objects.get(worker__user=user)
     docs = list(HitItem.objects.filter(hit=assignment.hit).order_by("position").values_list("document_id", flat=True))
+    assert len(docs) == 5
     assert page.locator("article.document.current").get_attribute("data-index") == "0"
     page.keyboard.press("j")  # first: on topic, moves to the second
     page.keyboard.press("k")  # second: off topic
