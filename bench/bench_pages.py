@@ -184,23 +184,30 @@ def measure(corpus, repeats: int) -> None:
         verdict = "ok" if worst <= PAGE_TARGET_S else "SLOW"
         print(f"{name:<40} {median * 1000:>10.1f} {worst * 1000:>8.1f}  {verdict}")
 
+    from django.core.cache import cache
+
     preview_url = reverse("analyst:keyword_preview", args=[corpus.pk])
     rows = []
     for terms in ("oil", "crude prices", "energy desk", "zzzz-not-there"):
-        client.get(preview_url, {"terms": terms})
+        params = {"terms": terms, "fields": ["title", "text"]}
         times = []
         for _ in range(repeats):
+            cache.clear()  # a new set of terms: the page's preview cache cannot help
             started = time.perf_counter()
-            response = client.get(preview_url, {"terms": terms, "fields": ["title", "text"]})
+            client.get(preview_url, params)
             times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        client.get(preview_url, params)  # the same terms again (typing, then pressing Preview)
+        cached = time.perf_counter() - started
         service_started = time.perf_counter()
         keyword_preview(corpus=corpus, terms=[terms], fields=["title", "text"])
         service = time.perf_counter() - service_started
-        rows.append((terms, statistics.median(times), max(times), service))
-    print(f"\n{'keyword preview (page endpoint)':<40} {'median ms':>10} {'max ms':>8}  service ms  verdict (target {PREVIEW_TARGET_S * 1000:.0f} ms)")
-    for terms, median, worst, service in rows:
+        rows.append((terms, statistics.median(times), max(times), service, cached))
+    print(f"\n{'keyword preview (page endpoint, new terms)':<42} {'median ms':>10} {'max ms':>8}  service ms  repeat ms  "
+          f"verdict (target {PREVIEW_TARGET_S * 1000:.0f} ms)")
+    for terms, median, worst, service, cached in rows:
         verdict = "ok" if worst <= PREVIEW_TARGET_S else "SLOW"
-        print(f"{terms!r:<40} {median * 1000:>10.1f} {worst * 1000:>8.1f}  {service * 1000:>10.1f}  {verdict}")
+        print(f"{terms!r:<42} {median * 1000:>10.1f} {worst * 1000:>8.1f}  {service * 1000:>10.1f}  {cached * 1000:>9.1f}  {verdict}")
     slow = [r for r in results if r[2] > PAGE_TARGET_S] + [r for r in rows if r[2] > PREVIEW_TARGET_S]
     print("\nALL WITHIN TARGET" if not slow else f"\n{len(slow)} OVER TARGET")
 
