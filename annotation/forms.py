@@ -150,6 +150,10 @@ def _classifier_choices():
     return Classifier.objects.select_related("corpus").defer("retrieved_bitmap", "corpus__documents_bitmap")
 
 
+def _classifier_label(classifier: Classifier) -> str:
+    return f"{classifier.name} · {classifier.corpus.name} · {classifier.retrieved_count} retrieved"
+
+
 class TopicForm(forms.Form):
     name = forms.CharField(max_length=200)
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.defer("documents_bitmap"), empty_label=None)
@@ -180,6 +184,9 @@ class TopicForm(forms.Form):
     def __init__(self, *args, instance: Topic | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance = instance
+        for name in ("c1", "c2", "extra"):
+            self.fields[name].label_from_instance = _classifier_label
+
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()

@@ -44,7 +44,8 @@ def _topic_form(request: HttpRequest, *, initial: dict | None = None) -> TopicFo
     if corpus_id and str(corpus_id).isdigit():
         # Only the chosen corpus's classifiers are offered once a corpus is known.
         for name in ("c1", "c2", "extra"):
-            form.fields[name].queryset = Classifier.objects.filter(corpus_id=int(corpus_id)).defer("retrieved_bitmap")
+            form.fields[name].queryset = (Classifier.objects.filter(corpus_id=int(corpus_id)).select_related("corpus")
+                                          .defer("retrieved_bitmap", "corpus__documents_bitmap"))
     return form
 
 

@@ -98,8 +98,10 @@ def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_
     page.goto(live_server.url + "/analyst/topics/new/")
     page.fill("#id_name", "Oil topic")
     page.fill("#id_instructions", "Is the item about the oil market?")
-    page.select_option("#id_c1", label="title oil")
-    page.select_option("#id_c2", label="body crude")
+    from annotation.models import Classifier
+
+    page.select_option("#id_c1", value=str(Classifier.objects.get(name="title oil").pk))
+    page.select_option("#id_c2", value=str(Classifier.objects.get(name="body crude").pk))
     _shot(page, "analyst-topic-form")
     page.click("#topic-form button[type=submit]")
     page.wait_for_selector("#plan-total")
