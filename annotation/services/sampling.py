@@ -315,6 +315,8 @@ def samples_draw(
     with transaction.atomic():
         # One launch per topic at a time: two analysts topping up at once would double-draw.
         topic = Topic.objects.select_for_update().select_related("corpus").get(pk=topic.pk)
+        if topic.status == Topic.Status.CLOSED:
+            raise SamplingError(f"Topic {topic.name!r} is closed: it takes no more samples.")
         if per_region is not None:
             targets = {region: per_region for region in DESIGN_REGIONS[design]}
         else:

@@ -172,6 +172,11 @@ def test_errors_are_clear(world):
         samples_draw(topic=lonely, per_region=3)
     with pytest.raises(SamplingError, match="certification plan"):
         samples_draw(topic=world.topic, per_region=3, purpose=SampleDraw.Purpose.CERTIFICATION)
+    world.topic.status = "closed"
+    world.topic.save()
+    with pytest.raises(SamplingError, match="closed"):
+        samples_draw(topic=world.topic, per_region=3)
+    assert not SampleDraw.objects.exists()
 
 
 def test_launch_task_runs_after_commit_and_is_safe_to_run_twice(world, django_capture_on_commit_callbacks):
