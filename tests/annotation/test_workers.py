@@ -2,7 +2,7 @@ import pytest
 
 from annotation.models import HitItem, Judgment, Worker
 from annotation.selectors import topic_fleiss_kappa, topic_split_votes, worker_quality_for_topic
-from annotation.services.assignments import assignment_claim, assignment_claim_for_hit, assignment_submit
+from annotation.services.assignments import ClaimRefused, assignment_claim, assignment_claim_for_hit, assignment_submit
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import samples_launch
 from annotation.services.workers import GOLD_MIN_ANSWERS, worker_for_mturk_id, worker_for_user, worker_gold_check
@@ -41,6 +41,10 @@ def test_block_only_after_five_gold_answers_below_the_threshold():
         w.refresh_from_db()
         assert w.blocked == (answered >= GOLD_MIN_ANSWERS)
     assert "gold" in w.blocked_reason
+    row = next(q for q in worker_quality_for_topic(topic=world.topic) if q.worker_id == w.pk)
+    assert row.blocked and row.gold_answered == answered and row.gold_correct == 0 and row.gold_accuracy == 0.0
+    with pytest.raises(ClaimRefused):
+        assignment_claim(worker=w, topic=world.topic)
 
 
 def test_a_worker_never_sees_a_gold_document_twice():
