@@ -19,3 +19,9 @@ def topic_recompute_task(*, topic_id: int) -> int | None:
 def snapshots_refresh_stale_task() -> list[int]:
     """Periodic sweep (beat): recompute topics whose snapshot is behind their judgments."""
     return recompute.snapshots_refresh_stale()
+
+
+from estimation.tasks_certification import (  # noqa: E402,F401 - registered with the worker
+    certification_decide_task,
+    certifications_decide_ready_task,
+)

@@ -134,6 +134,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
     "reconcile-mturk": {"task": "annotation.tasks.mturk_reconcile_task", "schedule": 300.0},
+    "decide-certifications": {
+        "task": "estimation.tasks_certification.certifications_decide_ready_task", "schedule": 60.0,
+    },
     # Catches up recomputes lost while Redis was down (estimation/services/recompute.py).
     "refresh-stale-snapshots": {"task": "estimation.tasks.snapshots_refresh_stale_task", "schedule": 60.0},
 }

@@ -91,3 +91,17 @@ from .f1_posterior import (  # noqa: E402  seed 002
     summarise_draws,
 )
 # --- end part B ---
+# --- part C: operating characteristics ---
+from .operating_characteristics import (  # noqa: E402  the certification protocol by simulation (seed 004)
+    OperatingCharacteristics,
+    f1_population,
+    majority_error_rate,
+    pair_population,
+    pair_recall_calibrated_size,
+    pair_recall_verdict_power,
+    qbcb_certification_size,
+    qbcb_power,
+    recall_population,
+    simulate_certification,
+)
+# --- end part C ---

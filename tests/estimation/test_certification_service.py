@@ -1,0 +1,299 @@
+"""Certification services: plan, lock and draw fresh, decide once, and the database's refusals."""
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, transaction
+
+from annotation.models import Label, Region, SampledDocument, SampleDraw
+from annotation.services.labels import gold_document_add
+from annotation.services.sampling import region_bitmap, region_sample_draw, samples_draw
+from estimation.models import CertificationPlan, CertificationVerdict
+from estimation.services.certification import (
+    CertificationError,
+    certification_decide,
+    certification_plan_create,
+    certification_plan_lock,
+    certification_plan_update,
+    certification_summary,
+    certifications_decide_ready,
+    verdict_checksum,
+)
+from tests.annotation.crowd_helpers import make_pair_world
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+Metric = CertificationPlan.Metric
+
+
+@pytest.fixture
+def world():
+    # 4,000 documents, 20% relevant; C1 finds 85% of them, C2 60%, independently.
+    return make_pair_world(n=4000, prevalence=0.2, recall1=0.85, recall2=0.6, noise=0.01, seed=5)
+
+
+@pytest.fixture
+def manager():
+    return UserFactory(username="manager")
+
+
+def judge(world, doc_ids) -> None:
+    """Give the documents their true majority label (three unanimous votes)."""
+    for doc_id in doc_ids:
+        relevant = doc_id in world.relevant
+        Label.objects.update_or_create(
+            topic=world.topic, document_id=doc_id,
+            defaults={"votes_total": 3, "votes_relevant": 3 if relevant else 0, "majority": relevant})
+
+
+def pilot(world, per_region=40, seed=1) -> set[int]:
+    draws = samples_draw(topic=world.topic, per_region=per_region, seed=seed)
+    ids = set(SampledDocument.objects.filter(draw__in=draws).values_list("document_id", flat=True))
+    judge(world, ids)
+    return ids
+
+
+def uniform_pilot(world, n=600, seed=2) -> set[int]:
+    draw = region_sample_draw(topic=world.topic, region=Region.UNIFORM,
+                              bitmap=region_bitmap(topic=world.topic, region=Region.UNIFORM), k=n, seed=seed,
+                              purpose=SampleDraw.Purpose.UNIFORM)
+    ids = set(SampledDocument.objects.filter(draw=draw).values_list("document_id", flat=True))
+    judge(world, ids)
+    return ids
+
+
+def certification_ids(plan) -> set[int]:
+    return set(SampledDocument.objects.filter(draw__certification_plan=plan).values_list("document_id", flat=True))
+
+
+def c1(world):
+    return world.topic.pair.c1
+
+
+# --------------------------------------------------------------------------- plan
+
+
+def test_plan_sizes_the_pair_recall_sample_from_the_pilot(world, manager):
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, alpha=0.05, power=0.9, user=manager)
+    assert plan.status == CertificationPlan.Status.DRAFT
+    assert plan.pilot["feasible"] is True and plan.pilot["reason"] is None
+    assert plan.pilot["regions"]["A12"]["judged"] == 40 and plan.pilot["regions"]["B2"]["judged"] == 40
+    assert set(plan.sample_size) == {"A12", "B2", "total"}
+    assert plan.sample_size["total"] == plan.sample_size["A12"] + plan.sample_size["B2"] > 0
+    assert plan.estimated_cost > 0
+    assert plan.pilot["estimate"] > 0.6
+
+
+def test_plan_with_pilot_at_or_below_the_target_explains_why(world, manager):
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.97, user=manager)
+    assert plan.pk is not None  # stored, not an exception
+    assert plan.pilot["feasible"] is False
+    assert "not above the target" in plan.pilot["reason"]
+    assert plan.sample_size == {} and plan.estimated_cost is None
+    summary = certification_summary(topic=world.topic)
+    assert summary["state"] == "infeasible" and "not above the target" in summary["latest"]["note"]
+    with pytest.raises(CertificationError, match="no feasible sample size"):
+        certification_plan_lock(plan_id=plan.pk, user=manager)
+
+
+def test_plan_without_a_pilot_says_what_to_do(world, manager):
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.6,
+                                     user=manager)
+    assert plan.pilot["feasible"] is False and "uniform pilot" in plan.pilot["reason"]
+
+
+def test_pair_recall_needs_a_classifier_of_the_pair_and_f1_cannot_be_monitored(world, manager):
+    from tests.factories import ClassifierFactory
+
+    other = ClassifierFactory(corpus=world.topic.corpus, ids=world.doc_ids[:10])
+    with pytest.raises(CertificationError, match="one of the topic's pair"):
+        certification_plan_create(topic=world.topic, classifier=other, metric=Metric.PAIR_RECALL, target=0.6)
+    with pytest.raises(CertificationError, match="monitoring"):
+        certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.6,
+                                  monitoring=True)
+    with pytest.raises(CertificationError, match="target"):
+        certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=1.2)
+
+
+def test_f1_and_qbcb_plans_use_a_uniform_pilot(world, manager):
+    uniform_pilot(world)
+    f1 = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.6,
+                                   user=manager)
+    assert f1.pilot["feasible"] is True, f1.pilot["reason"]
+    assert sum(f1.pilot["counts"].values()) == 600 and set(f1.sample_size) == {"U", "total"}
+    qbcb = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.QBCB_RECALL,
+                                     target=0.6, user=manager)
+    assert qbcb.pilot["feasible"] is True, qbcb.pilot["reason"]
+    assert qbcb.sample_size["U"] > 0
+
+
+def test_draft_plans_can_be_updated(world, manager):
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    first = plan.sample_size["total"]
+    plan = certification_plan_update(plan_id=plan.pk, target=0.7)
+    assert plan.target == 0.7 and plan.sample_size["total"] > first
+
+
+# --------------------------------------------------------------------------- lock and draw
+
+
+@pytest.fixture
+def locked(world, manager):
+    pilot_ids = pilot(world)
+    gold = world.doc_ids[-1]
+    gold_document_add(topic=world.topic, document=world.topic.corpus.documents.get(pk=gold), relevant=False)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=1234)
+    return plan, pilot_ids, gold
+
+
+def test_lock_draws_a_fresh_sample_that_shares_nothing_with_the_pilot(world, locked):
+    plan, pilot_ids, gold = locked
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.LOCKED and plan.seed == 1234 and plan.locked_at
+    ids = certification_ids(plan)
+    draws = SampleDraw.objects.filter(certification_plan=plan)
+    assert {d.purpose for d in draws} == {SampleDraw.Purpose.CERTIFICATION}
+    assert {d.region: d.drawn for d in draws} == {"A12": plan.sample_size["A12"], "B2": plan.sample_size["B2"]}
+    assert len(ids) == plan.sample_size["total"]
+    assert not ids & pilot_ids
+    assert gold not in ids
+    # Published like any other sample: every certification document is in a HIT.
+    from annotation.models import HitItem
+
+    assert set(HitItem.objects.filter(topic=world.topic, is_gold=False, document_id__in=ids)
+               .values_list("document_id", flat=True)) == ids
+
+
+def test_a_locked_plan_cannot_be_edited_by_the_service_or_the_database(world, locked, manager):
+    plan, _, _ = locked
+    with pytest.raises(CertificationError, match="cannot change"):
+        certification_plan_update(plan_id=plan.pk, target=0.5)
+    with pytest.raises(CertificationError, match="already"):
+        certification_plan_lock(plan_id=plan.pk, user=manager)
+    for change in ({"target": 0.5}, {"alpha": 0.2}, {"power": 0.8}, {"seed": 1}, {"sample_size": {"A12": 1}},
+                   {"metric": Metric.F1}, {"status": CertificationPlan.Status.DRAFT},
+                   {"classifier": world.topic.pair.c2}):
+        with pytest.raises(DatabaseError), transaction.atomic():
+            CertificationPlan.objects.filter(pk=plan.pk).update(**change)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        CertificationPlan.objects.filter(pk=plan.pk).delete()
+    plan.refresh_from_db()
+    assert plan.target == 0.6 and plan.seed == 1234 and plan.status == CertificationPlan.Status.LOCKED
+
+
+def test_a_draft_plan_can_still_be_changed_in_the_database(world, manager):
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    CertificationPlan.objects.filter(pk=plan.pk).update(target=0.65)  # the trigger only guards locked plans
+    plan.refresh_from_db()
+    assert plan.target == 0.65
+
+
+# --------------------------------------------------------------------------- decide once
+
+
+def test_pending_until_every_certification_document_is_judged(world, locked):
+    plan, _, _ = locked
+    ids = sorted(certification_ids(plan))
+    judge(world, ids[:-1])
+    assert certification_decide(plan_id=plan.pk) is None
+    summary = certification_summary(topic=world.topic)
+    assert summary["state"] == "pending"
+    assert summary["latest"]["progress"] == {"judged": len(ids) - 1, "documents": len(ids)}
+    assert "do not certify" in summary["latest"]["note"]
+    assert not CertificationVerdict.objects.exists()
+
+
+def test_verdict_is_computed_once_stored_with_inputs_and_never_overwritten(world, locked):
+    plan, _, _ = locked
+    ids = certification_ids(plan)
+    judge(world, ids)
+    verdict = certification_decide(plan_id=plan.pk)
+    assert verdict is not None
+    # True recall of C1 is about 0.85 against a target of 0.6: a clear pass.
+    assert verdict.passed is True and verdict.lower_bound >= 0.6 and verdict.estimate > verdict.lower_bound
+    assert {row[0] for row in verdict.inputs["documents"]} == ids
+    assert all(row[2] == int(row[0] in world.relevant) for row in verdict.inputs["documents"])
+    assert verdict.checksum == verdict_checksum(inputs=verdict.inputs, code_version=verdict.code_version)
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.DECIDED
+
+    # Labels change afterwards (say a re-judgment): the verdict does not.
+    Label.objects.filter(topic=world.topic, document_id__in=ids).update(majority=False)
+    again = certification_decide(plan_id=plan.pk)
+    assert again.pk == verdict.pk and again.checksum == verdict.checksum and again.passed is True
+    with pytest.raises(DatabaseError), transaction.atomic():
+        CertificationVerdict.objects.filter(pk=verdict.pk).update(passed=False)
+    with pytest.raises(DatabaseError), transaction.atomic():
+        CertificationVerdict.objects.filter(pk=verdict.pk).delete()
+    with pytest.raises(DatabaseError), transaction.atomic():
+        CertificationPlan.objects.filter(pk=plan.pk).update(status=CertificationPlan.Status.LOCKED)
+    summary = certification_summary(topic=world.topic)
+    assert summary["state"] == "pass" and summary["latest"]["verdict"]["checksum"] == verdict.checksum
+
+
+def test_the_sweep_decides_ready_plans_only(world, locked):
+    plan, _, _ = locked
+    assert certifications_decide_ready() == []
+    judge(world, certification_ids(plan))
+    assert certifications_decide_ready() == [plan.pk]
+    assert certifications_decide_ready() == []  # decided plans are not locked any more
+
+
+def test_a_second_certification_needs_a_new_plan_and_a_new_sample(world, locked, manager):
+    plan, pilot_ids, _ = locked
+    first_ids = certification_ids(plan)
+    judge(world, first_ids)
+    certification_decide(plan_id=plan.pk)
+    second = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                       target=0.6, user=manager)
+    second = certification_plan_lock(plan_id=second.pk, user=manager, seed=99)
+    second_ids = certification_ids(second)
+    assert second_ids and not second_ids & (first_ids | pilot_ids)
+
+
+def test_monitored_plan_stops_early_when_the_sequence_clears_the_target(world, manager):
+    from estimation.services.certification import _monitoring_order
+
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, monitoring=True, user=manager)
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=5)
+    documents = [{"id": d, "region": None, "label": None} for d in sorted(certification_ids(plan))]
+    ordered = [d["id"] for d in _monitoring_order(documents, plan.seed)]
+    # A manager looks after every tenth of the sample (judged in the seeded order).
+    verdict, judged = None, []
+    for look in range(1, 11):
+        judged = ordered[: len(ordered) * look // 10]
+        judge(world, judged)
+        verdict = certification_decide(plan_id=plan.pk)
+        if verdict is not None:
+            break
+    # Recall ~0.85 against 0.6: the sequence clears the target before the sample is exhausted.
+    assert verdict is not None and len(judged) < len(ordered)
+    assert "confidence sequence" in verdict.inputs["evaluation"]["method"]
+    assert verdict.passed is True and verdict.lower_bound >= 0.6
+    assert verdict.inputs["early_stop"]["judged"] == len(judged) < verdict.inputs["early_stop"]["planned"]
+    assert {row[0] for row in verdict.inputs["documents"]} == set(judged)
+
+
+def test_monitored_plan_is_pending_while_the_sequence_has_not_cleared_the_target(world, manager):
+    from estimation.services.certification import _monitoring_order
+
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, monitoring=True, user=manager)
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=6)
+    documents = [{"id": d, "region": None, "label": None} for d in sorted(certification_ids(plan))]
+    ordered = [d["id"] for d in _monitoring_order(documents, plan.seed)]
+    judge(world, ordered[:5])
+    assert certification_decide(plan_id=plan.pk) is None
