@@ -269,3 +269,39 @@ def test_stale_topics_include_unsnapshotted_and_edited_labels():
     label.majority = False
     label.save()
     assert recompute.snapshots_stale_topic_ids() == [built.topic.pk]
+
+
+@pytest.fixture
+def fake_certification(monkeypatch):
+    """Stands in for estimation.services.certification (owned by the certification engineer)."""
+    import importlib.machinery
+    import sys
+    import types
+
+    name = "estimation.services.certification"
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+    state = {"summary": {"state": "locked", "latest": {"metric": "f1"}}}
+
+    def certification_summary(*, topic):
+        if isinstance(state["summary"], Exception):
+            raise state["summary"]
+        return state["summary"]
+
+    module.certification_summary = certification_summary
+    monkeypatch.setitem(sys.modules, name, module)
+    return state
+
+
+@pytest.mark.django_db
+def test_certification_block_is_an_input_of_the_snapshot(fake_certification):
+    built = build_topic(with_labels=False)
+    first = recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
+    assert first.report["certification"] == {"state": "locked", "latest": {"metric": "f1"}}
+    fake_certification["summary"] = {"state": "decided", "latest": {"metric": "f1", "passed": True}}
+    second = recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
+    assert second.version == 2 and second.report["certification"]["state"] == "decided"
+
+    fake_certification["summary"] = RuntimeError("bug in the certification code")
+    third = recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
+    assert third.report["certification"] == {"state": "unavailable"}
