@@ -4,7 +4,7 @@ Certification pages are added below by their owner, one line each.
 """
 from django.urls import path
 
-from estimation.views import reports
+from estimation.views import certification, reports
 
 app_name = "reports"
 urlpatterns = [
@@ -14,4 +14,10 @@ urlpatterns = [
     path("topics/<int:topic_id>/report.csv", reports.topic_report_csv, name="topic_csv"),
     path("topics/<int:topic_id>/report.json", reports.topic_report_json, name="topic_json"),
     # --- certification (estimation/views/certification.py) ---
+    path("topics/<int:topic_id>/certification/", certification.certification_topic, name="certification"),
+    path("certification/<int:plan_id>/", certification.certification_plan, name="certification_plan"),
+    path("certification/<int:plan_id>/lock/", certification.certification_plan_lock_view, name="certification_lock"),
+    path("certification/<int:plan_id>/replan/", certification.certification_plan_replan,
+         name="certification_replan"),
+    path("certification/<int:plan_id>/verdict/", certification.certification_verdict, name="certification_verdict"),
 ]

@@ -72,9 +72,13 @@ def params(world):
     assert assignment is not None
     upload = CorpusUpload.objects.create(corpus_name="x", original_name="x.jsonl", file_path="none", status="failed",
                                          error_problem="test")
+    from estimation.models import CertificationPlan  # certification pages (estimation/views/certification.py)
+
+    plan = CertificationPlan.objects.create(topic=world["topic"], classifier=world["c1"], metric="pair_recall",
+                                            target=0.8)
     return {
         "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
-        "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk,
+        "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk, "plan_id": plan.pk,
         # admin
         "app_label": "annotation", "object_id": str(world["topic"].pk), "content_type_id": 1, "user_id": 1,
         "id": 1, "url": "",

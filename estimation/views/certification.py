@@ -1,0 +1,163 @@
+"""Certification pages: plan a certification, lock it (which draws the sample), read the verdict.
+
+Managers certify: every view requires annotation.read_reports.  Views are thin:
+the form validates input, the services in estimation.services.certification
+do the work, and user mistakes come back as messages, never as 500s.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.models import Classifier, Topic
+from annotation.roles import READ_REPORTS, role_required
+from annotation.services.hits import BudgetExceeded
+from annotation.services.sampling import SamplingError
+from estimation.models import CertificationPlan, CertificationVerdict
+from estimation.services.certification import (
+    CertificationError,
+    certification_plan_create,
+    certification_plan_describe,
+    certification_plan_lock,
+    certification_plan_update,
+)
+from estimation.stats.operating_characteristics import majority_error_rate
+
+
+class CertificationPlanForm(forms.Form):
+    classifier = forms.ModelChoiceField(queryset=Classifier.objects.none(), label="Classifier to certify")
+    metric = forms.ChoiceField(choices=CertificationPlan.Metric.choices, initial=CertificationPlan.Metric.PAIR_RECALL)
+    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target τ",
+                              help_text="The classifier passes if the one-sided lower confidence bound reaches τ.")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="α (false-pass rate allowed)",
+                             help_text="Confidence is 1 − α.")
+    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power 1 − β",
+                             help_text="Chance of passing if the classifier is as good as the pilot says.")
+    monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid; recall only)",
+                                    help_text="Look after every batch and stop as soon as the confidence sequence "
+                                              "clears τ. The sample is sized four times larger as a ceiling.")
+
+    def __init__(self, *args, topic: Topic, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["classifier"].queryset = (Classifier.objects.filter(corpus_id=topic.corpus_id)
+                                              .defer("retrieved_bitmap").order_by("name"))
+
+
+def _topic(topic_id: int) -> Topic:
+    return get_object_or_404(Topic.objects.select_related("corpus"), pk=topic_id)
+
+
+def _plan(plan_id: int) -> CertificationPlan:
+    return get_object_or_404(CertificationPlan.objects.select_related("topic", "classifier"), pk=plan_id)
+
+
+@role_required(READ_REPORTS)
+@require_http_methods(["GET", "POST"])
+def certification_topic(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """The topic's certification plans, and the form to plan a new one."""
+    topic = _topic(topic_id)
+    form = CertificationPlanForm(request.POST or None, topic=topic)
+    if request.method == "POST" and form.is_valid():
+        try:
+            plan = certification_plan_create(topic=topic, user=request.user, **form.cleaned_data)
+        except CertificationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("reports:certification_plan", plan_id=plan.pk)
+    plans = [certification_plan_describe(plan=p) for p in
+             CertificationPlan.objects.filter(topic=topic).select_related("classifier").order_by("-created_at", "-pk")]
+    return render(request, "certification/topic.html", {"topic": topic, "form": form, "plans": plans},
+                  status=400 if request.method == "POST" else 200)
+
+
+@role_required(READ_REPORTS)
+def certification_plan(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = _plan(plan_id)
+    return render(request, "certification/plan.html",
+                  {"plan": plan, "topic": plan.topic, "info": certification_plan_describe(plan=plan)})
+
+
+@role_required(READ_REPORTS)
+@require_POST
+def certification_plan_lock_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = _plan(plan_id)
+    try:
+        certification_plan_lock(plan_id=plan.pk, user=request.user)
+    except (CertificationError, BudgetExceeded, SamplingError) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Plan locked: the certification sample was drawn and its HITs published. "
+                                  "The verdict is computed once, when every document is judged.")
+    return redirect("reports:certification_plan", plan_id=plan.pk)
+
+
+@role_required(READ_REPORTS)
+@require_POST
+def certification_plan_replan(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """Recompute a draft plan from the labels collected since (the pilot may have grown)."""
+    plan = _plan(plan_id)
+    try:
+        certification_plan_update(plan_id=plan.pk, user=request.user)
+    except CertificationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Plan recomputed from the current pilot.")
+    return redirect("reports:certification_plan", plan_id=plan.pk)
+
+
+ASSUMPTIONS = {
+    CertificationPlan.Metric.PAIR_RECALL: [
+        "The two classifiers of the pair are conditionally independent on relevant documents (seed 000, "
+        "Assumption 1: δ1 = 1). Dependence is a bias that no number of judgments removes; the band below "
+        "shows the bound for δ1 from 0.8 to 1.25.",
+        "The certification sample is a simple random sample of each region (A12 and the region only the other "
+        "classifier retrieves), drawn after the plan was locked, from documents the pilot did not use.",
+        "The recall certified is that of the documents the pilot did not use (the pilot's few documents are "
+        "left out of the regions).",
+    ],
+    CertificationPlan.Metric.F1: [
+        "The certification sample is a simple random sample of the corpus drawn after the plan was locked.",
+        "The lower bound is the normal approximation of seed 004, Appendix A (variance of Eq. 4, without the "
+        "extra division of Eq. 5). It is approximate: simulated at a true F1 equal to the target it passed "
+        "about 6% of the time at α = 5% with 2,000 documents (docs/certification.md).",
+    ],
+    CertificationPlan.Metric.QBCB_RECALL: [
+        "The certification sample is a simple random sample of the corpus drawn after the plan was locked; "
+        "recall is the share of its relevant documents the classifier retrieved.",
+        "QBCB's threshold is an exact binomial test: no normal approximation.",
+    ],
+}
+
+COMMON_ASSUMPTIONS = [
+    "Labels are the majority of three workers. If each worker is right with probability a, the majority is "
+    "wrong with probability 1 − a³ − 3a²(1 − a). Wrong labels bias the certified value (for pair recall "
+    "usually downward: wrongly 'relevant' documents in the region only the other classifier retrieves); "
+    "the verdict's α does not account for them.",
+    "The sample size and test were fixed before the sample was drawn, and the verdict was computed once "
+    "(seed 004): there is no sequential-testing bias.",
+]
+
+
+@role_required(READ_REPORTS)
+def certification_verdict(request: HttpRequest, plan_id: int) -> HttpResponse:
+    plan = _plan(plan_id)
+    verdict = CertificationVerdict.objects.filter(plan=plan).first()
+    info = certification_plan_describe(plan=plan)
+    evaluation = (verdict.inputs or {}).get("evaluation", {}) if verdict else {}
+    band = evaluation.get("sensitivity") or []
+    changes = None
+    if verdict is not None and band:
+        changes = any(bool(point.get("passes")) != verdict.passed for point in band)
+    assumptions = list(ASSUMPTIONS.get(plan.metric, [])) + COMMON_ASSUMPTIONS
+    if plan.monitoring:
+        assumptions.append("Monitoring: the anytime-valid confidence sequence (Waudby-Smith & Ramdas) reads the "
+                           "judged documents in an order fixed by the plan's seed; stopping early keeps α.")
+    label_error = [{"accuracy": a, "error": majority_error_rate(a)} for a in (0.7, 0.8, 0.9, 0.95)]
+    return render(request, "certification/verdict.html", {
+        "plan": plan, "topic": plan.topic, "verdict": verdict, "info": info, "evaluation": evaluation,
+        "band": band, "band_changes_verdict": changes, "assumptions": assumptions, "label_error": label_error,
+        "documents": len((verdict.inputs or {}).get("documents", [])) if verdict else 0,
+    })

@@ -1,0 +1,106 @@
+"""Certification pages: roles, CSRF-protected POSTs, the plan → lock → verdict flow, escaping."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Classifier
+from annotation.roles import roles_ensure
+from estimation.models import CertificationPlan
+from estimation.services.certification import certification_decide
+from tests.estimation.test_certification_service import c1, certification_ids, judge, pilot
+from tests.annotation.crowd_helpers import make_pair_world
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = "<script>alert(1)</script>"
+
+
+def login(role: str | None, username: str) -> Client:
+    user = get_user_model().objects.create_user(username=username, password="pw-for-tests-1")
+    if role:
+        user.groups.add(roles_ensure()[role])
+    client = Client(enforce_csrf_checks=False)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def world():
+    world = make_pair_world(n=4000, prevalence=0.2, recall1=0.85, recall2=0.6, noise=0.01, seed=5)
+    Classifier.objects.filter(pk=world.topic.pair.c1_id).update(name="title filter " + HOSTILE)
+    pilot(world)
+    return world
+
+
+def test_roles_are_enforced(world, client):
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    response = client.get(url)
+    assert response.status_code == 302 and "/accounts/login" in response["Location"]
+    assert login("annotator", "ann").get(url).status_code == 403
+    assert login("manager", "max").get(url).status_code == 200
+    assert login("analyst", "ana").get(url).status_code == 200
+
+
+def test_manager_plans_locks_and_reads_the_verdict(world):
+    manager = login("manager", "max")
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    response = manager.post(url, {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6",
+                                  "alpha": "0.05", "power": "0.9"})
+    plan = CertificationPlan.objects.get()
+    assert response.status_code == 302 and response["Location"].endswith(f"/certification/{plan.pk}/")
+    page = manager.get(response["Location"]).content.decode()
+    assert "Lock the plan" in page and HOSTILE not in page and "&lt;script&gt;" in page
+    lock = reverse("reports:certification_lock", kwargs={"plan_id": plan.pk})
+    assert manager.get(lock).status_code == 405  # locking is a POST only
+    assert manager.post(lock).status_code == 302
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.LOCKED
+    page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
+    assert "Pending" in page and "do not certify" in page
+    judge(world, certification_ids(plan))
+    certification_decide(plan_id=plan.pk)
+    page = manager.get(reverse("reports:certification_verdict", kwargs={"plan_id": plan.pk})).content.decode()
+    assert "Passed" in page and "conditionally independent" in page and "δ1" in page
+    assert "Majority of three wrong" in page and HOSTILE not in page
+    # Locking twice is refused with a message, not an error page.
+    response = manager.post(lock, follow=True)
+    assert response.status_code == 200 and "already" in response.content.decode()
+
+
+def test_infeasible_plan_is_shown_with_its_reason(world):
+    manager = login("manager", "max")
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    response = manager.post(url, {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.97",
+                                  "alpha": "0.05", "power": "0.9"}, follow=True)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "No certification sample can reach the power" in page and "not above the target" in page
+    assert "Lock the plan" not in page
+
+
+def test_bad_input_redisplays_the_form(world):
+    manager = login("manager", "max")
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    response = manager.post(url, {"classifier": c1(world).pk, "metric": "f1", "target": "0.6", "alpha": "0.05",
+                                  "power": "0.9", "monitoring": "on"})
+    assert response.status_code == 400 and "monitoring" in response.content.decode().lower()
+    response = manager.post(url, {"classifier": c1(world).pk, "metric": "pair_recall", "target": "7"})
+    assert response.status_code == 400
+    assert not CertificationPlan.objects.exists()
+
+
+def test_lock_requires_csrf(world):
+    manager = login("manager", "max")
+    plan_url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    manager.post(plan_url, {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6", "alpha": "0.05",
+                            "power": "0.9"})
+    plan = CertificationPlan.objects.get()
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(get_user_model().objects.get(username="max"))
+    response = strict.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}))
+    assert response.status_code == 403
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.DRAFT
