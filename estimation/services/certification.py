@@ -234,9 +234,6 @@ def _check_parameters(*, topic: Topic, classifier: Classifier, metric: str, targ
         raise CertificationError(f"The power must lie strictly between 0.5 and 1 (got {power!r}).")
     if classifier.corpus_id != topic.corpus_id:
         raise CertificationError(f"Classifier {classifier.name!r} does not belong to the topic's corpus.")
-    if monitoring and metric == Metric.F1:
-        raise CertificationError("Continuous monitoring is available for recall (pair-based or QBCB) only: "
-                                 "there is no anytime-valid confidence sequence for F1 here.")
     if metric == Metric.PAIR_RECALL:
         _pair_role(topic=topic, classifier=classifier)
 
@@ -460,6 +457,10 @@ def _sequence_bound(*, plan: CertificationPlan, prefix: list[dict], retrieved: B
         return float(cs.pair_recall_lower_bound(overlap_size=sizes["A12"], overlap_outcomes=overlap,
                                                 other_size=sizes.get(other, 0), other_outcomes=others,
                                                 alpha=plan.alpha))
+    if plan.metric == Metric.F1:
+        # Documents that are relevant or retrieved: 1 for an error (FP or FN), 0 for a TP.
+        errors = [int(d["label"] != (d["id"] in retrieved)) for d in prefix if d["label"] or d["id"] in retrieved]
+        return float(cs.uniform_f1_lower_bound(errors=errors, alpha=plan.alpha)) if errors else 0.0
     found = [int(d["id"] in retrieved) for d in prefix if d["label"]]
     return float(cs.uniform_recall_lower_bound(found=found, alpha=plan.alpha)) if found else 0.0
 

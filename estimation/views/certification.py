@@ -36,7 +36,7 @@ class CertificationPlanForm(forms.Form):
                              help_text="Confidence is 1 − α.")
     power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power 1 − β",
                              help_text="Chance of passing if the classifier is as good as the pilot says.")
-    monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid; recall only)",
+    monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid)",
                                     help_text="Look after every batch and stop as soon as the confidence sequence "
                                               "clears τ. The sample is sized four times larger as a ceiling.")
 
@@ -154,7 +154,9 @@ def certification_verdict(request: HttpRequest, plan_id: int) -> HttpResponse:
     assumptions = list(ASSUMPTIONS.get(plan.metric, [])) + COMMON_ASSUMPTIONS
     if plan.monitoring:
         assumptions.append("Monitoring: the anytime-valid confidence sequence (Waudby-Smith & Ramdas) reads the "
-                           "judged documents in an order fixed by the plan's seed; stopping early keeps α.")
+                           "judged documents in an order fixed by the plan's seed; stopping early keeps α. The "
+                           "sequence assumes i.i.d. draws, i.e. sampling with replacement or a small sampling "
+                           "fraction (sampling without replacement only makes it conservative).")
     label_error = [{"accuracy": a, "error": majority_error_rate(a)} for a in (0.7, 0.8, 0.9, 0.95)]
     return render(request, "certification/verdict.html", {
         "plan": plan, "topic": plan.topic, "verdict": verdict, "info": info, "evaluation": evaluation,

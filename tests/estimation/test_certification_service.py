@@ -106,15 +106,15 @@ def test_plan_without_a_pilot_says_what_to_do(world, manager):
     assert plan.pilot["feasible"] is False and "uniform pilot" in plan.pilot["reason"]
 
 
-def test_pair_recall_needs_a_classifier_of_the_pair_and_f1_cannot_be_monitored(world, manager):
+def test_pair_recall_needs_a_classifier_of_the_pair_and_bad_parameters_are_refused(world, manager):
     from tests.factories import ClassifierFactory
 
     other = ClassifierFactory(corpus=world.topic.corpus, ids=world.doc_ids[:10])
     with pytest.raises(CertificationError, match="one of the topic's pair"):
         certification_plan_create(topic=world.topic, classifier=other, metric=Metric.PAIR_RECALL, target=0.6)
-    with pytest.raises(CertificationError, match="monitoring"):
+    with pytest.raises(CertificationError, match="α"):
         certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.6,
-                                  monitoring=True)
+                                  alpha=0.7)
     with pytest.raises(CertificationError, match="target"):
         certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=1.2)
 
@@ -297,3 +297,45 @@ def test_monitored_plan_is_pending_while_the_sequence_has_not_cleared_the_target
     ordered = [d["id"] for d in _monitoring_order(documents, plan.seed)]
     judge(world, ordered[:5])
     assert certification_decide(plan_id=plan.pk) is None
+
+
+def test_the_immutability_triggers_are_installed_for_this_database():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+            expected = {"certificationplan_frozen", "certificationverdict_immutable"}
+        else:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            expected = {"certificationplan_frozen", "certificationplan_no_delete", "certificationverdict_no_update",
+                        "certificationverdict_no_delete"}
+        names = {row[0] for row in cursor.fetchall()}
+    assert expected <= names
+
+
+@pytest.mark.postgres
+def test_postgresql_refuses_to_rewrite_a_verdict(world, locked):
+    from tests.annotation.crowd_helpers import require_postgres
+
+    require_postgres()
+    plan, _, _ = locked
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    with pytest.raises(DatabaseError, match="immutable"), transaction.atomic():
+        CertificationVerdict.objects.filter(pk=verdict.pk).update(lower_bound=0.99)
+    with pytest.raises(DatabaseError, match="locked"), transaction.atomic():
+        CertificationPlan.objects.filter(pk=plan.pk).update(sample_size={"A12": 1, "total": 1})
+
+
+def test_monitored_f1_plan_reads_the_f1_confidence_sequence(world, manager):
+    uniform_pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.5,
+                                     monitoring=True, user=manager)
+    assert plan.pilot["feasible"] is True, plan.pilot["reason"]
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=8)
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    assert "confidence sequence" in verdict.inputs["evaluation"]["method"]
+    # The sequence's bound is below the fixed-sample bound on the same documents: the price of peeking.
+    assert verdict.lower_bound <= verdict.inputs["evaluation"]["fixed_sample_lower_bound"]

@@ -84,9 +84,11 @@ def test_infeasible_plan_is_shown_with_its_reason(world):
 def test_bad_input_redisplays_the_form(world):
     manager = login("manager", "max")
     url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
-    response = manager.post(url, {"classifier": c1(world).pk, "metric": "f1", "target": "0.6", "alpha": "0.05",
-                                  "power": "0.9", "monitoring": "on"})
-    assert response.status_code == 400 and "monitoring" in response.content.decode().lower()
+    other = Classifier.objects.create(corpus=world.topic.corpus, name="elsewhere", kind="ids", fingerprint="x",
+                                      retrieved_bitmap=b"")
+    response = manager.post(url, {"classifier": other.pk, "metric": "pair_recall", "target": "0.6",
+                                  "alpha": "0.05", "power": "0.9"})
+    assert response.status_code == 400 and "one of the topic" in response.content.decode()
     response = manager.post(url, {"classifier": c1(world).pk, "metric": "pair_recall", "target": "7"})
     assert response.status_code == 400
     assert not CertificationPlan.objects.exists()
