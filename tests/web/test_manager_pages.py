@@ -133,6 +133,7 @@ def test_report_shows_the_certification_verdict_with_its_plan(world, manager):
     section = html[html.index('id="certification"'):]
     assert "Failed" in section and "0.580" in section and "0.660" in section and "≥ 0.7" in section
     assert "model &lt;script&gt;" in section  # the plan's classifier, escaped
+    assert f'href="{reverse("reports:certification", kwargs={"topic_id": world["topic"].pk})}"' in section
     overview = manager.get(reverse("reports:topics")).content.decode()
     assert "Failed" in overview
 
