@@ -67,11 +67,9 @@ PLAN_SIMULATIONS = 10_000
 # Bound draws used while calibrating pair-recall sizes (see operating_characteristics).
 PLAN_BOUND_DRAWS = 1_000
 VERDICT_SCHEMA = 1
-# A monitored plan reads an anytime-valid confidence sequence, about twice as wide as
-# the fixed-sample bound at the same size; to keep roughly the same power its sample
-# is sized four times the fixed-sample size (a ceiling: it may stop far earlier).
-# A heuristic, not a power calculation: measure it with `certification_oc --monitor`.
-MONITORING_SIZE_FACTOR = 4
+# A monitored plan's sample is this multiple of the fixed-sample size (a ceiling: it may
+# stop far earlier); shared with the simulation so `certification_oc --monitor` measures it.
+MONITORING_SIZE_FACTOR = oc.MONITORING_SIZE_FACTOR
 
 
 class CertificationError(ValueError):

@@ -47,6 +47,7 @@ import numpy as np
 from scipy.stats import binom
 
 from . import certification as cert
+from . import confidence_sequence as cs
 from . import planning
 from .pair_recall import stratified_pair_recall
 
@@ -74,6 +75,13 @@ METRICS = ("pair_recall", "f1", "qbcb_recall")
 # the service uses the function's default.  1,000 draws put the bound's own
 # Monte Carlo error at about ±0.003 on recall, far below its sampling error.
 SIM_BOUND_DRAWS = 1_000
+# A monitored plan's sample, as a multiple of the fixed-sample size (a ceiling: the
+# confidence sequence is about twice as wide as a fixed-sample bound, so about four
+# times the documents keep a similar power; a heuristic, measured with ``monitor``).
+MONITORING_SIZE_FACTOR = 4
+# Grid of the confidence sequences inside the simulation (service: 1,000).  A coarser
+# grid only widens the sequence (bounds are rounded outward), so rates stay valid.
+SIM_CS_GRID = 200
 # Alg. 1 simulations per candidate size inside the simulation (service: 10,000).
 SIM_PLAN_SIMULATIONS = 2_000
 
@@ -576,6 +584,23 @@ class _PairRecallMetric(_Metric):
             drawn[key] = (_noisy(rng, true, n, self.error), n)
         return drawn
 
+    def snapshot(self):
+        return dict(self.remaining_good), dict(self.remaining_bad)
+
+    def restore(self, state) -> None:
+        self.remaining_good, self.remaining_bad = dict(state[0]), dict(state[1])
+
+    def sequence_parts(self, increment):
+        return {key: (increment[key][0], increment[key][1] - increment[key][0]) for key in self.strata}
+
+    def sequence_bound(self, sequences: dict, run: int) -> float:
+        if sequences["A12"].size == 0:
+            return 0.0
+        return float(cs.pair_recall_lower_bound(
+            overlap_size=int(self.region_size["A12"][run]), overlap_outcomes=sequences["A12"],
+            other_size=int(self.region_size["B2"][run]), other_outcomes=sequences["B2"], alpha=self.alpha,
+            grid_size=SIM_CS_GRID))
+
     def _lower_bound(self, a12_size, a12_judged, a12_rel, b2_size, b2_judged, b2_rel) -> float:
         return pair_recall_fixed_lower_bound(a12=(a12_size, a12_judged, a12_rel), other=(b2_size, b2_judged, b2_rel),
                                              alpha=self.alpha, seed=self.seed_base)
@@ -671,6 +696,12 @@ class _UniformMetric(_Metric):
     def sample(self, rng, sizes):
         return self._observe(rng, _uniform_cells(rng, self.remaining, sizes[:, 0].astype(np.int64)))
 
+    def snapshot(self):
+        return dict(self.remaining)
+
+    def restore(self, state) -> None:
+        self.remaining = dict(state)
+
 
 class _F1Metric(_UniformMetric):
     name = "f1"
@@ -683,6 +714,15 @@ class _F1Metric(_UniformMetric):
                 retrieved_fraction=self.population.retrieved_fraction)
         except cert.CertificationImpossible:
             return 0
+
+    def sequence_parts(self, increment):
+        # Among relevant-or-retrieved documents: 1 for an error (FP or FN), 0 for a TP.
+        return {"errors": (increment["fp"] + increment["fn"], increment["tp"])}
+
+    def sequence_bound(self, sequences: dict, run: int) -> float:
+        errors = sequences["errors"]
+        return (float(cs.uniform_f1_lower_bound(errors=errors, alpha=self.alpha, grid_size=SIM_CS_GRID))
+                if errors.size else 0.0)
 
     def passes(self, observed):
         tp, fp, fn, tn = (observed[c] for c in self.cells)
@@ -706,6 +746,15 @@ class _QbcbMetric(_UniformMetric):
                                            power=self.power, seed=self.seed_base)
         except cert.CertificationImpossible:
             return 0
+
+    def sequence_parts(self, increment):
+        # Among relevant documents: 1 if the classifier found it.
+        return {"found": (increment["tp"], increment["fn"])}
+
+    def sequence_bound(self, sequences: dict, run: int) -> float:
+        found = sequences["found"]
+        return (float(cs.uniform_recall_lower_bound(found=found, alpha=self.alpha, grid_size=SIM_CS_GRID))
+                if found.size else 0.0)
 
     def passes(self, observed):
         tp, fn = observed["tp"], observed["fn"]
@@ -741,6 +790,9 @@ class OperatingCharacteristics:
     peek_pass_rate: float | None = None
     peek_pass_rate_se: float | None = None
     peek_mean_judged: float | None = None
+    monitor_pass_rate: float | None = None
+    monitor_pass_rate_se: float | None = None
+    monitor_mean_judged: float | None = None
     fixed_size: dict | None = None
     plan_at_truth: bool = False
     population: dict = field(default_factory=dict)
@@ -758,7 +810,7 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
                            power: float = 0.9, runs: int = 1_000, seed: int | None = None,
                            accuracy: float = 1.0, peek: bool = False, looks: int = 10,
                            pilot_size: int | None = None, fixed_size: dict | int | None = None,
-                           plan_at_truth: bool = False,
+                           plan_at_truth: bool = False, monitor: bool = False,
                            population: PairPopulation | ConfusionPopulation | None = None,
                            pair_planner: Callable | None = None,
                            plan_simulations: int = SIM_PLAN_SIMULATIONS) -> OperatingCharacteristics:
@@ -774,6 +826,10 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
     ``pilot_size``: pilot documents per region (pair) or in total (uniform).
     ``fixed_size``: skip the plan and use this size (per region for pair
     recall) in every run — to measure α of the test alone.
+    ``monitor``: also run the monitored protocol: a separate sample of
+    ``MONITORING_SIZE_FACTOR`` × the planned size, drawn in ``looks`` batches,
+    passing at the first look whose anytime-valid confidence sequence
+    (``confidence_sequence``) clears the target (slower: sequences per run).
     ``plan_at_truth``: size the sample from the population itself instead of
     the pilot (the power analysis at the true effect, without pilot error).
     ``peek``: also run the naive protocol on the same samples: look after
@@ -820,6 +876,13 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
         sizes = model.plan(pilot)
     planned = sizes.sum(axis=1) > 0
 
+    monitored = None
+    if monitor:
+        state = model.snapshot()
+        monitored = _monitor(model, rng=np.random.default_rng(root.spawn(1)[0]), sizes=sizes, planned=planned,
+                             looks=looks)
+        model.restore(state)
+
     # Draw the certification sample in ``looks`` batches (the locked protocol
     # only ever sees their sum); cumulative boundaries are ceil(k/looks * size).
     batches = looks if peek else 1
@@ -857,6 +920,9 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
         peek_pass_rate=float(peek_passed.mean()) if peek else None,
         peek_pass_rate_se=_se(float(peek_passed.mean()), runs) if peek else None,
         peek_mean_judged=float(peek_judged.mean()) if peek else None,
+        monitor_pass_rate=None if monitored is None else float(monitored[0].mean()),
+        monitor_pass_rate_se=None if monitored is None else _se(float(monitored[0].mean()), runs),
+        monitor_mean_judged=None if monitored is None else float(monitored[1].mean()),
         fixed_size=(fixed if fixed_size is not None else None), plan_at_truth=plan_at_truth,
         population=population.as_dict(),
         elapsed_seconds=time.perf_counter() - started,
@@ -867,3 +933,33 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
 def _subset(observed: dict, mask: np.ndarray) -> dict:
     return {key: (tuple(a[mask] for a in value) if isinstance(value, tuple) else value[mask])
             for key, value in observed.items()}
+
+
+def _monitor(model: _Metric, *, rng: np.random.Generator, sizes: np.ndarray, planned: np.ndarray,
+             looks: int) -> tuple[np.ndarray, np.ndarray]:
+    """The monitored protocol: pass at the first look whose confidence sequence clears the target.
+
+    Within a batch the judged documents come in random order (a uniform sample is
+    exchangeable), so each batch's labels are shuffled and appended to the run's
+    sequences.  Returns (passed, documents judged) per run.
+    """
+    runs = sizes.shape[0]
+    big = MONITORING_SIZE_FACTOR * sizes
+    passed = np.zeros(runs, dtype=bool)
+    judged = np.zeros(runs, dtype=np.int64)
+    sequences: list[dict[str, list[np.ndarray]]] = [{} for _ in range(runs)]
+    done = np.zeros_like(big)
+    for k in range(1, looks + 1):
+        boundary = -(-big * k // looks)
+        parts = model.sequence_parts(model.sample(rng, boundary - done))
+        done = boundary
+        for i in np.flatnonzero(planned & ~passed):
+            for name, (ones, zeros) in parts.items():
+                batch = np.concatenate([np.ones(int(ones[i])), np.zeros(int(zeros[i]))])
+                rng.shuffle(batch)
+                sequences[i].setdefault(name, []).append(batch)
+            joined = {name: np.concatenate(chunks) for name, chunks in sequences[i].items()}
+            judged[i] = done[i].sum()
+            if model.sequence_bound(joined, i) >= model.target:
+                passed[i] = True
+    return passed, judged

@@ -30,6 +30,12 @@ def test_peek_adds_the_naive_protocol_and_fixed_sizes_skip_the_plan():
     assert data["looks"] == 5
 
 
+def test_monitor_adds_the_confidence_sequence_protocol():
+    data = json.loads(run("--metric", "f1", "--target", "0.75", "--true-recall", "0.9", "--runs", "20", "--seed", "5",
+                          "--fixed-size", "500", "--monitor", "--format", "json"))
+    assert 0.0 <= data["monitor_pass_rate"] <= 1.0 and 0 < data["monitor_mean_judged"] <= 2000
+
+
 def test_same_seed_same_numbers():
     args = ("--metric", "qbcb", "--target", "0.75", "--true-value", "0.8", "--runs", "50", "--seed", "3",
             "--fixed-size", "1000", "--format", "json")

@@ -1,7 +1,7 @@
 """Operating characteristics of the certification protocol, by simulation (seed 004).
 
     python manage.py certification_oc --metric recall --target 0.75 --true-recall 0.75 \\
-        [--alpha 0.05] [--power 0.9] [--runs 1000] [--seed 1] [--accuracy 1.0] [--peek [--looks 10]] \\
+        [--alpha 0.05] [--power 0.9] [--runs 1000] [--seed 1] [--accuracy 1.0] [--peek] [--monitor] [--looks 10] \\
         [--plan pilot|truth] [--pilot-size N] [--fixed-size N | --fixed-size A12=60,B2=150] \\
         [--format text|json]
 
@@ -58,7 +58,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=None)
         parser.add_argument("--accuracy", type=float, default=1.0, help="each worker's accuracy (majority of 3)")
         parser.add_argument("--peek", action="store_true", help="also run the naive look-after-every-batch protocol")
-        parser.add_argument("--looks", type=int, default=10, help="batches for --peek")
+        parser.add_argument("--monitor", action="store_true",
+                            help="also run the monitored protocol (anytime-valid confidence sequence, stops early)")
+        parser.add_argument("--looks", type=int, default=10, help="batches for --peek and --monitor")
         parser.add_argument("--plan", choices=("pilot", "truth"), default="pilot",
                             help="size the sample from a simulated pilot (default) or from the true population")
         parser.add_argument("--pair-planner", choices=("calibrated", "delta"), default="calibrated",
@@ -81,7 +83,7 @@ class Command(BaseCommand):
                 alpha=options["alpha"], power=options["power"], runs=options["runs"], seed=options["seed"],
                 accuracy=options["accuracy"], peek=options["peek"], looks=options["looks"],
                 pilot_size=options["pilot_size"], fixed_size=_fixed_size(options["fixed_size"]),
-                plan_at_truth=options["plan"] == "truth",
+                plan_at_truth=options["plan"] == "truth", monitor=options["monitor"],
                 pair_planner=delta_method_pair_planner if options["pair_planner"] == "delta" else None)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
@@ -108,6 +110,10 @@ class Command(BaseCommand):
             lines.append(f"naive protocol (looks after each of {d['looks']} batches) pass rate: "
                          f"{d['peek_pass_rate']:.4f} ± {d['peek_pass_rate_se']:.4f}; mean documents judged "
                          f"{d['peek_mean_judged']:.1f}")
+        if d["monitor_pass_rate"] is not None:
+            lines.append(f"monitored protocol (confidence sequence, stops at the first clearing look) pass rate: "
+                         f"{d['monitor_pass_rate']:.4f} ± {d['monitor_pass_rate_se']:.4f}; mean documents judged "
+                         f"{d['monitor_mean_judged']:.1f}")
         if d["true_value"] <= d["target"]:
             lines.append(f"(true value at or below the target: every pass is a false pass; nominal at most "
                          f"{d['alpha']:g})")

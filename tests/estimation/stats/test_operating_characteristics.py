@@ -165,6 +165,16 @@ def test_peeking_after_every_batch_passes_measurably_more_often_than_alpha(metri
     assert result.peek_mean_judged < result.mean_judged
 
 
+def test_monitoring_with_a_confidence_sequence_keeps_alpha_while_peeking_does_not():
+    # Same looks after every batch, but the monitored protocol reads an anytime-valid
+    # confidence sequence (on a sample four times the fixed size, as the service plans it).
+    runs = 200
+    result = simulate_certification(metric="f1", target=TAU, true_value=TAU, alpha=ALPHA, runs=runs, seed=1,
+                                    fixed_size=2000, peek=True, monitor=True, looks=10)
+    assert result.monitor_pass_rate <= ALPHA + 3 * mc_se(ALPHA, runs)
+    assert result.peek_pass_rate > ALPHA + 3 * mc_se(ALPHA, runs)
+
+
 def test_label_noise_biases_what_the_verdict_measures():
     # 80%-accurate workers: majorities are wrong 10.4% of the time.  In this population
     # (p12 = 0.9, p_B2 = 0.3) wrong "relevant" labels in B2 outweigh the lost ones in A12, so
