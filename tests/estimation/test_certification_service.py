@@ -339,3 +339,17 @@ def test_monitored_f1_plan_reads_the_f1_confidence_sequence(world, manager):
     assert "confidence sequence" in verdict.inputs["evaluation"]["method"]
     # The sequence's bound is below the fixed-sample bound on the same documents: the price of peeking.
     assert verdict.lower_bound <= verdict.inputs["evaluation"]["fixed_sample_lower_bound"]
+
+
+def test_the_second_classifier_of_the_pair_is_certified_from_a12_and_b1(world, manager):
+    pilot(world)
+    c2 = world.topic.pair.c2
+    plan = certification_plan_create(topic=world.topic, classifier=c2, metric=Metric.PAIR_RECALL, target=0.4,
+                                     user=manager)
+    assert plan.pilot["which"] == "r2" and set(plan.sample_size) == {"A12", "B1", "total"}
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=3)
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    # C2's true recall is about 0.6: above 0.4, and the estimate is near the truth.
+    assert verdict.passed is True
+    assert abs(verdict.estimate - world.true_recall(2)) < 0.15
