@@ -58,6 +58,9 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         peek = "" if result.peek_pass_rate is None else (
             f"  peek {result.peek_pass_rate:.4f}±{result.peek_pass_rate_se:.4f} (judged {result.peek_mean_judged:.0f})")
+        if result.monitor_pass_rate is not None:
+            peek += (f"  monitor {result.monitor_pass_rate:.4f}±{result.monitor_pass_rate_se:.4f} "
+                     f"(judged {result.monitor_mean_judged:.0f})")
         print(f"{name:52s} {elapsed:7.1f} s  pass {result.pass_rate:.4f}±{result.pass_rate_se:.4f}  "
               f"feasible {result.planned_rate:.3f}  judged {result.mean_judged:.0f}{peek}", flush=True)
 
