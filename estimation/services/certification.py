@@ -500,6 +500,10 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
         documents = _certification_documents(plan=plan)
         if not documents:
             return None
+        if plan.pilot.get("classifier_fingerprint") != plan.classifier.fingerprint:
+            raise CertificationError(
+                f"Classifier {plan.classifier.name!r} changed after plan {plan.pk} was locked: the locked sample "
+                "certifies the classifier as it was, so no verdict is computed. Plan a new certification.")
         retrieved = classifier_bitmap(classifier=plan.classifier)
         complete = all(d["label"] is not None for d in documents)
         early_stop = None

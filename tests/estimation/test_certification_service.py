@@ -353,3 +353,15 @@ def test_the_second_classifier_of_the_pair_is_certified_from_a12_and_b1(world, m
     # C2's true recall is about 0.6: above 0.4, and the estimate is near the truth.
     assert verdict.passed is True
     assert abs(verdict.estimate - world.true_recall(2)) < 0.15
+
+
+def test_no_verdict_for_a_classifier_that_changed_after_the_lock(world, locked):
+    from annotation.models import Classifier
+
+    plan, _, _ = locked
+    judge(world, certification_ids(plan))
+    Classifier.objects.filter(pk=plan.classifier_id).update(fingerprint="changed")
+    with pytest.raises(CertificationError, match="changed after plan"):
+        certification_decide(plan_id=plan.pk)
+    assert not CertificationVerdict.objects.exists()
+    assert certifications_decide_ready() == []  # the sweep logs it and carries on
