@@ -246,9 +246,9 @@ def _fill(plan: CertificationPlan) -> None:
     sizes, estimate, reason = _plan_sizes(metric=plan.metric, pilot=pilot, target=plan.target, alpha=plan.alpha,
                                           power=plan.power, seed=planning_seed, monitoring=plan.monitoring)
     total = sum(sizes.values())
-    plan.pilot = {**pilot, "estimate": estimate, "feasible": reason is None, "reason": reason,
-                  "planning_seed": planning_seed, "classifier_fingerprint": plan.classifier.fingerprint,
-                  "planned_at": timezone.now().isoformat()}
+    plan.pilot = _json_safe({**pilot, "estimate": estimate, "feasible": reason is None, "reason": reason,
+                             "planning_seed": planning_seed, "classifier_fingerprint": plan.classifier.fingerprint,
+                             "planned_at": timezone.now().isoformat()})
     plan.sample_size = {**sizes, "total": total} if reason is None else {}
     plan.estimated_cost = _cost(topic=plan.topic, documents=total) if reason is None else None
 
@@ -478,6 +478,21 @@ def _code_version() -> str:
         return "unknown"
 
 
+def _json_safe(value: Any) -> Any:
+    """Plain JSON types with NaN/inf as None (PostgreSQL's jsonb refuses NaN)."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value if value is None or isinstance(value, str) else str(value)
+
+
 def _finite(value: float) -> float:
     return value if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
@@ -538,10 +553,11 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
                      "monitoring": plan.monitoring, "seed": plan.seed, "sample_size": plan.sample_size},
             "documents": [[d["id"], d["region"], int(d["label"]), int(d["id"] in retrieved)] for d in used],
             "populations": {d["region"]: d["population"] for d in documents},
-            "evaluation": json.loads(json.dumps(evaluation, default=str)),
+            "evaluation": _json_safe(evaluation),
             "early_stop": early_stop,
             "verdict_draws": VERDICT_DRAWS if plan.metric == Metric.PAIR_RECALL else None,
         }
+        inputs = _json_safe(inputs)
         verdict = CertificationVerdict.objects.create(
             plan=plan, passed=bool(evaluation["passed"]), estimate=_finite(evaluation.get("estimate", math.nan)),
             lower_bound=_finite(evaluation["lower_bound"]), inputs=inputs, code_version=code_version,

@@ -365,3 +365,17 @@ def test_no_verdict_for_a_classifier_that_changed_after_the_lock(world, locked):
         certification_decide(plan_id=plan.pk)
     assert not CertificationVerdict.objects.exists()
     assert certifications_decide_ready() == []  # the sweep logs it and carries on
+
+
+def test_a_sample_without_relevant_documents_still_gets_a_stored_verdict(world, locked):
+    # Every certification document judged not relevant: the estimate is undefined (0/0), the
+    # verdict is a fail, and its inputs hold no NaN (PostgreSQL's jsonb would refuse it).
+    import json
+
+    plan, _, _ = locked
+    for doc_id in certification_ids(plan):
+        Label.objects.update_or_create(topic=world.topic, document_id=doc_id,
+                                       defaults={"votes_total": 3, "votes_relevant": 0, "majority": False})
+    verdict = certification_decide(plan_id=plan.pk)
+    assert verdict.passed is False and verdict.lower_bound == 0.0
+    json.dumps(verdict.inputs, allow_nan=False)
