@@ -26,7 +26,6 @@ import json
 import logging
 import math
 import secrets
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -77,13 +76,6 @@ class CertificationError(ValueError):
 
 
 # =========================================================================== pilot
-
-
-@dataclass(frozen=True)
-class _Judged:
-    document_id: int
-    region: str
-    relevant: bool
 
 
 def _pilot_labels(*, topic: Topic) -> dict[int, bool]:
