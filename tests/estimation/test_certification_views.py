@@ -106,3 +106,23 @@ def test_lock_requires_csrf(world):
     assert response.status_code == 403
     plan.refresh_from_db()
     assert plan.status == CertificationPlan.Status.DRAFT
+
+
+def test_the_topic_report_shows_the_verdict_from_the_summary(world):
+    from estimation.services.recompute import topic_snapshot_create
+
+    manager = login("manager", "max")
+    manager.post(reverse("reports:certification", kwargs={"topic_id": world.topic.pk}),
+                 {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6", "alpha": "0.05",
+                  "power": "0.9"})
+    plan = CertificationPlan.objects.get()
+    manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}))
+    topic_snapshot_create(topic_id=world.topic.pk)
+    page = manager.get(reverse("reports:topic", kwargs={"topic_id": world.topic.pk})).content.decode()
+    assert 'id="certification"' in page and "Passed:" not in page
+    judge(world, certification_ids(plan))
+    certification_decide(plan_id=plan.pk)
+    topic_snapshot_create(topic_id=world.topic.pk)
+    response = manager.get(reverse("reports:topic", kwargs={"topic_id": world.topic.pk}))
+    assert response.status_code == 200
+    assert "Passed:" in response.content.decode()
