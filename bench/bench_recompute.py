@@ -39,7 +39,7 @@ os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
 SEED = 20261122
 CORPUS_SIZE = 1_000_000
 FAKE_ID_BASE = 10_000_000  # ids of the bitmap-only documents, far above the real rows
-REPEATS = 7
+REPEATS = 15
 
 
 def _median_ms(fn, repeats: int = REPEATS) -> tuple[float, float, object]:
@@ -183,7 +183,7 @@ def breakdown(inputs) -> None:
     parts = [
         ("stratified_pair_recall (20,000 draws)", lambda: builder._run_stratified(corpus_size)),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
-        ("pooled_recall (bootstrap, 4,000 draws)", builder._pooled_recall),
+        ("pooled_recall (bootstrap, 2,000 resamples)", builder._pooled_recall),
         ("capture_recapture (per further classifier)", builder._dependence),
         ("uniform comparison (planning)", lambda: builder._uniform_comparison(builder._primary())),
         ("posterior histogram", builder._posterior),

@@ -362,7 +362,7 @@ def test_pooled_recall_gets_the_precision_samples_and_the_uniform_sample():
     ]
     # The uniform sample: position 28 (in the pool, not relevant), then 50..55 (outside; 50 relevant).
     corpus = CorpusSample(relevant=[0, 1, 0, 0, 0, 0, 0], in_pool=[True] + [False] * 6)
-    expected = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=0.95, draws=min(DRAWS, 4_000),
+    expected = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=0.95, draws=min(DRAWS, 2_000),
                                       seed=SEED)
     pooled = report["pooled_recall"]
     assert pooled["pool_recall"] == expected.pool_recall == 0.0
