@@ -165,7 +165,9 @@ def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power:
             sizes = oc.pair_recall_calibrated_size(
                 size_a12=regions["A12"]["size"], size_other=regions[other]["size"], p12=guess["A12"],
                 p_other=guess[other], target=target, alpha=alpha, power=power, which=pilot["which"],
-                draws=PLAN_BOUND_DRAWS, seed=seed % (2**32))
+                draws=PLAN_BOUND_DRAWS, seed=seed % (2**32),
+                pilot={"A12": (regions["A12"]["judged"], regions["A12"]["relevant"]),
+                       "other": (regions[other]["judged"], regions[other]["relevant"])})
         except cert_stats.CertificationImpossible as exc:
             return {}, estimate, str(exc.reason)
         plan = {"A12": int(sizes["A12"]), other: int(sizes[other])}

@@ -44,7 +44,7 @@ from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import binom
+from scipy.stats import betabinom, binom
 
 from . import certification as cert
 from . import confidence_sequence as cs
@@ -327,7 +327,8 @@ def pair_recall_fixed_lower_bound(*, a12: tuple, other: tuple, which: str = "r1"
 
 def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_other: int, p12: float,
                               p_other: float, target: float, alpha: float = 0.05, which: str = "r1",
-                              draws: int = SIM_BOUND_DRAWS, seed: int | None = 0) -> float:
+                              draws: int = SIM_BOUND_DRAWS, seed: int | None = 0,
+                              pilot: dict | None = None) -> float:
     """P(the pair-recall verdict passes) with n_a12 and n_other documents judged.
 
     Exact over the outcomes: the verdict's bound rises with the relevant
@@ -336,11 +337,27 @@ def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_o
     power = Σ P(k12)·P(k_other ≤ t(k12)).  Each t is found by walking from
     the previous one (t is non-decreasing in k12), a few bound evaluations
     per k12.
+
+    With ``pilot`` = {"A12": (judged, relevant), "other": (judged, relevant)}
+    the precisions are not taken as known but averaged over the pilot's
+    Jeffreys posteriors, as seed 004 Sec. 4.3 does for F1: the counts are
+    then beta-binomial, Beta(½ + k, ½ + n − k), and the sum is the exact
+    assurance (no posterior sampling).
     """
     if n_a12 <= 0 or n_other <= 0:
         return 0.0
     k12 = np.arange(n_a12 + 1)
-    pmf = binom.pmf(k12, n_a12, p12)
+    if pilot is None:
+        pmf = binom.pmf(k12, n_a12, p12)
+
+        def other_cdf(t: int) -> float:
+            return float(binom.cdf(t, n_other, p_other))
+    else:
+        (j12, r12), (j_other, r_other) = pilot["A12"], pilot["other"]
+        pmf = betabinom.pmf(k12, n_a12, 0.5 + r12, 0.5 + j12 - r12)
+
+        def other_cdf(t: int) -> float:
+            return float(betabinom.cdf(t, n_other, 0.5 + r_other, 0.5 + j_other - r_other))
     support = k12[pmf > 1e-7]
 
     def passes(k: int, k_other: int) -> bool:
@@ -368,14 +385,33 @@ def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_o
             while threshold < n_other and passes(k, threshold + 1):
                 threshold += 1
         if threshold >= 0:
-            power += float(pmf[k]) * float(binom.cdf(threshold, n_other, p_other))
+            power += float(pmf[k]) * other_cdf(threshold)
     return power
+
+
+def _check_posterior_ceiling(*, pilot: dict, size_a12: int, size_other: int, target: float, power: float) -> None:
+    """Refuse when even an unlimited sample could not give the power (cf. part B's Alg. 2 check).
+
+    As the sample grows the assurance tends to the posterior probability that
+    the recall exceeds the target; if that is below ``power`` no size will do.
+    """
+    rng = np.random.default_rng(0)
+    (j12, r12), (j_other, r_other) = pilot["A12"], pilot["other"]
+    t12 = size_a12 * rng.beta(0.5 + r12, 0.5 + j12 - r12, size=20_000)
+    t_other = size_other * rng.beta(0.5 + r_other, 0.5 + j_other - r_other, size=20_000)
+    chance = float(np.mean(t12 / (t12 + t_other) > target))
+    if chance < power:
+        raise cert.CertificationImpossible(
+            f"the pilot leaves too much doubt: the recall exceeds the target {target:.3f} with posterior "
+            f"probability {chance:.2f} only, below the power {power:.2f}, so no sample of any size gives the "
+            "required power. Judge more pilot documents or improve the classifier.")
 
 
 def pair_recall_calibrated_size(*, size_a12: int, size_other: int, p12: float, p_other: float, target: float,
                                 alpha: float = 0.05, power: float = 0.9, which: str = "r1",
                                 draws: int = SIM_BOUND_DRAWS, seed: int | None = 0,
-                                relative_tolerance: float = 0.05, factor_hint: float | None = None) -> dict:
+                                relative_tolerance: float = 0.05, factor_hint: float | None = None,
+                                pilot: dict | None = None) -> dict:
     """Per-region sizes at which the pair-recall verdict reaches ``power`` (seed 004's Alg. 2 idea for recall).
 
     Starts from ``planning.pair_recall_certification_size`` (delta-method
@@ -384,13 +420,18 @@ def pair_recall_calibrated_size(*, size_a12: int, size_other: int, p12: float, p
     0.90 planned at r1 = 0.85, τ = 0.75); scales both regions by a common
     factor ≥ 1, doubling (or stepping by 15% from ``factor_hint``) then
     bisecting to ``relative_tolerance``, until :func:`pair_recall_verdict_power`
-    reaches ``power``.  Precisions are planning guesses (plug-in, no pilot
-    uncertainty).  Returns {"A12": n, other: n, "delta_method": {...},
+    reaches ``power``.  Precisions are the planning guesses ``p12``,
+    ``p_other`` (their delta-method start), and with ``pilot`` (judged,
+    relevant per region) the power is the assurance over the pilot's
+    posteriors (seed 004 Sec. 4.3; see :func:`pair_recall_verdict_power`).  Returns {"A12": n, other: n, "delta_method": {...},
     "power": achieved}.  Raises ``certification.CertificationImpossible``
     when the guessed recall is not above the target or even judging both
     regions in full does not reach the power.
     """
     other_name = "B2" if which == "r1" else "B1"
+    if pilot is not None:
+        _check_posterior_ceiling(pilot=pilot, size_a12=size_a12, size_other=size_other, target=target,
+                                 power=power)
     try:
         base = planning.pair_recall_certification_size(
             size_a12=size_a12, size_other=size_other, p12=p12, p_other=p_other, tau=target, alpha=alpha,
@@ -407,7 +448,7 @@ def pair_recall_calibrated_size(*, size_a12: int, size_other: int, p12: float, p
         n = sizes(factor)
         return pair_recall_verdict_power(n_a12=n["A12"], n_other=n[other_name], size_a12=size_a12,
                                          size_other=size_other, p12=p12, p_other=p_other, target=target,
-                                         alpha=alpha, which=which, draws=draws, seed=seed)
+                                         alpha=alpha, which=which, draws=draws, seed=seed, pilot=pilot)
 
     full = {"A12": size_a12, other_name: size_other}
     # Bracket the smallest factor >= 1 that reaches the power: geometric steps from
@@ -630,7 +671,8 @@ def _default_pair_planner(*, regions: dict, target: float, alpha: float, power: 
     try:
         plan = pair_recall_calibrated_size(size_a12=regions["A12"][0], size_other=regions["B2"][0],
                                            p12=guess["A12"], p_other=guess["B2"], target=target, alpha=alpha,
-                                           power=power, factor_hint=factor_hint)
+                                           power=power, factor_hint=factor_hint,
+                                           pilot={"A12": regions["A12"][1:], "other": regions["B2"][1:]})
     except cert.CertificationImpossible:
         return None
     return {"A12": plan["A12"], "B2": plan["B2"], "factor": plan["factor"]}

@@ -90,6 +90,27 @@ def test_exact_pair_recall_power_agrees_with_the_protocol_simulation():
     assert result.pass_rate == pytest.approx(exact, abs=3 * mc_se(exact, 600))
 
 
+def test_pair_assurance_is_the_power_averaged_over_the_pilot_posterior():
+    # Beta-binomial sums (exact) against the plug-in power averaged over posterior draws (Monte Carlo).
+    pilot = {"A12": (60, 54), "other": (60, 18)}
+    common = dict(n_a12=9, n_other=40, size_a12=9444, size_other=5000, target=TAU, alpha=ALPHA)
+    exact = pair_recall_verdict_power(p12=0.9, p_other=0.3, pilot=pilot, **common)
+    rng = np.random.default_rng(4)
+    draws = [pair_recall_verdict_power(p12=rng.beta(54.5, 6.5), p_other=rng.beta(18.5, 42.5), **common)
+             for _ in range(40)]
+    assert exact == pytest.approx(np.mean(draws), abs=3 * np.std(draws) / math.sqrt(40) + 0.01)
+    # A pilot as large as the regions is the plug-in power.
+    huge = {"A12": (9444, 8500), "other": (5000, 1500)}
+    assert pair_recall_verdict_power(p12=0.9, p_other=0.3, pilot=huge, **common) == pytest.approx(
+        pair_recall_verdict_power(p12=0.9, p_other=0.3, **common), abs=0.01)
+
+
+def test_pair_size_refuses_a_pilot_too_uncertain_for_the_power():
+    with pytest.raises(cert.CertificationImpossible, match="too much doubt"):
+        pair_recall_calibrated_size(size_a12=9444, size_other=5000, p12=0.9, p_other=0.3, target=TAU,
+                                    power=POWER, pilot={"A12": (10, 9), "other": (10, 4)})  # estimate 0.81, P(r > τ) 0.80
+
+
 def test_calibrated_pair_size_reaches_the_power_the_delta_method_size_misses():
     population = pair_population(true_recall=0.85)
     p12 = population.a12_relevant / population.a12_size
