@@ -48,8 +48,8 @@ def worker(redis_url, monkeypatch):
 
     import redis
 
-    monkeypatch.setattr(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(celery_app.conf, "CELERY_BROKER_URL", redis_url)
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
+    monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", redis_url)
     # Pending flags left by an earlier run (topic ids restart with each test database) would hold schedules back.
     client = redis.Redis.from_url(redis_url)
     for key in client.scan_iter(match=recompute.PENDING_KEY.format(topic_id="*")):

@@ -44,8 +44,8 @@ def broker_not_eager(monkeypatch, settings):
     """Celery as in production (not eager) with the in-memory broker; the pending flag lives in the cache."""
     from django.core.cache import cache
 
-    monkeypatch.setattr(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(celery_app.conf, "CELERY_BROKER_URL", "memory://")
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
+    monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", "memory://")
     cache.clear()
     sent = []
     monkeypatch.setattr(topic_recompute_task, "apply_async", lambda *a, **kw: sent.append(kw))
@@ -220,8 +220,8 @@ def test_redis_down_the_label_commits_and_the_sweep_repairs_the_snapshot(monkeyp
     built = build_topic()
     topic = built.topic
     recompute.topic_snapshot_create(topic_id=topic.pk, draws=DRAWS)
-    monkeypatch.setattr(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
-    monkeypatch.setattr(celery_app.conf, "CELERY_BROKER_URL", "redis://127.0.0.1:1/15")  # nothing listens there
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
+    monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", "redis://127.0.0.1:1/15")  # nothing listens there
     _draw(topic, SampleDraw.Purpose.PAIR, Region.B2, [42], built.docs)
 
     with transaction.atomic():
