@@ -383,8 +383,13 @@ def assignment_submit(
 
 
 def _labels_changed(*, topic: Topic) -> None:
-    """New complete labels: estimates must be recomputed (and D–S posteriors first, when used)."""
+    """New complete labels: a locked certification may now be decidable, and estimates must be
+    recomputed (D–S posteriors first, when used). Deciding is scheduled first so that, with
+    in-process tasks, the recomputed report already carries a fresh verdict."""
+    from estimation.services.certification import certifications_decide_schedule
     from estimation.services.recompute import topic_recompute_schedule
+
+    certifications_decide_schedule(topic_id=topic.pk)
 
     if topic.aggregator == Topic.Aggregator.DAWID_SKENE:
         from annotation.tasks import labels_posteriors_task

@@ -557,6 +557,10 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
             lower_bound=_finite(evaluation["lower_bound"]), inputs=inputs, code_version=code_version,
             checksum=verdict_checksum(inputs=inputs, code_version=code_version))
         CertificationPlan.objects.filter(pk=plan.pk).update(status=Status.DECIDED)
+        # The verdict is part of the topic's report: store a snapshot that shows it.
+        from estimation.services.recompute import topic_recompute_schedule
+
+        topic_recompute_schedule(topic_id=plan.topic_id)
         return verdict
 
 

@@ -379,3 +379,29 @@ def test_a_sample_without_relevant_documents_still_gets_a_stored_verdict(world, 
     verdict = certification_decide(plan_id=plan.pk)
     assert verdict.passed is False and verdict.lower_bound == 0.0
     json.dumps(verdict.inputs, allow_nan=False)
+
+
+def test_the_last_judgment_of_the_sample_decides_the_plan_without_the_sweep(
+    world, manager, django_capture_on_commit_callbacks
+):
+    """The label pipeline's hook: judging the certification HITs through the real submit
+    service leaves a verdict (and a report snapshot showing it) with no sweep or manual call."""
+    from annotation.models import Label as LabelModel
+    from annotation.services.crowd_simulation import crowd_simulate
+    from estimation.selectors import topic_report_latest
+
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=99)
+    ids = certification_ids(plan)
+    with django_capture_on_commit_callbacks(execute=True):
+        summary = crowd_simulate(topic=world.topic, truth_field="topics", truth_value=world.topic.name,
+                                 accuracy=1.0, workers=30, seed=3)
+    assert summary.judgments >= 3 * len(ids)
+    assert LabelModel.objects.filter(topic=world.topic, document_id__in=ids, majority__isnull=False).count() == len(ids)
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.DECIDED
+    verdict = CertificationVerdict.objects.get(plan=plan)
+    report = topic_report_latest(topic=world.topic)
+    assert report["certification"]["latest"]["verdict"]["passed"] == verdict.passed
