@@ -49,7 +49,7 @@ from scipy.stats import betabinom, binom
 from . import certification as cert
 from . import confidence_sequence as cs
 from . import planning
-from .pair_recall import stratified_pair_recall
+from .pair_recall import stratified_pair_recall_low
 
 __all__ = [
     "METRICS",
@@ -317,12 +317,25 @@ def pair_recall_fixed_lower_bound(*, a12: tuple, other: tuple, which: str = "r1"
     ``pair_recall.stratified_pair_recall``'s two-sided 1 − 2α interval (its
     conservative Clopper–Pearson Monte Carlo bound); 0 when undefined.
     """
+    key = (tuple(a12), tuple(other), which, float(alpha), int(draws))
+    if seed is None:  # a fresh random stream each call: nothing to reuse
+        return _fixed_lower_bound(*key, None)
+    return _cached_fixed_lower_bound(*key, int(seed))
+
+
+def _fixed_lower_bound(a12: tuple, other: tuple, which: str, alpha: float, draws: int, seed: int | None) -> float:
+    # The same number as the verdict's full stratified_pair_recall report for this
+    # seed (same random stream), without the rest of the report.
     empty = (0, 0, 0)
     b1, b2 = (empty, other) if which == "r1" else (other, empty)
-    result = stratified_pair_recall(a12=a12, b1=b1, b2=b2, confidence=1.0 - 2.0 * alpha, draws=draws, seed=seed,
-                                    delta1_grid=())
-    low = (result.r1 if which == "r1" else result.r2).low
-    return 0.0 if low is None or math.isnan(low) else float(low)
+    low = stratified_pair_recall_low(a12=a12, b1=b1, b2=b2, which=which, confidence=1.0 - 2.0 * alpha, draws=draws,
+                                     seed=seed)
+    return 0.0 if math.isnan(low) else float(low)
+
+
+# The bound is a pure function of its counts for a fixed seed, and size searches and
+# simulated pilots ask for the same counts again and again.
+_cached_fixed_lower_bound = lru_cache(maxsize=2**18)(_fixed_lower_bound)
 
 
 def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_other: int, p12: float,

@@ -646,6 +646,60 @@ def stratified_pair_recall(
     )
 
 
+def stratified_pair_recall_low(
+    *,
+    a12: RegionLike,
+    b1: RegionLike,
+    b2: RegionLike,
+    which: str = "r1",
+    confidence: float = 0.95,
+    draws: int = DEFAULT_DRAWS,
+    seed: int | None = None,
+) -> float:
+    """``stratified_pair_recall(...).r1.low`` (or ``.r2.low``) alone, the same number for the same seed.
+
+    The certification verdict's bound, for callers that need it thousands of
+    times (size calibration, simulations).  It consumes the random stream
+    exactly as :func:`stratified_pair_recall` does up to that bound — the
+    Jeffreys draws of all three regions, then r1's interval (then r2's) — and
+    skips the rest of the report (about five times fewer draws).  NaN when
+    the bound is undefined (a needed region not judged).
+    """
+    if which not in ("r1", "r2"):
+        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
+    _check_mc(confidence=confidence, draws=draws)
+    regions = {"A12": as_region(a12, name="A12"), "B1": as_region(b1, name="B1"), "B2": as_region(b2, name="B2")}
+    rng = np.random.default_rng(seed)
+    for key in ("A12", "B1", "B2"):  # the report's central draws, only to advance the stream
+        _count_draws(regions[key], prior=_JEFFREYS, rng=rng, draws=draws)
+    alpha = 1.0 - confidence
+    a12_region = regions["A12"]
+
+    def region_draws(region: RegionSample, prior) -> np.ndarray:
+        return _count_draws_array(size=region.size, judged=region.judged, relevant=np.float64(region.relevant),
+                                  prior=prior, rng=rng, draws=draws)
+
+    def ratio_draws(other: RegionSample, prior12, prior_other) -> np.ndarray:
+        t12 = region_draws(a12_region, prior12)
+        t_other = region_draws(other, prior_other)
+        return _ratio(t12, t12 + t_other)
+
+    other = regions["B2"] if which == "r1" else regions["B1"]
+    if which == "r2":  # r1's interval comes first in the report
+        ratio_draws(regions["B2"], _CP_LOW, _CP_HIGH)
+        ratio_draws(regions["B2"], _CP_HIGH, _CP_LOW)
+    lows = ratio_draws(other, _CP_LOW, _CP_HIGH)
+    if np.isnan(lows).all():
+        return math.nan
+    low = float(np.quantile(np.nan_to_num(lows, nan=0.0), alpha / 2.0))
+    # The report's interval is also NaN when the high side's draws are all NaN,
+    # which needs no relevant document in A12, hence a low of 0: only then are
+    # they drawn (they come next in the stream).
+    if low == 0.0 and np.isnan(ratio_draws(other, _CP_HIGH, _CP_LOW)).all():
+        return math.nan
+    return low
+
+
 def _delta_check(*, regions: dict, own: str, point: _Counts, confidence: float) -> DeltaCheck:
     """Delta method for r = T12/(T12 + T_other) with Var(T̂_h) = |h|²·p_h q_h/n_h·(1 − n_h/|h|).
 
