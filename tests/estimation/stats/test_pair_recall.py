@@ -318,3 +318,32 @@ def test_invalid_closed_form_inputs_raise():
         pair_recall_eq1(p12=0.9, a12=200, p2=0.5, a2=100)
     with pytest.raises(ValueError):
         pair_recall_eq2(p1=0.5, p2=0.5, a1=100, a2=100, a12=10, u=50)
+
+
+def test_lower_bound_alone_equals_the_full_reports_bound():
+    """stratified_pair_recall_low is a shortcut for the certification simulation: same number, same seed."""
+    from estimation.stats.pair_recall import stratified_pair_recall_low
+
+    rng = np.random.default_rng(20261122)
+    cases = [
+        ((500, 30, 27), (2000, 30, 0), (800, 30, 9)),   # no relevant label in B1
+        ((500, 0, 0), (2000, 30, 5), (800, 30, 9)),     # unjudged A12
+        ((60, 60, 50), (200, 40, 12), (90, 90, 30)),    # fully judged regions
+    ]
+    for _ in range(40):
+        regions = []
+        for _ in range(3):
+            size = int(rng.integers(1, 5000))
+            judged = int(rng.integers(0, min(size, 200) + 1))
+            regions.append((size, judged, int(rng.integers(0, judged + 1))))
+        cases.append(tuple(regions))
+    for a12, b1, b2 in cases:
+        for seed in (1, 7):
+            full = stratified_pair_recall(a12=a12, b1=b1, b2=b2, draws=1000, seed=seed)
+            for which in ("r1", "r2"):
+                expected = getattr(full, which).low
+                low = stratified_pair_recall_low(a12=a12, b1=b1, b2=b2, which=which, draws=1000, seed=seed)
+                if expected is None or (isinstance(expected, float) and np.isnan(expected)):
+                    assert low is None or np.isnan(low)
+                else:
+                    assert low == pytest.approx(expected, abs=1e-12), (a12, b1, b2, which, seed)
