@@ -23,7 +23,7 @@ def bitmap_summary(data) -> str:
 
 
 def pretty_json(value) -> str:
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str))
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

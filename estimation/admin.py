@@ -1,25 +1,8 @@
 """Admin pages for stored estimates and certification records: read-only, they are evidence."""
-import json
-
 from django.contrib import admin
-from django.utils.html import format_html
 
+from annotation.admin import ReadOnlyAdmin, pretty_json
 from estimation import models
-
-
-def pretty_json(value) -> str:
-    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str))
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(models.EstimateSnapshot)
