@@ -58,16 +58,8 @@ class CorpusUploadForm(forms.Form):
         return fields
 
 
-class KeywordClassifierForm(forms.Form):
-    name = forms.CharField(max_length=200)
-    terms = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="One term or phrase per line. A document is retrieved when any term occurs in a chosen field.",
-    )
-    fields = forms.MultipleChoiceField(
-        choices=KEYWORD_FIELDS, initial=["title", "text"], widget=forms.CheckboxSelectMultiple,
-        label="Search in",
-    )
+class NewClassifierNameMixin:
+    """A form for a new classifier of `corpus`: its name must be free in that corpus."""
 
     def __init__(self, *args, corpus: Corpus, **kwargs):
         super().__init__(*args, **kwargs)
@@ -78,6 +70,18 @@ class KeywordClassifierForm(forms.Form):
         if Classifier.objects.filter(corpus=self.corpus, name=name).exists():
             raise forms.ValidationError("This corpus has a classifier with this name already.")
         return name
+
+
+class KeywordClassifierForm(NewClassifierNameMixin, forms.Form):
+    name = forms.CharField(max_length=200)
+    terms = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="One term or phrase per line. A document is retrieved when any term occurs in a chosen field.",
+    )
+    fields = forms.MultipleChoiceField(
+        choices=KEYWORD_FIELDS, initial=["title", "text"], widget=forms.CheckboxSelectMultiple,
+        label="Search in",
+    )
 
     def clean_terms(self) -> list[str]:
         terms = split_terms(self.cleaned_data["terms"])
@@ -114,7 +118,7 @@ class NeighbourTermsForm(forms.Form):
         return terms
 
 
-class ClassifierUploadForm(forms.Form):
+class ClassifierUploadForm(NewClassifierNameMixin, forms.Form):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(
         choices=((Classifier.Kind.IDS, "Retrieved ids (one document id per line)"),
@@ -123,16 +127,6 @@ class ClassifierUploadForm(forms.Form):
     )
     file = forms.FileField(help_text="Plain text or CSV, optionally gzip-compressed.")
     threshold = forms.FloatField(required=False, help_text="Scores at or above the threshold count as retrieved.")
-
-    def __init__(self, *args, corpus: Corpus, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.corpus = corpus
-
-    def clean_name(self) -> str:
-        name = self.cleaned_data["name"].strip()
-        if Classifier.objects.filter(corpus=self.corpus, name=name).exists():
-            raise forms.ValidationError("This corpus has a classifier with this name already.")
-        return name
 
     def clean(self):
         cleaned = super().clean()

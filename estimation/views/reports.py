@@ -134,22 +134,22 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
             "certification_url": _certification_url(topic)}
 
 
-@role_required(READ_REPORTS)
-def topic_report(request: HttpRequest, topic_id: int) -> HttpResponse:
+def _render_report(request: HttpRequest, topic_id: int, template: str) -> HttpResponse:
     topic = get_object_or_404(_topics(), pk=topic_id)
     try:
-        return render(request, "reports/report.html", _report_context(request, topic))
+        return render(request, template, _report_context(request, topic))
     except ReportUnavailable as exc:
         return _unavailable(request, topic, exc)
+
+
+@role_required(READ_REPORTS)
+def topic_report(request: HttpRequest, topic_id: int) -> HttpResponse:
+    return _render_report(request, topic_id, "reports/report.html")
 
 
 @role_required(READ_REPORTS)
 def topic_report_print(request: HttpRequest, topic_id: int) -> HttpResponse:
-    topic = get_object_or_404(_topics(), pk=topic_id)
-    try:
-        return render(request, "reports/report_print.html", _report_context(request, topic))
-    except ReportUnavailable as exc:
-        return _unavailable(request, topic, exc)
+    return _render_report(request, topic_id, "reports/report_print.html")
 
 
 def _filename(topic: Topic, version: int, ext: str) -> str:
