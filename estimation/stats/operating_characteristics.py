@@ -344,62 +344,173 @@ def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_o
                               pilot: dict | None = None) -> float:
     """P(the pair-recall verdict passes) with n_a12 and n_other documents judged.
 
-    Exact over the outcomes: the verdict's bound rises with the relevant
-    count k12 of A12 and falls with that of the other region, so for each k12
-    it passes iff k_other ≤ t(k12); with binomial counts (p12, p_other)
-    power = Σ P(k12)·P(k_other ≤ t(k12)).  Each t is found by walking from
-    the previous one (t is non-decreasing in k12), a few bound evaluations
-    per k12.
+    A sum over the outcomes, not a simulation: the verdict's bound rises with
+    the relevant count k12 of A12 and falls with that of the other region, so
+    for each k12 it passes iff k_other ≤ t(k12), and with binomial counts
+    (p12, p_other) power = Σ P(k12)·P(k_other ≤ t(k12)).
 
     With ``pilot`` = {"A12": (judged, relevant), "other": (judged, relevant)}
     the precisions are not taken as known but averaged over the pilot's
     Jeffreys posteriors, as seed 004 Sec. 4.3 does for F1: the counts are
     then beta-binomial, Beta(½ + k, ½ + n − k), and the sum is the exact
     assurance (no posterior sampling).
+
+    How t is found (each step one evaluation of the verdict's bound):
+
+    * up to ``_WALK_LIMIT`` values of k12, t is searched up from the previous
+      k12's (t is non-decreasing), starting from the recent slope: one or two
+      evaluations per k12;
+    * beyond that (large samples, wide pilot posteriors: a walk would cost
+      thousands of evaluations) t is found exactly at ``_KNOTS`` evenly spaced
+      k12 and a quadratic through them gives t in between.  t is a smooth
+      curve plus a jitter of the bound's Monte Carlo noise that no curve
+      follows; the fit is kept only if it moves P(k_other ≤ t) at the knots
+      by less than ``_FIT_TOLERANCE`` on average (weighted by P(k12)),
+      otherwise the walk is done after all.
+
+    Outcomes in the outer 10⁻⁶ of either count's distribution are not
+    visited.  Because of the jitter t(k12) is non-decreasing only roughly; the
+    tests hold both ways to a brute-force sum over every outcome.
     """
     if n_a12 <= 0 or n_other <= 0:
         return 0.0
     k12 = np.arange(n_a12 + 1)
+    k_other = np.arange(n_other + 1)
     if pilot is None:
         pmf = binom.pmf(k12, n_a12, p12)
-
-        def other_cdf(t: int) -> float:
-            return float(binom.cdf(t, n_other, p_other))
+        other_pmf = binom.pmf(k_other, n_other, p_other)
     else:
         (j12, r12), (j_other, r_other) = pilot["A12"], pilot["other"]
         pmf = betabinom.pmf(k12, n_a12, 0.5 + r12, 0.5 + j12 - r12)
-
-        def other_cdf(t: int) -> float:
-            return float(betabinom.cdf(t, n_other, 0.5 + r_other, 0.5 + j_other - r_other))
-    support = k12[pmf > 1e-7]
+        other_pmf = betabinom.pmf(k_other, n_other, 0.5 + r_other, 0.5 + j_other - r_other)
+    cdf12 = np.cumsum(pmf)
+    first = int(np.searchsorted(cdf12, _POWER_TAIL))
+    last = int(min(n_a12, np.searchsorted(cdf12, cdf12[-1] - _POWER_TAIL)))
+    other_cdf = np.minimum(np.cumsum(other_pmf), 1.0)
+    # t is only located within k_other's central range [low, high]; low − 1 stands for "below it".
+    low = int(np.searchsorted(other_cdf, _POWER_TAIL, side="right"))
+    high = int(min(n_other, np.searchsorted(other_cdf, 1.0 - _POWER_TAIL, side="left")))
+    passing_cdf = np.concatenate([[0.0], other_cdf])  # passing_cdf[t + 1] = P(k_other ≤ t), t ≥ −1
 
     def passes(k: int, k_other: int) -> bool:
-        bound = pair_recall_fixed_lower_bound(a12=(size_a12, n_a12, int(k)), other=(size_other, n_other, int(k_other)),
+        bound = pair_recall_fixed_lower_bound(a12=(size_a12, n_a12, k), other=(size_other, n_other, k_other),
                                               which=which, alpha=alpha, draws=draws, seed=seed)
         return bound >= target
 
-    power = 0.0
-    threshold = None
-    for k in support:
-        if threshold is None:  # binary search for the first k12
-            low, high = -1, n_other  # passes(k, low) assumed True, passes(k, high + 1) False
-            if not passes(k, 0):
-                threshold = -1
-            else:
-                low = 0
-                while low < high:
-                    middle = (low + high + 1) // 2
-                    if passes(k, middle):
-                        low = middle
-                    else:
-                        high = middle - 1
-                threshold = low
+    def power_of(thresholds: np.ndarray, counts: np.ndarray) -> float:
+        chance = np.where(thresholds >= low, passing_cdf[np.clip(thresholds, -1, n_other) + 1], 0.0)
+        return float(min(1.0, np.sum(pmf[counts] * chance)))
+
+    counts = np.arange(first, last + 1)
+    if counts.size > _WALK_LIMIT:
+        knots = np.unique(np.linspace(first, last, _KNOTS).round().astype(np.int64))
+        exact = _thresholds_at(knots, passes=passes, low=low, high=high)
+        fitted = _fitted_thresholds(knots, exact, counts, low=low, high=high)
+        if fitted is not None:
+            at_knots = fitted[np.searchsorted(counts, knots)]
+            gap = np.abs(passing_cdf[np.clip(at_knots, -1, n_other) + 1] - passing_cdf[np.clip(exact, -1, n_other) + 1])
+            if float(np.average(gap, weights=pmf[knots] + 1e-300)) <= _FIT_TOLERANCE:
+                return power_of(fitted, counts)
+    return power_of(_walked_thresholds(counts, passes=passes, low=low, high=high), counts)
+
+
+def _walked_thresholds(counts: np.ndarray, *, passes: Callable[[int, int], bool], low: int, high: int) -> np.ndarray:
+    """t(k) for consecutive k, each searched up from the previous (clipped to [low − 1, high]).
+
+    The first guess is the previous t plus the recent slope, so a k usually
+    costs two evaluations however steep t is.
+    """
+    thresholds = np.empty(counts.size, dtype=np.int64)
+    for i, k in enumerate(counts.tolist()):
+        if i == 0:
+            thresholds[0] = _largest_passing(k, passes=passes, known=low - 1, fail=high + 1, guess=(low + high) // 2)
+            continue
+        previous = int(thresholds[i - 1])
+        if previous >= high:  # every larger k passes at the top of the range too
+            thresholds[i:] = high
+            break
+        back = min(i, 8)
+        guess = previous + int(round((previous - int(thresholds[i - 1 - back])) / back)) if i > 1 else previous + 1
+        thresholds[i] = _largest_passing(k, passes=passes, known=previous, fail=high + 1, guess=guess)
+    return thresholds
+
+
+def _thresholds_at(knots: np.ndarray, *, passes: Callable[[int, int], bool], low: int, high: int) -> np.ndarray:
+    """t at each knot, searched from a linear extrapolation of the previous two knots."""
+    found: list[int] = []
+    for i, k in enumerate(knots.tolist()):
+        if i >= 2:
+            slope = (found[-1] - found[-2]) / (knots[i - 1] - knots[i - 2])
+            guess = int(round(found[-1] + slope * (k - knots[i - 1])))
         else:
-            while threshold < n_other and passes(k, threshold + 1):
-                threshold += 1
-        if threshold >= 0:
-            power += float(pmf[k]) * other_cdf(threshold)
-    return power
+            guess = found[-1] if found else (low + high) // 2
+        known = found[-1] if found else low - 1  # t is non-decreasing (up to Monte Carlo jitter)
+        if known >= low and not passes(k, known):
+            known = low - 1  # the jitter stepped back: search the whole range
+        found.append(_largest_passing(k, passes=passes, known=known, fail=high + 1, guess=guess))
+    return np.array(found, dtype=np.int64)
+
+
+def _fitted_thresholds(knots: np.ndarray, exact: np.ndarray, counts: np.ndarray, *, low: int,
+                       high: int) -> np.ndarray | None:
+    """t at every count from a quadratic through the knots inside [low, high); None if too few."""
+    inside = (exact >= low) & (exact < high)
+    if np.count_nonzero(inside) < 6:
+        return None
+    curve = np.polynomial.Polynomial.fit(knots[inside], exact[inside], deg=2)
+    fitted = np.floor(curve(counts) + 0.5).astype(np.int64)
+    # Outside the knots that lie inside the range, t is clipped like its nearest knot.
+    below = knots[exact < low]
+    above = knots[exact >= high]
+    if below.size:
+        fitted[counts <= below.max()] = low - 1
+    if above.size:
+        fitted[counts >= above.min()] = high
+    return np.clip(fitted, low - 1, high)
+
+
+def _largest_passing(k: int, *, passes: Callable[[int, int], bool], known: int, fail: int, guess: int) -> int:
+    """Largest x < ``fail`` with passes(k, x), given passes(k, known) (known may be a "below" marker).
+
+    Checks ``guess`` first, then gallops away from it (steps 1, 2, 4, …) until
+    the answer is bracketed, then bisects: two evaluations when the guess is right.
+    """
+    if fail - known <= 1:
+        return known
+    probe = min(max(guess, known + 1), fail - 1)
+    step = 1
+    if passes(k, probe):
+        known = probe
+        while fail - known > 1:
+            probe = min(known + step, fail - 1)
+            if not passes(k, probe):
+                fail = probe
+                break
+            known, step = probe, 2 * step
+    else:
+        fail = probe
+        while fail - known > 1:
+            probe = max(fail - step, known + 1)
+            if passes(k, probe):
+                known = probe
+                break
+            fail, step = probe, 2 * step
+    while fail - known > 1:
+        middle = (known + fail) // 2
+        if passes(k, middle):
+            known = middle
+        else:
+            fail = middle
+    return known
+
+
+# pair_recall_verdict_power skips this much probability in each tail of either count.
+_POWER_TAIL = 1e-6
+# Beyond this many values of k12 pair_recall_verdict_power fits t through _KNOTS knots instead of
+# walking every k12, if the fit stays within _FIT_TOLERANCE of the knots' P(k_other ≤ t).
+_WALK_LIMIT = 60
+_KNOTS = 41
+_FIT_TOLERANCE = 0.003
 
 
 def _check_posterior_ceiling(*, pilot: dict, size_a12: int, size_other: int, target: float, power: float) -> None:

@@ -10,14 +10,17 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import betabinom
 
 from estimation.stats import certification as cert
+from estimation.stats import operating_characteristics as oc
 from estimation.stats.operating_characteristics import (
     delta_method_pair_planner,
     f1_population,
     majority_error_rate,
     pair_population,
     pair_recall_calibrated_size,
+    pair_recall_fixed_lower_bound,
     pair_recall_verdict_power,
     qbcb_certification_size,
     qbcb_power,
@@ -88,6 +91,40 @@ def test_exact_pair_recall_power_agrees_with_the_protocol_simulation():
     result = simulate_certification(metric="pair_recall", target=TAU, true_value=0.85, runs=600, seed=21,
                                     fixed_size={"A12": 9, "B2": 40})
     assert result.pass_rate == pytest.approx(exact, abs=3 * mc_se(exact, 600))
+
+
+def _verdict_power_by_every_outcome(*, n_a12, n_other, size_a12, size_other, target, pilot):
+    """Reference: Σ P(k12) P(k_other) over every outcome (tails below 10⁻⁶ aside) where the verdict passes.
+
+    No monotonicity assumed: the verdict's bound is evaluated at every cell.
+    """
+    (j12, r12), (j_other, r_other) = pilot["A12"], pilot["other"]
+    k12, k_other = np.arange(n_a12 + 1), np.arange(n_other + 1)
+    pmf = betabinom.pmf(k12, n_a12, 0.5 + r12, 0.5 + j12 - r12)
+    other_pmf = betabinom.pmf(k_other, n_other, 0.5 + r_other, 0.5 + j_other - r_other)
+    total = 0.0
+    for k in k12[pmf > 1e-6]:
+        for j in k_other[other_pmf > 1e-6]:
+            bound = pair_recall_fixed_lower_bound(a12=(size_a12, n_a12, int(k)), other=(size_other, n_other, int(j)))
+            total += pmf[k] * other_pmf[j] if bound >= target else 0.0
+    return total
+
+
+@pytest.mark.parametrize("n_a12, n_other, fitted", [(40, 150, False), (250, 500, True)])
+def test_pair_power_matches_the_sum_over_every_outcome(n_a12, n_other, fitted, monkeypatch):
+    # Small samples: t(k12) walked at every k12.  Large ones: t found at knots and fitted in between.
+    common = dict(n_a12=n_a12, n_other=n_other, size_a12=6000, size_other=11000, target=TAU,
+                  pilot={"A12": (100, 91), "other": (100, 8)})
+    walks = []
+    real_walk = oc._walked_thresholds
+    monkeypatch.setattr(oc, "_walked_thresholds", lambda *a, **k: walks.append(1) or real_walk(*a, **k))
+    power = pair_recall_verdict_power(p12=0.9, p_other=0.08, **common)
+    assert (not walks) == fitted
+    reference = _verdict_power_by_every_outcome(**common)
+    assert 0.5 < reference < 0.99  # a case where the threshold matters
+    assert power == pytest.approx(reference, abs=0.003)
+    monkeypatch.setattr(oc, "_WALK_LIMIT", 10**9)  # the walk alone, for the same case
+    assert pair_recall_verdict_power(p12=0.9, p_other=0.08, **common) == pytest.approx(reference, abs=0.003)
 
 
 def test_pair_assurance_is_the_power_averaged_over_the_pilot_posterior():

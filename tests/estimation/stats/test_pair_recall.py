@@ -347,3 +347,27 @@ def test_lower_bound_alone_equals_the_full_reports_bound():
                     assert low is None or np.isnan(low)
                 else:
                     assert low == pytest.approx(expected, abs=1e-12), (a12, b1, b2, which, seed)
+
+
+def test_scalar_count_draws_match_the_array_path_bit_for_bit():
+    """The scalar fast path (used by every report and by the verdict) draws exactly what the array path draws."""
+    from estimation.stats.pair_recall import _CP_HIGH, _CP_LOW, _JEFFREYS, _count_draws_array, _count_draws_one
+
+    cases = [
+        (5900, 300, 250),   # binomial remainder
+        (100_000, 300, 20),  # remainder drawn as normal
+        (800, 30, 0),       # k = 0: Clopper–Pearson low is a point mass at 0
+        (800, 30, 30),      # k = n: Clopper–Pearson high is a point mass at 1
+        (60, 60, 50),       # fully judged
+        (500, 0, 0),        # unjudged: NaN
+        (0, 0, 0),          # empty region
+    ]
+    for size, judged, relevant in cases:
+        for prior in (_JEFFREYS, _CP_LOW, _CP_HIGH):
+            for seed in (1, 99):
+                scalar = _count_draws_one(size=size, judged=judged, relevant=float(relevant), prior=prior,
+                                          rng=np.random.default_rng(seed), draws=500)
+                array = _count_draws_array(size=size, judged=judged, relevant=np.float64(relevant), prior=prior,
+                                           rng=np.random.default_rng(seed), draws=500)
+                assert scalar.shape == array.shape == (500,)
+                assert np.array_equal(scalar, array, equal_nan=True), (size, judged, relevant, prior, seed)
