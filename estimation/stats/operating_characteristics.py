@@ -44,7 +44,7 @@ from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import betabinom, binom
+from scipy.stats import betabinom, binom, norm
 
 from . import certification as cert
 from . import confidence_sequence as cs
@@ -214,20 +214,30 @@ def majority_error_rate(accuracy: float) -> float:
 # =========================================================================== QBCB sizing
 
 def _qbcb_thresholds(r: np.ndarray, target_recall: float, confidence: float) -> np.ndarray:
-    """``certification.qbcb_min_found`` for many r at once.
+    """``certification.qbcb_min_found`` for many r at once (from a table grown as needed).
 
     1 + the smallest k with binom.cdf(k; r, t) >= confidence is
     1 + binom.ppf(confidence, r, t); computed that way (vectorised) and
-    checked against ``qbcb_min_found`` at both ends of the range, so a
+    checked against ``qbcb_min_found`` at both ends of each new stretch, so a
     floating-point disagreement cannot pass silently.
     """
-    j = 1 + binom.ppf(confidence, r, target_recall).astype(np.int64)
-    for index in {0, r.size - 1}:
-        expected = _qbcb_threshold(int(r[index]), target_recall, confidence)
-        if j[index] != expected:
-            j = np.array([_qbcb_threshold(int(k), target_recall, confidence) for k in r])
-            break
-    return j
+    key = (float(target_recall), float(confidence))
+    table = _QBCB_TABLES.get(key, np.zeros(0, dtype=np.int64))
+    top = int(np.max(r)) if r.size else 0
+    if top >= table.size:
+        extra = np.arange(table.size, max(top + 1, 2 * table.size))
+        j = 1 + binom.ppf(confidence, extra, target_recall).astype(np.int64)
+        for index in {0, extra.size - 1}:
+            expected = _qbcb_threshold(int(extra[index]), target_recall, confidence)
+            if j[index] != expected:
+                j = np.array([_qbcb_threshold(int(k), target_recall, confidence) for k in extra])
+                break
+        table = np.concatenate([table, j])
+        _QBCB_TABLES[key] = table
+    return table[r]
+
+
+_QBCB_TABLES: dict[tuple[float, float], np.ndarray] = {}
 
 
 @lru_cache(maxsize=4_096)
@@ -242,18 +252,22 @@ def qbcb_power(*, size: int, prevalence: float | np.ndarray, recall: float | np.
     The sample holds r ~ Binomial(size, prevalence) relevant documents, of
     which the classifier found X ~ Binomial(r, recall); QBCB passes iff
     X ≥ j(r) = ``certification.qbcb_min_found(r)``.  Exact sum over r (no
-    simulation); ``prevalence`` and ``recall`` may be equal-length arrays.
+    simulation), over each prevalence's central range (all but 2·10⁻⁹ of
+    its mass); ``prevalence`` and ``recall`` may be equal-length arrays.
     """
     prevalences = np.atleast_1d(np.asarray(prevalence, dtype=float))
-    recalls = np.atleast_1d(np.asarray(recall, dtype=float))
-    low = int(binom.ppf(1e-9, size, prevalences.min()))
-    high = int(binom.isf(1e-9, size, prevalences.max()))
-    r = np.arange(low, high + 1)
+    recalls = np.broadcast_to(np.atleast_1d(np.asarray(recall, dtype=float)), prevalences.shape)
+    lows = binom.ppf(1e-9, size, prevalences).astype(np.int64)
+    highs = binom.isf(1e-9, size, prevalences).astype(np.int64)
+    # One flat array of (draw, r) pairs: each draw only over its own range of r.
+    lengths = highs - lows + 1
+    draw = np.repeat(np.arange(prevalences.size), lengths)
+    r = lows[draw] + (np.arange(draw.size) - np.repeat(np.cumsum(lengths) - lengths, lengths))
     j = _qbcb_thresholds(r, target_recall, confidence)
-    weights = binom.pmf(r[None, :], size, prevalences[:, None])
+    weights = binom.pmf(r, size, prevalences[draw])
     # P(X >= j | r) is the survival function at j - 1; zero when j > r.
-    passing = np.where(j <= r, binom.sf(j - 1, r[None, :], recalls[:, None]), 0.0)
-    result = np.sum(weights * passing, axis=1)
+    passing = np.where(j <= r, binom.sf(j - 1, r, recalls[draw]), 0.0)
+    result = np.bincount(draw, weights=weights * passing, minlength=prevalences.size)
     return float(result[0]) if np.ndim(prevalence) == 0 and np.ndim(recall) == 0 else result
 
 
@@ -265,9 +279,11 @@ def qbcb_certification_size(*, relevant: int, found: int, judged: int, target_re
     Like seed 004's Alg. 2 for F1: the pilot (``judged`` uniform documents,
     ``relevant`` of them relevant, ``found`` of those retrieved) gives
     Jeffreys posteriors on prevalence and recall; the power of a size is
-    averaged over ``posterior_draws`` posterior draws; sizes are doubled and
-    then bisected.  Raises ``certification.CertificationImpossible`` when
-    the pilot recall is not above the target or no size reaches the power.
+    averaged over ``posterior_draws`` posterior draws.  The search starts at
+    the normal-approximation size for the pilot's point estimates, steps by
+    ×1.5 until the power is bracketed, then bisects to 1%.  Raises
+    ``certification.CertificationImpossible`` when the pilot recall is not
+    above the target or no size reaches the power.
     """
     if not 0 <= found <= relevant <= judged:
         raise ValueError("need 0 <= found <= relevant <= judged")
@@ -290,12 +306,24 @@ def qbcb_certification_size(*, relevant: int, found: int, judged: int, target_re
         return float(np.mean(qbcb_power(size=size, prevalence=prevalences, recall=recalls,
                                         target_recall=target_recall, confidence=confidence)))
 
-    upper = 16
-    while assurance(upper) < power:
-        if upper >= max_size:
-            raise cert.CertificationImpossible(f"the QBCB sample would need more than {max_size:,} documents.")
-        upper = min(2 * upper, max_size)
-    lower = upper // 2
+    # Relevant documents a one-sided binomial test needs at these point estimates, over the prevalence.
+    z_alpha, z_beta = norm.ppf(confidence), norm.ppf(power)
+    spread = z_alpha * math.sqrt(target_recall * (1 - target_recall)) + z_beta * math.sqrt(
+        pilot_recall * (1 - pilot_recall))
+    prevalence = (relevant + 0.5) / (judged + 1.0)
+    start = int(min(max_size, max(16, (spread / (pilot_recall - target_recall)) ** 2 / prevalence)))
+    if assurance(start) >= power:
+        upper, lower = start, max(1, int(start / 1.5))
+        while lower > 16 and assurance(lower) >= power:
+            upper, lower = lower, max(16, int(lower / 1.5))
+    else:
+        lower, upper = start, start
+        while True:
+            if upper >= max_size:
+                raise cert.CertificationImpossible(f"the QBCB sample would need more than {max_size:,} documents.")
+            lower, upper = upper, min(max_size, math.ceil(upper * 1.5))
+            if assurance(upper) >= power:
+                break
     while upper - lower > max(1, upper // 100):
         middle = (lower + upper) // 2
         if assurance(middle) >= power:

@@ -77,6 +77,37 @@ def test_qbcb_power_agrees_with_a_direct_simulation_of_qbcb():
     assert exact == pytest.approx(simulated, abs=3 * mc_se(simulated, 4000) + 1e-3)
 
 
+def test_qbcb_power_for_many_draws_is_the_sum_over_every_relevant_count():
+    # Reference: the plain double sum over r = 0..size for each (prevalence, recall) pair.
+    from scipy.stats import binom
+    size, prevalences, recalls = 900, np.array([0.03, 0.05, 0.08]), np.array([0.9, 0.8, 0.85])
+    expected = []
+    for prevalence, recall in zip(prevalences, recalls):
+        total = 0.0
+        for r in range(size + 1):
+            j = cert.qbcb_min_found(r=r, target_recall=0.75, confidence=0.95)
+            if j <= r:
+                total += binom.pmf(r, size, prevalence) * binom.sf(j - 1, r, recall)
+        expected.append(total)
+    powers = qbcb_power(size=size, prevalence=prevalences, recall=recalls, target_recall=0.75, confidence=0.95)
+    assert powers == pytest.approx(expected, abs=1e-8)
+    assert qbcb_power(size=size, prevalence=0.05, recall=0.8, target_recall=0.75) == pytest.approx(expected[1], abs=1e-8)
+
+
+def test_qbcb_size_is_the_smallest_reaching_the_power_to_one_percent():
+    pilot = dict(relevant=100, found=92, judged=2000)
+    size = qbcb_certification_size(**pilot, target_recall=TAU, power=POWER, seed=3)
+    rng = np.random.default_rng(3)  # the function's own posterior draws
+    prevalences = rng.beta(100.5, 1900.5, size=64)
+    recalls = rng.beta(92.5, 8.5, size=64)
+
+    def assurance(n):
+        return float(np.mean(qbcb_power(size=n, prevalence=prevalences, recall=recalls, target_recall=TAU)))
+
+    assert assurance(size) >= POWER
+    assert assurance(size - max(1, size // 100) - 1) < POWER
+
+
 def test_qbcb_size_refuses_a_pilot_at_or_below_the_target():
     with pytest.raises(cert.CertificationImpossible, match="not above the target"):
         qbcb_certification_size(relevant=40, found=30, judged=800, target_recall=0.75)
