@@ -603,43 +603,90 @@ def pair_recall_calibrated_size(*, size_a12: int, size_other: int, p12: float, p
                                          alpha=alpha, which=which, draws=draws, seed=seed, pilot=pilot)
 
     full = {"A12": size_a12, other_name: size_other}
-    # Bracket the smallest factor >= 1 that reaches the power: geometric steps from
-    # the hint (a neighbouring plan's factor, in simulations) or doubling from 1.
-    step = 1.15 if factor_hint else 2.0
-    factor = max(1.0, factor_hint or 1.0)
-    value = achieved(factor)
-    if value >= power:
-        high, high_value = factor, value
-        low = None  # the largest factor known to fall short
-        while high > 1.0 and low is None:
-            candidate = max(1.0, high / step)
-            candidate_value = achieved(candidate)
-            if candidate_value < power:
-                low = candidate
-            else:
-                high, high_value = candidate, candidate_value
-        if low is None:
-            low = high  # factor 1 already reaches the power
-    else:
-        low = factor
-        high = factor * step
-        high_value = achieved(high)
-        while high_value < power:
-            if sizes(high) == full:
-                raise cert.CertificationImpossible(
-                    f"even judging all of A12 and {other_name} would pass with probability {high_value:.2f} "
-                    f"only, below the power {power:.2f} asked for.")
-            low, high = high, high * step
-            high_value = achieved(high)
-    factor, value = high, high_value
-    while factor > 1.0 and factor - low > relative_tolerance * factor:
-        middle = max(1.0, (low + factor) / 2.0)
-        middle_value = achieved(middle)
-        if middle_value >= power:
-            factor, value = middle, middle_value
-        else:
-            low = middle
+
+    def refuse(value: float) -> None:
+        raise cert.CertificationImpossible(
+            f"even judging all of A12 and {other_name} would pass with probability {value:.2f} "
+            f"only, below the power {power:.2f} asked for.")
+
+    # A hint (a neighbouring pilot's factor, in simulations) is usually close: step from it by 15%.
+    factor, value = _smallest_factor(achieved, power=power, start=max(1.0, factor_hint or 1.0),
+                                     first_step=1.15 if factor_hint else 2.0, tolerance=relative_tolerance,
+                                     is_full=lambda f: sizes(f) == full, refuse=refuse)
     return {**sizes(factor), "power": value, "delta_method": dict(base.judgments), "factor": factor}
+
+
+def _smallest_factor(achieved: Callable[[float], float], *, power: float, start: float, first_step: float,
+                     tolerance: float, is_full: Callable[[float], bool], refuse: Callable[[float], None]) -> tuple[float, float]:
+    """Smallest factor ≥ 1 with achieved(factor) ≥ power, to a relative ``tolerance``; (factor, its power).
+
+    The power rises smoothly with the sample, and its probit is close to
+    linear in log(factor), so each new factor is the secant's prediction on
+    that scale (the first step ``first_step``, then steps clamped to ×1.1–×4
+    while bracketing).  Once bracketed,
+    it aims just above the prediction and then checks ``tolerance`` below:
+    two evaluations end the search when the prediction is good.  About half
+    the evaluations of doubling and bisection (measured in the simulation).
+    """
+    goal = float(norm.ppf(power))
+    probits: dict[float, float] = {}
+
+    def evaluate(factor: float) -> float:
+        value = achieved(factor)
+        probits[factor] = float(norm.ppf(min(max(value, 1e-6), 1.0 - 1e-6)))
+        return value
+
+    def predicted(a: float, b: float) -> float | None:
+        """Where the line through (log a, probit a) and (log b, probit b) reaches the goal."""
+        za, zb = probits[a], probits[b]
+        if za == zb:
+            return None
+        return math.exp(math.log(a) + (goal - za) * (math.log(b) - math.log(a)) / (zb - za))
+
+    factor = max(1.0, start)
+    value = evaluate(factor)
+    low, high, high_value = (None, factor, value) if value >= power else (factor, None, None)
+    previous = None  # the factor evaluated before the current end, for the secant
+    while high is None:  # step up until the power is reached
+        if is_full(low):
+            refuse(value)
+        guess = predicted(previous, low) if previous is not None else None
+        step = min(4.0, max(1.1, guess / low)) if guess else first_step
+        candidate = low * step * (1.0 + tolerance / 3.0)
+        value = evaluate(candidate)
+        if value >= power:
+            high, high_value = candidate, value
+        else:
+            previous, low = low, candidate
+    while low is None:  # step down until the power is missed, or factor 1 is reached
+        if high <= 1.0:
+            return 1.0, high_value
+        guess = predicted(previous, high) if previous is not None else None
+        step = min(4.0, max(1.1, high / guess)) if guess else first_step
+        candidate = max(1.0, high / step / (1.0 + tolerance / 3.0))
+        value = evaluate(candidate)
+        if value >= power:
+            previous, high, high_value = high, candidate, value
+        else:
+            low = candidate
+    while high - low > tolerance * high:
+        guess = predicted(low, high)
+        candidate = guess * (1.0 + tolerance / 3.0) if guess else (low + high) / 2.0
+        if not low < candidate < high:
+            candidate = (low + high) / 2.0
+        value = evaluate(candidate)
+        if value < power:
+            low = candidate
+            continue
+        high, high_value = candidate, value
+        check = max(1.0, high * (1.0 - tolerance))
+        if check > low and high - low > tolerance * high:
+            value = evaluate(check)
+            if value >= power:
+                high, high_value = check, value
+            else:
+                low = check
+    return high, high_value
 
 
 # =========================================================================== protocol machinery
