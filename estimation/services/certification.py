@@ -420,8 +420,12 @@ def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retriev
         counts["tp" if hit and d["label"] else "fp" if hit else "fn" if d["label"] else "tn"] += 1
     if plan.metric == Metric.F1:
         interval = cert_stats.f1_interval(**counts, confidence=1.0 - plan.alpha, one_sided=True)
-        return {"method": "seed 004 Appendix A (Eq. 4 variance), one-sided normal bound", "counts": counts,
-                "estimate": interval.estimate, "lower_bound": interval.low,
+        low = cert_stats.f1_exact_lower_bound(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
+                                              confidence=1.0 - plan.alpha)
+        return {"method": "exact one-sided bound: Clopper-Pearson upper limit on the error share "
+                          "e = (FP + FN)/(TP + FP + FN), mapped through F1 = 2(1 - e)/(2 - e)",
+                "counts": counts, "estimate": interval.estimate, "lower_bound": low,
+                "appendix_a_lower_bound": interval.low,
                 "passed": cert_stats.certification_passes(**counts, target=plan.target, alpha=plan.alpha)}
     relevant, found = counts["tp"] + counts["fn"], counts["tp"]
     passed = relevant > 0 and cert_stats.qbcb_passes(relevant=relevant, found=found, target_recall=plan.target,

@@ -120,8 +120,9 @@ ASSUMPTIONS = {
     ],
     CertificationPlan.Metric.F1: [
         "The certification sample is a simple random sample of the corpus drawn after the plan was locked.",
-        "The lower bound is the normal approximation of seed 004, Appendix A (variance of Eq. 4, without the "
-        "extra division of Eq. 5). It is approximate: simulated at a true F1 equal to the target it passed "
+        "The lower bound is exact: among the sampled documents that are relevant or retrieved, the share of "
+        "errors (FP + FN) is bounded by Clopper–Pearson and F1 = 2(1 − e)/(2 − e) follows. Seed 004's normal "
+        "approximation (Appendix A) is shown for comparison only: at a true F1 equal to the target it passed "
         "about 6% of the time at α = 5% with 2,000 documents (docs/certification.md).",
     ],
     CertificationPlan.Metric.QBCB_RECALL: [

@@ -405,3 +405,24 @@ def test_the_last_judgment_of_the_sample_decides_the_plan_without_the_sweep(
     verdict = CertificationVerdict.objects.get(plan=plan)
     report = topic_report_latest(topic=world.topic)
     assert report["certification"]["latest"]["verdict"]["passed"] == verdict.passed
+
+
+def test_f1_verdict_uses_the_exact_bound_and_records_appendix_a_for_comparison(world, manager):
+    from estimation.stats.certification import f1_exact_lower_bound, f1_interval
+
+    uniform_pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.6,
+                                     user=manager)
+    assert plan.pilot["feasible"] is True, plan.pilot["reason"]
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=77)
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    evaluation = verdict.inputs["evaluation"]
+    counts = evaluation["counts"]
+    assert sum(counts.values()) == len(certification_ids(plan))
+    exact = f1_exact_lower_bound(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"], confidence=1 - plan.alpha)
+    assert verdict.lower_bound == pytest.approx(exact, abs=1e-12) and "Clopper-Pearson" in evaluation["method"]
+    assert verdict.passed == (exact >= plan.target)
+    normal = f1_interval(**counts, confidence=1 - plan.alpha, one_sided=True).low
+    assert evaluation["appendix_a_lower_bound"] == pytest.approx(normal, abs=1e-12)
+    assert exact < normal  # the exact bound is the more cautious one here
