@@ -402,9 +402,9 @@ def certification_test_size(*, tp: int, fp: int, fn: int, tn: int, target: float
     pass less often than ``power``, or when the size would exceed ``max_size``.
 
     Example: pilot tp=300, fp=60, fn=90, tn=2550 (F1 0.80), target 0.75,
-    alpha 0.05, power 0.93 -> about 5,600 documents (about 3,450 from a
+    alpha 0.05, power 0.93 -> about 6,000 documents (about 3,700 from a
     pilot ten times larger; the closed form of notes §6, which ignores the
-    pilot's own uncertainty, gives 2,992).
+    pilot's own uncertainty and uses the normal bound, gives 2,992).
     """
     _check_pilot(tp=tp, fp=fp, fn=fn, tn=tn, target=target, alpha=alpha, power=power)
     root = np.random.SeedSequence(seed)
