@@ -26,7 +26,10 @@ c/m: 1 + c(x - m)/m = 1 - c + c x/m) and every factor of K^- increases, so
 max(K^+/2, K^-/2) is quasi-convex in m and the CS is an interval. It is
 evaluated on a grid of m and reported outward-rounded to the neighbouring
 rejected grid points (the latest bounds refined by root finding), which can
-only widen it.
+only widen it. ``RunningConfidenceSequence`` keeps the same computation as
+running state, for monitoring: fed one batch at a time it gives the same
+bounds as recomputing from all outcomes, at a cost per batch in proportion
+to the batch.
 
 Assumption: observations are i.i.d. Bernoulli in the order given — e.g.
 judgments of documents drawn uniformly at random *with* replacement, or
@@ -46,6 +49,10 @@ from scipy.optimize import brentq
 
 __all__ = [
     "ConfidenceSequence",
+    "RunningConfidenceSequence",
+    "RunningPairRecallBound",
+    "RunningUniformF1Bound",
+    "RunningUniformRecallBound",
     "bernoulli_confidence_sequence",
     "bernoulli_capital",
     "pair_recall_lower_bound",
@@ -118,7 +125,22 @@ def _log_capital_increments(outcomes: np.ndarray, bets: np.ndarray, grid: np.nda
     return np.log1p(plus * centred), np.log1p(-minus * centred)
 
 
-def _hedged(log_plus: np.ndarray, log_minus: np.ndarray, side: str) -> np.ndarray:
+def _side_increments(outcomes: np.ndarray, bets: np.ndarray, grid: np.ndarray, side: str):
+    """``_log_capital_increments`` of the sides ``_hedged`` reads for ``side`` (None for the other).
+
+    A one-sided CS reads K^+ (lower) or K^- (upper) alone; the values are the
+    same floats ``_log_capital_increments`` gives.
+    """
+    centred = outcomes[:, None] - grid[None, :]
+    plus = minus = None
+    if side != "upper":
+        plus = np.log1p(np.minimum(bets[:, None], _TRUNCATION / grid[None, :]) * centred)
+    if side != "lower":
+        minus = np.log1p(-np.minimum(bets[:, None], _TRUNCATION / (1.0 - grid[None, :])) * centred)
+    return plus, minus
+
+
+def _hedged(log_plus: np.ndarray | None, log_minus: np.ndarray | None, side: str) -> np.ndarray:
     """log of the capital used for the test: hedged max, or one side alone."""
     if side == "lower":
         return log_plus
@@ -235,8 +257,9 @@ def _refined_final(values: np.ndarray, bets: np.ndarray, *, side: str, threshold
     """Sharpen the last grid bounds to the exact boundary of {m : log K(m) < threshold}."""
 
     def excess(m: float) -> float:
-        inc_plus, inc_minus = _log_capital_increments(values, bets, np.array([m]))
-        return float(_hedged(inc_plus.sum(), inc_minus.sum(), side)) - threshold
+        inc_plus, inc_minus = _side_increments(values, bets, np.array([m]), side)
+        return float(_hedged(None if inc_plus is None else inc_plus.sum(),
+                             None if inc_minus is None else inc_minus.sum(), side)) - threshold
 
     lower, upper = grid_lower, grid_upper
     if side != "upper" and grid_lower > 0.0 and excess(grid_lower + step) < 0.0:
@@ -244,6 +267,133 @@ def _refined_final(values: np.ndarray, bets: np.ndarray, *, side: str, threshold
     if side != "lower" and grid_upper < 1.0 and excess(grid_upper - step) < 0.0:
         upper = _refine(excess, grid_upper, grid_upper - step)
     return lower, upper
+
+
+class RunningConfidenceSequence:
+    """The betting CS of :func:`bernoulli_confidence_sequence`, fed in batches.
+
+    Waudby-Smith & Ramdas hedged capital with the predictable plug-in bets
+    of Eq. 26 (see the module docstring), kept as running state: after
+    ``extend`` has been given the outcomes in judging order, in batches of
+    any size (empty ones included), ``final`` equals
+    ``bernoulli_confidence_sequence(outcomes=<all so far>, alpha=alpha,
+    side=side, grid_size=grid_size, intersect=True).final`` bit for bit.
+    A batch of b outcomes costs O(b x grid_size) instead of O(n x grid_size)
+    for all n so far; only the root-finding refinement of the latest bounds
+    reads all n outcomes again (O(n) per evaluation, once per new state).
+
+    Exactness: the bets continue the running sums as ``np.cumsum`` over the
+    whole sequence would (sequentially, from the carried sum), and the log
+    capital keeps the block structure of the batch function (blocks of
+    ``_CHUNK`` time steps, each summed from zero and then added to the sum
+    carried from the previous block). With the running intersection the
+    final lower bound is the largest *grid* bound before the last step and
+    the *refined* bound at the last step (an earlier step's refinement is
+    not carried forward), and likewise for the upper bound.
+    """
+
+    def __init__(self, *, alpha: float = 0.05, side: str = "two-sided", grid_size: int = 1000):
+        _check(alpha, side)
+        self.alpha, self.side = alpha, side
+        self._grid = _grid(grid_size)
+        self._threshold = math.log(1.0 / alpha)
+        self._count = 0
+        self._ones = 0.0  # sum of the outcomes so far
+        self._squares = 0.0  # sum of (X_i - mu_i)^2 so far, as np.cumsum accumulates it
+        self._previous_var = 0.25  # sigma2_{t-1} for the next step (sigma2_0 = 1/4)
+        # Log capital of the sides the CS reads (K^+, K^-; None if unused): at the end of
+        # the last full block, and summed within the current block so far.
+        used = (side != "upper", side != "lower")
+        self._block = [np.zeros(self._grid.size) if needed else None for needed in used]
+        self._partial = [np.zeros(self._grid.size) if needed else None for needed in used]
+        self._earlier_lower = -math.inf  # grid bounds of every step but the last
+        self._earlier_upper = math.inf
+        self._last_lower = 0.0  # grid bounds of the last step
+        self._last_upper = 1.0
+        self._values = np.empty(0)  # all outcomes and bets, for the refinement
+        self._bets = np.empty(0)
+        self._final: tuple[float, float] | None = (0.0, 1.0)
+
+    @property
+    def count(self) -> int:
+        """Outcomes seen so far."""
+        return self._count
+
+    def extend(self, outcomes: Sequence[int] | np.ndarray) -> None:
+        """Append the next outcomes (0/1, in judging order)."""
+        values = _as_outcomes(outcomes)
+        if values.size == 0:
+            return
+        bets = self._next_bets(values)
+        lower = np.empty(values.size)
+        upper = np.empty(values.size)
+        start = 0
+        while start < values.size:
+            offset = (self._count + start) % _CHUNK
+            stop = min(values.size, start + _CHUNK - offset)
+            increments = _side_increments(values[start:stop], bets[start:stop], self._grid, self.side)
+            complete = offset + stop - start == _CHUNK
+            logs = []
+            for j, inc in enumerate(increments):
+                if inc is None:
+                    logs.append(None)
+                    continue
+                if offset:  # continue the block's cumulative sum where it stopped
+                    inc[0] += self._partial[j]
+                partial = np.cumsum(inc, axis=0)
+                log = self._block[j] + partial
+                if complete:  # carry the block's end into the next block, as the batch function does
+                    self._block[j], self._partial[j] = log[-1], np.zeros(self._grid.size)
+                else:
+                    self._partial[j] = partial[-1]
+                logs.append(log)
+            log_plus, log_minus = logs
+            log_capital = _hedged(log_plus, log_minus, self.side)
+            lower[start:stop], upper[start:stop] = _accepted_range(log_capital < self._threshold, self._grid,
+                                                                   log_capital)
+            start = stop
+        if self._count:
+            self._earlier_lower = max(self._earlier_lower, self._last_lower)
+            self._earlier_upper = min(self._earlier_upper, self._last_upper)
+        if values.size > 1:
+            self._earlier_lower = max(self._earlier_lower, float(lower[:-1].max()))
+            self._earlier_upper = min(self._earlier_upper, float(upper[:-1].min()))
+        self._last_lower, self._last_upper = float(lower[-1]), float(upper[-1])
+        self._values = np.concatenate((self._values, values))
+        self._bets = np.concatenate((self._bets, bets))
+        self._count += values.size
+        self._final = None
+
+    def _next_bets(self, values: np.ndarray) -> np.ndarray:
+        """``_plug_in_bets`` for the next steps, continuing the running sums."""
+        steps = np.arange(self._count + 1, self._count + values.size + 1, dtype=float)
+        ones = np.cumsum(values)
+        ones += self._ones  # whole numbers: exact in any order
+        running_mean = (0.5 + ones) / (steps + 1.0)
+        squares = (values - running_mean) ** 2
+        squares[0] += self._squares  # = np.cumsum's running sum at this step
+        squares = np.cumsum(squares)
+        running_var = (0.25 + squares) / (steps + 1.0)
+        previous_var = np.concatenate(([self._previous_var], running_var[:-1]))
+        self._ones, self._squares, self._previous_var = float(ones[-1]), float(squares[-1]), float(running_var[-1])
+        spread = 2.0 if self.side == "two-sided" else 1.0
+        return np.sqrt(2.0 * math.log(spread / self.alpha) / (previous_var * steps * np.log1p(steps)))
+
+    @property
+    def final(self) -> tuple[float, float]:
+        """The current bounds: ``bernoulli_confidence_sequence(...).final`` on all outcomes so far."""
+        if self._final is None:
+            lower, upper = _refined_final(self._values, self._bets, side=self.side, threshold=self._threshold,
+                                          grid_lower=self._last_lower, grid_upper=self._last_upper,
+                                          step=1.0 / self._grid.size)
+            if self.side == "lower":
+                upper = 1.0
+            if self.side == "upper":
+                lower = 0.0
+            lower = max(lower, 0.0 if self.side == "upper" else self._earlier_lower)
+            upper = min(upper, 1.0 if self.side == "lower" else self._earlier_upper)
+            self._final = (float(lower), float(max(upper, lower)))
+        return self._final
 
 
 def uniform_recall_lower_bound(*, found: Sequence[int] | np.ndarray, alpha: float = 0.05,
@@ -274,12 +424,21 @@ def pair_recall_lower_bound(*, overlap_size: int, overlap_outcomes: Sequence[int
     conditional independence of seed 000 (Eq. 1); dependence bias is not
     covered by any interval (notes §1).
     """
-    if overlap_size <= 0 or other_size < 0:
-        raise ValueError("overlap_size must be positive and other_size non-negative")
+    _check_pair_sizes(overlap_size, other_size)
     p12 = bernoulli_confidence_sequence(outcomes=overlap_outcomes, alpha=alpha / 2.0, side="lower",
                                         grid_size=grid_size).final[0]
     pb2 = bernoulli_confidence_sequence(outcomes=other_outcomes, alpha=alpha / 2.0, side="upper",
                                         grid_size=grid_size).final[1]
+    return _pair_recall(overlap_size, p12, other_size, pb2)
+
+
+def _check_pair_sizes(overlap_size: int, other_size: int) -> None:
+    if overlap_size <= 0 or other_size < 0:
+        raise ValueError("overlap_size must be positive and other_size non-negative")
+
+
+def _pair_recall(overlap_size: int, p12: float, other_size: int, pb2: float) -> float:
+    """r1 = T12 / (T12 + T_B2) with T_h = |h| p_h (notes §2), 0 if both are 0."""
     found_both = overlap_size * p12
     found_other_only = other_size * pb2
     if found_both + found_other_only <= 0.0:
@@ -303,5 +462,82 @@ def uniform_f1_lower_bound(*, errors: Sequence[int] | np.ndarray, alpha: float =
     """
     sequence = bernoulli_confidence_sequence(outcomes=errors, alpha=alpha, side="upper",
                                              grid_size=grid_size)
-    upper_error = sequence.final[1]
+    return _f1_from_error(sequence.final[1])
+
+
+def _f1_from_error(upper_error: float) -> float:
+    """F1 = 2(1 - e)/(2 - e), decreasing in the error share e."""
     return 2.0 * (1.0 - upper_error) / (2.0 - upper_error)
+
+
+class RunningUniformRecallBound:
+    """:func:`uniform_recall_lower_bound`, fed in batches (same value after every batch).
+
+    One-sided lower betting CS (Waudby-Smith & Ramdas hedged capital, see
+    :class:`RunningConfidenceSequence`) on the share of the sample's
+    relevant documents that were found, running intersection at level alpha.
+    """
+
+    def __init__(self, *, alpha: float = 0.05, grid_size: int = 1000):
+        self.found = RunningConfidenceSequence(alpha=alpha, side="lower", grid_size=grid_size)
+
+    @property
+    def count(self) -> int:
+        return self.found.count
+
+    def extend(self, found: Sequence[int] | np.ndarray) -> None:
+        """Append the next relevant documents' outcomes (1 found, 0 missed) in judging order."""
+        self.found.extend(found)
+
+    @property
+    def lower_bound(self) -> float:
+        return self.found.final[0]
+
+
+class RunningPairRecallBound:
+    """:func:`pair_recall_lower_bound`, fed in batches (same value after every batch).
+
+    Notes §2: a lower CS on p12 (region A12, ``overlap``) and an upper CS on
+    p_B2 (region B2, ``other``), each a running Waudby-Smith & Ramdas hedged
+    capital CS at alpha/2, combined into r1 = |A12| p12 / (|A12| p12 + |B2| p_B2).
+    """
+
+    def __init__(self, *, overlap_size: int, other_size: int, alpha: float = 0.05, grid_size: int = 1000):
+        _check_pair_sizes(overlap_size, other_size)
+        self.overlap_size, self.other_size = overlap_size, other_size
+        self.overlap = RunningConfidenceSequence(alpha=alpha / 2.0, side="lower", grid_size=grid_size)
+        self.other = RunningConfidenceSequence(alpha=alpha / 2.0, side="upper", grid_size=grid_size)
+
+    def extend(self, *, overlap_outcomes: Sequence[int] | np.ndarray = (),
+               other_outcomes: Sequence[int] | np.ndarray = ()) -> None:
+        """Append each region's next relevance judgments (1 relevant, 0 not) in judging order."""
+        self.overlap.extend(overlap_outcomes)
+        self.other.extend(other_outcomes)
+
+    @property
+    def lower_bound(self) -> float:
+        return _pair_recall(self.overlap_size, self.overlap.final[0], self.other_size, self.other.final[1])
+
+
+class RunningUniformF1Bound:
+    """:func:`uniform_f1_lower_bound`, fed in batches (same value after every batch).
+
+    One-sided upper running CS U_t on the error share e = (FP + FN) / (TP +
+    FP + FN) (Waudby-Smith & Ramdas hedged capital), read as the F1 lower
+    bound 2(1 - U_t)/(2 - U_t).
+    """
+
+    def __init__(self, *, alpha: float = 0.05, grid_size: int = 1000):
+        self.errors = RunningConfidenceSequence(alpha=alpha, side="upper", grid_size=grid_size)
+
+    @property
+    def count(self) -> int:
+        return self.errors.count
+
+    def extend(self, errors: Sequence[int] | np.ndarray) -> None:
+        """Append the next TP/FP/FN documents' outcomes (1 for FP or FN, 0 for TP) in judging order."""
+        self.errors.extend(errors)
+
+    @property
+    def lower_bound(self) -> float:
+        return _f1_from_error(self.errors.final[1])

@@ -833,13 +833,17 @@ class _PairRecallMetric(_Metric):
     def sequence_parts(self, increment):
         return {key: (increment[key][0], increment[key][1] - increment[key][0]) for key in self.strata}
 
-    def sequence_bound(self, sequences: dict, run: int) -> float:
-        if sequences["A12"].size == 0:
-            return 0.0
-        return float(cs.pair_recall_lower_bound(
-            overlap_size=int(self.region_size["A12"][run]), overlap_outcomes=sequences["A12"],
-            other_size=int(self.region_size["B2"][run]), other_outcomes=sequences["B2"], alpha=self.alpha,
-            grid_size=SIM_CS_GRID))
+    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+        # The run's running CSs (lower on p12, upper on p_B2), made at its first look.
+        if "bound" not in state:
+            if self.region_size["A12"][run] <= 0:  # no A12 document to judge: never passes
+                return 0.0
+            state["bound"] = cs.RunningPairRecallBound(
+                overlap_size=int(self.region_size["A12"][run]), other_size=int(self.region_size["B2"][run]),
+                alpha=self.alpha, grid_size=SIM_CS_GRID)
+        bound = state["bound"]
+        bound.extend(overlap_outcomes=batches["A12"], other_outcomes=batches["B2"])
+        return float(bound.lower_bound) if bound.overlap.count else 0.0
 
     def _lower_bound(self, a12_size, a12_judged, a12_rel, b2_size, b2_judged, b2_rel) -> float:
         return pair_recall_fixed_lower_bound(a12=(a12_size, a12_judged, a12_rel), other=(b2_size, b2_judged, b2_rel),
@@ -960,10 +964,12 @@ class _F1Metric(_UniformMetric):
         # Among relevant-or-retrieved documents: 1 for an error (FP or FN), 0 for a TP.
         return {"errors": (increment["fp"] + increment["fn"], increment["tp"])}
 
-    def sequence_bound(self, sequences: dict, run: int) -> float:
-        errors = sequences["errors"]
-        return (float(cs.uniform_f1_lower_bound(errors=errors, alpha=self.alpha, grid_size=SIM_CS_GRID))
-                if errors.size else 0.0)
+    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+        if "bound" not in state:
+            state["bound"] = cs.RunningUniformF1Bound(alpha=self.alpha, grid_size=SIM_CS_GRID)
+        bound = state["bound"]
+        bound.extend(batches["errors"])
+        return float(bound.lower_bound) if bound.count else 0.0
 
     def passes(self, observed):
         tp, fp, fn, tn = (observed[c] for c in self.cells)
@@ -992,10 +998,12 @@ class _QbcbMetric(_UniformMetric):
         # Among relevant documents: 1 if the classifier found it.
         return {"found": (increment["tp"], increment["fn"])}
 
-    def sequence_bound(self, sequences: dict, run: int) -> float:
-        found = sequences["found"]
-        return (float(cs.uniform_recall_lower_bound(found=found, alpha=self.alpha, grid_size=SIM_CS_GRID))
-                if found.size else 0.0)
+    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+        if "bound" not in state:
+            state["bound"] = cs.RunningUniformRecallBound(alpha=self.alpha, grid_size=SIM_CS_GRID)
+        bound = state["bound"]
+        bound.extend(batches["found"])
+        return float(bound.lower_bound) if bound.count else 0.0
 
     def passes(self, observed):
         tp, fn = observed["tp"], observed["fn"]
@@ -1182,25 +1190,28 @@ def _monitor(model: _Metric, *, rng: np.random.Generator, sizes: np.ndarray, pla
 
     Within a batch the judged documents come in random order (a uniform sample is
     exchangeable), so each batch's labels are shuffled and appended to the run's
-    sequences.  Returns (passed, documents judged) per run.
+    sequences.  Each run keeps running confidence sequences (``state``, fed one
+    batch per look: work per look in proportion to the batch, not to all judged so
+    far); the bound after each look equals the one computed from the whole
+    sequence.  Returns (passed, documents judged) per run.
     """
     runs = sizes.shape[0]
     big = MONITORING_SIZE_FACTOR * sizes
     passed = np.zeros(runs, dtype=bool)
     judged = np.zeros(runs, dtype=np.int64)
-    sequences: list[dict[str, list[np.ndarray]]] = [{} for _ in range(runs)]
+    states: list[dict] = [{} for _ in range(runs)]
     done = np.zeros_like(big)
     for k in range(1, looks + 1):
         boundary = -(-big * k // looks)
         parts = model.sequence_parts(model.sample(rng, boundary - done))
         done = boundary
         for i in np.flatnonzero(planned & ~passed):
+            batches = {}
             for name, (ones, zeros) in parts.items():
                 batch = np.concatenate([np.ones(int(ones[i])), np.zeros(int(zeros[i]))])
                 rng.shuffle(batch)
-                sequences[i].setdefault(name, []).append(batch)
-            joined = {name: np.concatenate(chunks) for name, chunks in sequences[i].items()}
+                batches[name] = batch
             judged[i] = done[i].sum()
-            if model.sequence_bound(joined, i) >= model.target:
+            if model.sequence_bound(states[i], i, batches) >= model.target:
                 passed[i] = True
     return passed, judged

@@ -6,6 +6,10 @@ import pytest
 from scipy.stats import norm
 
 from estimation.stats.confidence_sequence import (
+    RunningConfidenceSequence,
+    RunningPairRecallBound,
+    RunningUniformF1Bound,
+    RunningUniformRecallBound,
     bernoulli_capital,
     bernoulli_confidence_sequence,
     pair_recall_lower_bound,
@@ -140,3 +144,129 @@ def test_input_checks():
         bernoulli_confidence_sequence(outcomes=[0, 1], side="left")
     with pytest.raises(ValueError):
         pair_recall_lower_bound(overlap_size=0, overlap_outcomes=[1], other_size=1, other_outcomes=[0])
+
+
+# --------------------------------------------------------------------------- running (incremental) form
+
+def _batches(rng, sizes, p):
+    return [rng.binomial(1, p, size=int(size)) for size in sizes]
+
+
+@pytest.mark.parametrize("side, alpha", [("two-sided", 0.05), ("lower", 0.025), ("upper", 0.1)])
+def test_running_sequence_equals_the_batch_function_after_every_batch(side, alpha):
+    # Random batch sizes, empty batches included, several crossing the 1,024-step blocks
+    # of the batch function: the running bounds must be the very same floats.
+    rng = np.random.default_rng({"two-sided": 31, "lower": 32, "upper": 33}[side])
+    for p, grid_size in ((0.5, 200), (0.93, 200), (0.08, 1000)):
+        running = RunningConfidenceSequence(alpha=alpha, side=side, grid_size=grid_size)
+        assert running.final == (0.0, 1.0)
+        seen = []
+        sizes = rng.choice([0, 1, 2, 5, 40, 333, 700, 1100], size=9)
+        for batch in _batches(rng, sizes, p):
+            running.extend(batch)
+            seen.extend(batch.tolist())
+            expected = bernoulli_confidence_sequence(outcomes=seen, alpha=alpha, side=side,
+                                                     grid_size=grid_size, intersect=True).final
+            assert running.count == len(seen)
+            assert running.final == expected
+
+
+@pytest.mark.parametrize("side", ["two-sided", "lower", "upper"])
+def test_running_sequence_exact_at_block_boundaries(side):
+    # Batches ending exactly on, one before and one after a block boundary (1,024 steps).
+    rng = np.random.default_rng(34)
+    running = RunningConfidenceSequence(alpha=0.05, side=side, grid_size=200)
+    seen = []
+    for batch in _batches(rng, [1023, 1, 0, 1024, 1, 1023, 1025, 2048, 1], 0.3):
+        running.extend(batch)
+        seen.extend(batch.tolist())
+        assert running.final == bernoulli_confidence_sequence(outcomes=seen, alpha=0.05, side=side,
+                                                              grid_size=200).final
+    # One observation at a time over a boundary, reading the bounds at every step.
+    running = RunningConfidenceSequence(alpha=0.05, side=side, grid_size=50)
+    outcomes = rng.binomial(1, 0.7, size=1030)
+    running.extend(outcomes[:1015])
+    for t in range(1015, outcomes.size):
+        running.extend(outcomes[t:t + 1])
+        assert running.final == bernoulli_confidence_sequence(outcomes=outcomes[:t + 1], side=side,
+                                                              grid_size=50).final
+
+
+def test_running_final_keeps_grid_bounds_of_earlier_steps_and_refines_only_the_last():
+    # With the running intersection the final lower bound is max(grid bounds before the last
+    # step, refined bound at the last step): an earlier refinement is not carried forward.
+    rng = np.random.default_rng(35)
+    outcomes = np.concatenate([np.ones(60), rng.binomial(1, 0.4, size=300)])  # early high, then lower
+    running = RunningConfidenceSequence(alpha=0.05, side="lower", grid_size=100)
+    running.extend(outcomes[:60])
+    refined_early = running.final[0]
+    running.extend(outcomes[60:])
+    path = bernoulli_confidence_sequence(outcomes=outcomes, side="lower", grid_size=100, intersect=False)
+    grid = (np.arange(100) + 0.5) / 100
+    assert refined_early > path.lower[:60].max()  # the refinement at step 60 beat the grid there
+    assert np.all(np.isin(path.lower[:-1], np.concatenate(([0.0], grid))))  # earlier steps: grid values
+    assert running.final[0] == max(path.lower[:-1].max(), path.lower[-1])
+    assert running.final[0] < refined_early
+
+
+def test_running_lower_bounds_equal_the_lower_bound_functions():
+    rng = np.random.default_rng(36)
+    pair = RunningPairRecallBound(overlap_size=5_000, other_size=20_000, alpha=0.05, grid_size=200)
+    recall = RunningUniformRecallBound(alpha=0.05, grid_size=200)
+    f1 = RunningUniformF1Bound(alpha=0.05, grid_size=200)
+    overlap, other, found, errors = [], [], [], []
+    for _ in range(8):
+        new = {name: rng.binomial(1, p, size=int(rng.choice([0, 3, 90, 700])))
+               for name, p in (("overlap", 0.9), ("other", 0.1), ("found", 0.8), ("errors", 0.35))}
+        pair.extend(overlap_outcomes=new["overlap"], other_outcomes=new["other"])
+        recall.extend(new["found"])
+        f1.extend(new["errors"])
+        overlap += new["overlap"].tolist()
+        other += new["other"].tolist()
+        found += new["found"].tolist()
+        errors += new["errors"].tolist()
+        assert pair.lower_bound == pair_recall_lower_bound(overlap_size=5_000, overlap_outcomes=overlap,
+                                                           other_size=20_000, other_outcomes=other,
+                                                           alpha=0.05, grid_size=200)
+        assert recall.lower_bound == uniform_recall_lower_bound(found=found, alpha=0.05, grid_size=200)
+        assert f1.lower_bound == uniform_f1_lower_bound(errors=errors, alpha=0.05, grid_size=200)
+        assert recall.count == len(found) and f1.count == len(errors)
+
+
+def test_running_input_checks():
+    with pytest.raises(ValueError):
+        RunningConfidenceSequence(alpha=1.0)
+    with pytest.raises(ValueError):
+        RunningConfidenceSequence(side="left")
+    with pytest.raises(ValueError):
+        RunningConfidenceSequence(grid_size=5)
+    running = RunningConfidenceSequence(alpha=0.05)
+    with pytest.raises(ValueError):
+        running.extend([0, 2])
+    assert running.count == 0 and running.final == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        RunningPairRecallBound(overlap_size=0, other_size=10)
+
+
+def test_running_log_capital_is_bit_identical_to_the_batch_function_blocks():
+    # The bounds above only see the capital through threshold comparisons; here the running
+    # log capital itself (block carry + within-block sum) is compared with the batch
+    # function's block-wise cumulative sums, and the bets with _plug_in_bets.
+    from estimation.stats import confidence_sequence as module
+
+    rng = np.random.default_rng(37)
+    running = RunningConfidenceSequence(alpha=0.05, side="two-sided", grid_size=100)
+    seen = np.empty(0)
+    for size in (5, 1019, 0, 1, 1500, 600, 1):
+        batch = rng.binomial(1, 0.6, size=size).astype(float)
+        running.extend(batch)
+        seen = np.concatenate((seen, batch))
+        bets = module._plug_in_bets(seen, alpha=0.05, side="two-sided")
+        sums = [np.zeros(100), np.zeros(100)]
+        for start in range(0, seen.size, module._CHUNK):
+            increments = module._log_capital_increments(seen[start:start + module._CHUNK],
+                                                        bets[start:start + module._CHUNK], running._grid)
+            sums = [total + np.cumsum(inc, axis=0)[-1] for total, inc in zip(sums, increments)]
+        assert np.array_equal(running._bets, bets)
+        for j in (0, 1):
+            assert np.array_equal(running._block[j] + running._partial[j], sums[j])

@@ -288,3 +288,61 @@ def test_same_seed_same_result_and_bad_input_is_refused():
         simulate_certification(metric="precision", target=TAU, true_value=0.8, runs=10)
     with pytest.raises(ValueError, match="target"):
         simulate_certification(metric="f1", target=1.5, true_value=0.8, runs=10)
+
+
+@pytest.mark.parametrize("metric, fixed_size, true_value", [
+    ("pair_recall", {"A12": 150, "B2": 300}, 0.78),  # B2's monitored sample (1,200) crosses a 1,024-step block
+    ("f1", 2000, 0.8),
+    ("qbcb_recall", 3000, 0.8),
+])
+def test_monitored_protocol_with_running_sequences_matches_recomputing_them_from_scratch(
+        monkeypatch, metric, fixed_size, true_value):
+    # The monitored protocol keeps one running confidence sequence per run and region and feeds it
+    # each look's batch.  Replaced by a stand-in that recomputes bernoulli_confidence_sequence from all
+    # outcomes at every look (the protocol before the running form), every bound read, the pass rate
+    # and the documents judged must be the same.
+    from estimation.stats import confidence_sequence as cs_module
+
+    running_class = cs_module.RunningConfidenceSequence
+
+    def recorded(log):
+        class Recording(running_class):
+            @property
+            def final(self):
+                value = super().final
+                log.append((self.side, self.alpha, self.count, value))
+                return value
+        return Recording
+
+    def from_scratch(log):
+        class FromScratch:
+            def __init__(self, *, alpha, side, grid_size):
+                self.alpha, self.side, self.grid_size, self.outcomes = alpha, side, grid_size, []
+
+            @property
+            def count(self):
+                return len(self.outcomes)
+
+            def extend(self, outcomes):
+                self.outcomes.extend(np.asarray(outcomes, dtype=float).tolist())
+
+            @property
+            def final(self):
+                value = cs_module.bernoulli_confidence_sequence(outcomes=self.outcomes, alpha=self.alpha,
+                                                                side=self.side, grid_size=self.grid_size).final
+                log.append((self.side, self.alpha, self.count, value))
+                return value
+        return FromScratch
+
+    results, logs = [], []
+    for make in (recorded, from_scratch):
+        log = []
+        monkeypatch.setattr(cs_module, "RunningConfidenceSequence", make(log))
+        results.append(simulate_certification(metric=metric, target=TAU, true_value=true_value, alpha=ALPHA,
+                                              runs=25, seed=3, fixed_size=fixed_size, monitor=True, looks=10))
+        logs.append(log)
+    running, scratch = results
+    assert logs[0] == logs[1] and len(logs[0]) > 25
+    assert running.monitor_pass_rate == scratch.monitor_pass_rate
+    assert running.monitor_mean_judged == scratch.monitor_mean_judged
+    assert 0.0 < running.monitor_pass_rate < 1.0  # some runs stop early, some judge the whole sample
