@@ -61,6 +61,7 @@ from .certification import (  # noqa: E402  seed 004 + QBCB
     certification_test_size,
     certification_test_size_closed_form,
     certification_theta_star,
+    f1_exact_lower_bound,
     f1_interval,
     qbcb_min_found,
     qbcb_min_relevant,
@@ -69,6 +70,10 @@ from .certification import (  # noqa: E402  seed 004 + QBCB
 )
 from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting CS
     ConfidenceSequence,
+    RunningConfidenceSequence,
+    RunningPairRecallBound,
+    RunningUniformF1Bound,
+    RunningUniformRecallBound,
     bernoulli_capital,
     bernoulli_confidence_sequence,
     pair_recall_lower_bound,
