@@ -44,7 +44,7 @@ from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.stats import betabinom, binom, norm
+from scipy.stats import beta, betabinom, binom, norm, qmc
 
 from . import certification as cert
 from . import confidence_sequence as cs
@@ -279,7 +279,9 @@ def qbcb_certification_size(*, relevant: int, found: int, judged: int, target_re
     Like seed 004's Alg. 2 for F1: the pilot (``judged`` uniform documents,
     ``relevant`` of them relevant, ``found`` of those retrieved) gives
     Jeffreys posteriors on prevalence and recall; the power of a size is
-    averaged over ``posterior_draws`` posterior draws.  The search starts at
+    averaged over ``posterior_draws`` points of that posterior (quasi-random:
+    scrambled Sobol points, so a power of 2, through the Beta quantiles).
+    The search starts at
     the normal-approximation size for the pilot's point estimates, steps by
     ×1.5 until the power is bracketed, then bisects to 1%.  Raises
     ``certification.CertificationImpossible`` when the pilot recall is not
@@ -293,9 +295,13 @@ def qbcb_certification_size(*, relevant: int, found: int, judged: int, target_re
             f"the pilot recall {pilot_recall:.3f} ({found} of {relevant} relevant documents found) is not "
             f"above the target {target_recall:.3f}: no sample of any size would certify it with the "
             "required power.")
-    rng = np.random.default_rng(seed)
-    prevalences = rng.beta(0.5 + relevant, 0.5 + judged - relevant, size=posterior_draws)
-    recalls = rng.beta(0.5 + found, 0.5 + relevant - found, size=posterior_draws)
+    # Posterior points from a scrambled Sobol sequence through the Beta quantiles: the average over
+    # them is a far more even estimate of the assurance than as many random draws (measured in the
+    # simulation at recall 0.85: pass rate among feasible plans 0.884 with 64 random draws, 0.898 with
+    # 256, against the 0.9 planned).
+    points = qmc.Sobol(d=2, scramble=True, seed=np.random.default_rng(seed)).random(posterior_draws)
+    prevalences = beta.ppf(points[:, 0], 0.5 + relevant, 0.5 + judged - relevant)
+    recalls = beta.ppf(points[:, 1], 0.5 + found, 0.5 + relevant - found)
     if np.quantile(recalls, 1.0 - power) <= target_recall:
         raise cert.CertificationImpossible(
             f"the pilot holds only {relevant} relevant documents: with probability above {1.0 - power:.0%} "

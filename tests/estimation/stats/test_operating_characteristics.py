@@ -97,9 +97,11 @@ def test_qbcb_power_for_many_draws_is_the_sum_over_every_relevant_count():
 def test_qbcb_size_is_the_smallest_reaching_the_power_to_one_percent():
     pilot = dict(relevant=100, found=92, judged=2000)
     size = qbcb_certification_size(**pilot, target_recall=TAU, power=POWER, seed=3)
-    rng = np.random.default_rng(3)  # the function's own posterior draws
-    prevalences = rng.beta(100.5, 1900.5, size=64)
-    recalls = rng.beta(92.5, 8.5, size=64)
+    # The function's own posterior points: scrambled Sobol points through the Beta quantiles.
+    from scipy.stats import beta, qmc
+    points = qmc.Sobol(d=2, scramble=True, seed=np.random.default_rng(3)).random(64)
+    prevalences = beta.ppf(points[:, 0], 100.5, 1900.5)
+    recalls = beta.ppf(points[:, 1], 92.5, 8.5)
 
     def assurance(n):
         return float(np.mean(qbcb_power(size=n, prevalence=prevalences, recall=recalls, target_recall=TAU)))
