@@ -906,6 +906,7 @@ class _UniformMetric(_Metric):
 
     strata = ("n",)
     cells = ("tp", "fp", "fn", "tn")
+    running_bound: type  # the metric's running confidence-sequence bound (confidence_sequence.Running*Bound)
 
     def __init__(self, *, population: ConfusionPopulation, target: float, alpha: float, power: float,
                  pilot_size: int, error: float, seed_base: int, plan_simulations: int):
@@ -947,6 +948,15 @@ class _UniformMetric(_Metric):
     def sample(self, rng, sizes):
         return self._observe(rng, _uniform_cells(rng, self.remaining, sizes[:, 0].astype(np.int64)))
 
+    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+        """The metric's anytime-valid bound after this look (one running sequence per run, in ``state``)."""
+        if "bound" not in state:
+            state["bound"] = self.running_bound(alpha=self.alpha, grid_size=SIM_CS_GRID)
+        bound = state["bound"]
+        (outcomes,) = batches.values()  # one sequence per uniform metric (see sequence_parts)
+        bound.extend(outcomes)
+        return float(bound.lower_bound) if bound.count else 0.0
+
     def snapshot(self):
         return dict(self.remaining)
 
@@ -956,6 +966,7 @@ class _UniformMetric(_Metric):
 
 class _F1Metric(_UniformMetric):
     name = "f1"
+    running_bound = cs.RunningUniformF1Bound
 
     def _plan_one(self, tp, fp, fn, tn) -> int:
         try:
@@ -970,13 +981,6 @@ class _F1Metric(_UniformMetric):
         # Among relevant-or-retrieved documents: 1 for an error (FP or FN), 0 for a TP.
         return {"errors": (increment["fp"] + increment["fn"], increment["tp"])}
 
-    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
-        if "bound" not in state:
-            state["bound"] = cs.RunningUniformF1Bound(alpha=self.alpha, grid_size=SIM_CS_GRID)
-        bound = state["bound"]
-        bound.extend(batches["errors"])
-        return float(bound.lower_bound) if bound.count else 0.0
-
     def passes(self, observed):
         tp, fp, fn, tn = (observed[c] for c in self.cells)
         cache = _Cache(lambda *c: cert.certification_passes(tp=c[0], fp=c[1], fn=c[2], tn=c[3],
@@ -988,6 +992,7 @@ class _F1Metric(_UniformMetric):
 
 class _QbcbMetric(_UniformMetric):
     name = "qbcb_recall"
+    running_bound = cs.RunningUniformRecallBound
 
     def _plan_key(self, tp, fp, fn, tn) -> tuple[int, ...]:
         return tp + fn, tp, tp + fp + fn + tn  # QBCB's pilot is (relevant, found, judged)
@@ -1003,13 +1008,6 @@ class _QbcbMetric(_UniformMetric):
     def sequence_parts(self, increment):
         # Among relevant documents: 1 if the classifier found it.
         return {"found": (increment["tp"], increment["fn"])}
-
-    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
-        if "bound" not in state:
-            state["bound"] = cs.RunningUniformRecallBound(alpha=self.alpha, grid_size=SIM_CS_GRID)
-        bound = state["bound"]
-        bound.extend(batches["found"])
-        return float(bound.lower_bound) if bound.count else 0.0
 
     def passes(self, observed):
         tp, fn = observed["tp"], observed["fn"]
