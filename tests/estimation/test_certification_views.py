@@ -126,3 +126,23 @@ def test_the_topic_report_shows_the_verdict_from_the_summary(world):
     response = manager.get(reverse("reports:topic", kwargs={"topic_id": world.topic.pk}))
     assert response.status_code == 200
     assert "Passed:" in response.content.decode()
+
+
+def test_f1_verdict_page_shows_the_exact_bound_and_appendix_a_for_comparison(world):
+    from tests.estimation.test_certification_service import uniform_pilot
+
+    uniform_pilot(world)
+    manager = login("manager", "max")
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    response = manager.post(url, {"classifier": c1(world).pk, "metric": "f1", "target": "0.6",
+                                  "alpha": "0.05", "power": "0.9"})
+    plan = CertificationPlan.objects.get()
+    assert response.status_code == 302
+    assert manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk})).status_code == 302
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    page = manager.get(reverse("reports:certification_verdict", kwargs={"plan_id": plan.pk})).content.decode()
+    assert f"{verdict.lower_bound:.3f}" in page and "Clopper-Pearson" in page
+    appendix = verdict.inputs["evaluation"]["appendix_a_lower_bound"]
+    assert f"Appendix A, for comparison only): {appendix:.3f}" in page
+    assert "The lower bound is exact" in page and HOSTILE not in page
