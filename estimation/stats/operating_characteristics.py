@@ -1071,7 +1071,8 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
 
     ``metric``: "pair_recall" (C1's recall from regions A12 and B2, verdict
     by ``stratified_pair_recall``'s one-sided lower bound), "f1" (uniform
-    test set, seed 004 Alg. 2 and Appendix A) or "qbcb_recall" (uniform
+    test set, seed 004 Alg. 2, verdict by ``certification.certification_passes``'s
+    exact bound) or "qbcb_recall" (uniform
     sample, QBCB).  ``true_value`` is the metric's value under the true
     labels of the generated population (``pair_population``,
     ``f1_population``, ``recall_population`` unless ``population`` is given).
