@@ -675,23 +675,30 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
             previous, high, high_value = high, candidate, value
         else:
             low = candidate
+    # Safeguard as in Dekker/Brent root finding: regula falsi can creep along one end of the
+    # bracket, so a step that did not at least halve the bracket (on the log scale) is followed
+    # by a bisection; at most twice the evaluations of plain bisection, whatever the curve.
+    bisect_next = False
     while high - low > tolerance * high:
-        guess = predicted(low, high)
-        candidate = guess * (1.0 + tolerance / 3.0) if guess else (low + high) / 2.0
-        if not low < candidate < high:
-            candidate = (low + high) / 2.0
+        span = math.log(high / low)
+        guess = None if bisect_next else predicted(low, high)
+        bisecting = guess is None
+        candidate = math.sqrt(low * high) if bisecting else guess * (1.0 + tolerance / 3.0)
+        candidate = min(max(candidate, low * math.exp(0.1 * span)), low * math.exp(0.9 * span))
         value = evaluate(candidate)
         if value < power:
             low = candidate
-            continue
-        high, high_value = candidate, value
-        check = max(1.0, high * (1.0 - tolerance))
-        if check > low and high - low > tolerance * high:
-            value = evaluate(check)
-            if value >= power:
-                high, high_value = check, value
-            else:
-                low = check
+        else:
+            high, high_value = candidate, value
+            # Aimed just above the prediction: if it was right, the point tolerance below falls short.
+            check = max(1.0, high * (1.0 - tolerance))
+            if not bisecting and check > low and high - low > tolerance * high:
+                value = evaluate(check)
+                if value >= power:
+                    high, high_value = check, value
+                else:
+                    low = check
+        bisect_next = not bisecting and math.log(high / low) > span / 2.0
     return high, high_value
 
 

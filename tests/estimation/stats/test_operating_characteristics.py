@@ -348,3 +348,48 @@ def test_monitored_protocol_with_running_sequences_matches_recomputing_them_from
     assert running.monitor_pass_rate == scratch.monitor_pass_rate
     assert running.monitor_mean_judged == scratch.monitor_mean_judged
     assert 0.0 < running.monitor_pass_rate < 1.0  # some runs stop early, some judge the whole sample
+
+
+# --------------------------------------------------------------------------- the size search
+
+
+@pytest.mark.parametrize("curve", ["probit-linear", "steep", "flat-then-steep"])
+def test_size_search_finds_the_smallest_factor_to_the_tolerance_in_few_evaluations(curve):
+    from scipy.stats import norm
+
+    from estimation.stats.operating_characteristics import _smallest_factor
+
+    root = 3.7  # where each curve reaches power 0.9
+    curves = {
+        "probit-linear": lambda f: norm.cdf(norm.ppf(0.9) + 1.5 * math.log(f / root)),
+        "steep": lambda f: norm.cdf(norm.ppf(0.9) + 40.0 * math.log(f / root)),
+        # nearly flat below the root, then a cliff: the case where a plain secant creeps along one end
+        "flat-then-steep": lambda f: 0.89 + 0.001 * f if f < root else 0.9 + 0.09 * (1 - math.exp(root - f)),
+    }
+    calls = []
+
+    def achieved(factor):
+        calls.append(factor)
+        return curves[curve](factor)
+
+    for start in (1.0, 20.0):
+        calls.clear()
+        factor, value = _smallest_factor(achieved, power=0.9, start=start, first_step=2.0, tolerance=0.05,
+                                         is_full=lambda f: f > 1e6, refuse=lambda v: pytest.fail("refused"))
+        assert value >= 0.9 and root <= factor <= root / (1 - 0.05) + 1e-9
+        # Plain bisection from the first bracket would need about 8 here; the secant does better on
+        # smooth curves and the safeguard keeps the worst case close.
+        assert len(calls) <= (8 if curve == "probit-linear" else 12), (curve, start, len(calls))
+
+
+def test_size_search_stops_at_factor_one_and_refuses_when_even_everything_is_not_enough():
+    from estimation.stats.operating_characteristics import _smallest_factor
+
+    def refuse(value):
+        raise cert.CertificationImpossible(f"only {value:.2f}")
+
+    assert _smallest_factor(lambda f: 0.95, power=0.9, start=3.0, first_step=2.0, tolerance=0.05,
+                            is_full=lambda f: False, refuse=refuse) == (1.0, 0.95)
+    with pytest.raises(cert.CertificationImpossible, match="only 0.50"):
+        _smallest_factor(lambda f: 0.5, power=0.9, start=1.0, first_step=2.0, tolerance=0.05,
+                         is_full=lambda f: f >= 64, refuse=refuse)
