@@ -454,7 +454,7 @@ def _walked_thresholds(counts: np.ndarray, *, passes: Callable[[int, int], bool]
     The first guess is the previous t plus the recent slope, so a k usually
     costs two evaluations however steep t is.
     """
-    thresholds = np.empty(counts.size, dtype=np.int64)
+    thresholds = np.zeros(counts.size, dtype=np.int64)
     for i, k in enumerate(counts.tolist()):
         if i == 0:
             thresholds[0] = _largest_passing(k, passes=passes, known=low - 1, fail=high + 1, guess=(low + high) // 2)
@@ -463,8 +463,8 @@ def _walked_thresholds(counts: np.ndarray, *, passes: Callable[[int, int], bool]
         if previous >= high:  # every larger k passes at the top of the range too
             thresholds[i:] = high
             break
-        back = min(i, 8)
-        guess = previous + int(round((previous - int(thresholds[i - 1 - back])) / back)) if i > 1 else previous + 1
+        back = min(i - 1, 8)  # the slope over up to 8 earlier counts (none yet at i = 1)
+        guess = previous + int(round((previous - int(thresholds[i - 1 - back])) / back)) if back else previous + 1
         thresholds[i] = _largest_passing(k, passes=passes, known=previous, fail=high + 1, guess=guess)
     return thresholds
 

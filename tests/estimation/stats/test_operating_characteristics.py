@@ -393,3 +393,23 @@ def test_size_search_stops_at_factor_one_and_refuses_when_even_everything_is_not
     with pytest.raises(cert.CertificationImpossible, match="only 0.50"):
         _smallest_factor(lambda f: 0.5, power=0.9, start=1.0, first_step=2.0, tolerance=0.05,
                          is_full=lambda f: f >= 64, refuse=refuse)
+
+
+def test_walked_thresholds_follow_a_steep_staircase_with_two_evaluations_per_count():
+    # t(k) = 3k + 5 exactly: after the first count, the guess from the recent slope is right, so each
+    # count costs one passing and one failing evaluation.  (A guess read from outside the walked
+    # counts — uninitialised memory, as once happened — costs more and made plans vary between runs.)
+    from estimation.stats.operating_characteristics import _walked_thresholds
+
+    probes = []
+
+    def passes(k, k_other):
+        probes.append((k, k_other))
+        return k_other <= 3 * k + 5
+
+    counts = np.arange(10, 40)
+    thresholds = _walked_thresholds(counts, passes=passes, low=0, high=500)
+    assert thresholds.tolist() == [3 * k + 5 for k in counts]
+    first = sum(1 for k, _ in probes if k == counts[0])
+    later = len(probes) - first - sum(1 for k, _ in probes if k == counts[1])
+    assert later <= 2 * (counts.size - 2)
