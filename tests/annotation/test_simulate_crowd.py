@@ -80,6 +80,8 @@ def test_draw_samples_command_reports_and_refuses_clearly():
     out = StringIO()
     call_command("draw_samples", "--topic", "wheat", "--per-region", "1", "--seed", "1", stdout=out)
     assert "Nothing new to draw" in out.getvalue()
+    with pytest.raises(CommandError, match="No topic named 'nope'"):
+        call_command("draw_samples", "--topic", "nope", stdout=StringIO())
 
 
 @pytest.mark.slow

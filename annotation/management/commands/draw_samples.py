@@ -7,7 +7,7 @@ Sizes are totals: running it again tops the samples up to the new totals (or dra
 """
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Topic
+from annotation.management.lookups import topic_named
 from annotation.services.crowds import CrowdUnavailable
 from annotation.services.hits import BudgetExceeded
 from annotation.services.sampling import DESIGNS, SamplingError, samples_launch
@@ -29,10 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-publish", action="store_true", help="create the HITs without offering them")
 
     def handle(self, *args, **options):
-        try:
-            topic = Topic.objects.get(name=options["topic"])
-        except Topic.DoesNotExist:
-            raise CommandError(f"No topic named {options['topic']!r}.") from None
+        topic = topic_named(name=options["topic"])
         try:
             launch = samples_launch(
                 topic=topic,

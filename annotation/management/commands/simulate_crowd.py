@@ -5,7 +5,7 @@
 """
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Topic
+from annotation.management.lookups import topic_named
 from annotation.services.crowd_simulation import crowd_simulate
 
 
@@ -22,10 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1)
 
     def handle(self, *args, **options):
-        try:
-            topic = Topic.objects.get(name=options["topic"])
-        except Topic.DoesNotExist:
-            raise CommandError(f"No topic named {options['topic']!r}.") from None
+        topic = topic_named(name=options["topic"])
         try:
             summary = crowd_simulate(
                 topic=topic,

@@ -11,7 +11,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Topic
+from annotation.management.lookups import topic_named
 from estimation.selectors import topic_report_latest
 from estimation.services.reports import DEFAULT_DRAWS, topic_report_build, topic_report_csv
 
@@ -26,10 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--draws", type=int, default=DEFAULT_DRAWS, help="posterior draws (fresh only)")
 
     def handle(self, *args, **options):
-        try:
-            topic = Topic.objects.select_related("corpus").get(name=options["topic"])
-        except Topic.DoesNotExist:
-            raise CommandError(f"No topic named {options['topic']!r}.") from None
+        topic = topic_named(name=options["topic"])
         if options["snapshot"] == "fresh":
             if options["draws"] < 100:
                 raise CommandError("--draws must be at least 100.")
