@@ -10,6 +10,7 @@ Tests inject a client (wrapped in botocore's Stubber) with `mturk_client_overrid
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import hashlib
 import os
 import re
@@ -64,7 +65,7 @@ TRANSIENT_ERROR_CODES = {"ServiceFault", "Throttling", "ThrottlingException", "S
 TRANSIENT_EXCEPTIONS = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, BotoConnectionError)
 
 
-class MturkError(Exception):
+class MturkError(ApplicationError):
     """Mechanical Turk could not do what was asked; the message says why."""
 
 

@@ -6,6 +6,7 @@ production settings this refuses to run.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import os
 
 from django.conf import settings
@@ -26,7 +27,7 @@ DEMO_ACCOUNTS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-class DemoAccountsRefused(RuntimeError):
+class DemoAccountsRefused(ApplicationError):
     pass
 
 

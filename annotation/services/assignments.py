@@ -19,6 +19,7 @@ Every path takes these locks in that order, so submissions cannot deadlock.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +30,7 @@ from django.db.models import Case, Count, Exists, F, OuterRef, Subquery, Value, 
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.events import LabelsCompleted, event_send_on_commit
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
 from annotation.services.labels import labels_votes_add
 from annotation.services.workers import worker_gold_check
@@ -40,11 +42,11 @@ NON_EXPIRED = ("claimed", "submitted", "approved", "rejected")
 DONE = ("submitted", "approved", "rejected")
 
 
-class ClaimRefused(Exception):
+class ClaimRefused(ApplicationError):
     """The worker may not take HITs (blocked) or may not take this HIT."""
 
 
-class SubmitRefused(Exception):
+class SubmitRefused(ApplicationError):
     """The submission cannot be recorded; the message is safe to show the worker."""
 
 
@@ -383,16 +385,11 @@ def assignment_submit(
 
 
 def _labels_changed(*, topic: Topic) -> None:
-    """New complete labels: a locked certification may now be decidable, and estimates must be
-    recomputed (D–S posteriors first, when used). Deciding is scheduled first so that, with
-    in-process tasks, the recomputed report already carries a fresh verdict."""
-    from estimation.services.certification import certifications_decide_schedule
-    from estimation.services.recompute import topic_recompute_schedule
-
-    certifications_decide_schedule(topic_id=topic.pk)
-
+    """New complete labels: refresh the D–S posteriors (when the topic uses them) and announce the
+    fact after commit (estimation's receivers decide certifications and recompute the report)."""
     if topic.aggregator == Topic.Aggregator.DAWID_SKENE:
         from annotation.tasks import labels_posteriors_task
 
-        transaction.on_commit(lambda: labels_posteriors_task.delay(topic.pk))
-    topic_recompute_schedule(topic_id=topic.pk)
+        topic_id = topic.pk
+        transaction.on_commit(lambda: labels_posteriors_task.delay(topic_id=topic_id), robust=True)
+    event_send_on_commit(event=LabelsCompleted(topic_id=topic.pk))

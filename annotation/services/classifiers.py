@@ -6,6 +6,7 @@ definition and the retrieved set, so a report names exactly what it measured.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import csv
 import hashlib
 import json
@@ -32,7 +33,7 @@ PREVIEW_SAMPLE_DOCUMENTS = 20_000
 PREVIEW_SEED = 20141024  # fixed, so the preview does not jump about while the analyst types
 
 
-class ClassifierError(ValueError):
+class ClassifierError(ApplicationError):
     """A user mistake in defining a classifier; `line` names the offending line of an uploaded file."""
 
     def __init__(self, message: str, *, line: int | None = None) -> None:

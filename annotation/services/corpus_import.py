@@ -29,6 +29,7 @@ summary, and the import still succeeds.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import codecs
 import csv
 import gzip
@@ -60,7 +61,7 @@ MAX_EXTERNAL_ID_CHARS = 255
 SQLITE_CACHE_KIB = 65536
 
 
-class CorpusImportError(Exception):
+class CorpusImportError(ApplicationError):
     """A bad input file; nothing was written. `line` is None when no line is to blame."""
 
     def __init__(self, *, path: Path | str, line: int | None, problem: str) -> None:

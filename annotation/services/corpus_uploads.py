@@ -51,10 +51,10 @@ QUEUE_DOWN = "The import could not be queued (the task queue is unreachable). Th
 
 def corpus_upload_enqueue(*, upload_id: int) -> bool:
     """Queue the import task; with the broker down, record why on the row (the file stays) and return False."""
-    from annotation.tasks_import import corpus_import_task
+    from annotation.tasks import corpus_import_task
 
     try:
-        corpus_import_task.delay(upload_id)
+        corpus_import_task.delay(upload_id=upload_id)
     except Exception:  # noqa: BLE001 - kombu/redis raise many kinds; the upload must survive all of them
         logger.exception("could not queue the import of upload %s", upload_id)
         _set(upload_id, error_problem=QUEUE_DOWN)

@@ -8,6 +8,7 @@ claims, expiry, idempotence, gold checks and blocking all apply as for people.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -34,6 +35,10 @@ class SimulationSummary:
             f"{self.judgments} judgments in {self.assignments} assignments by {self.workers} simulated workers; "
             f"cost ${self.cost:.2f}; {self.blocked} blocked"
         )
+
+
+class SimulationError(ApplicationError):
+    """A simulation that cannot run as asked; the message says why."""
 
 
 def document_is_on_topic(*, metadata: dict, truth_field: str, truth_value: str) -> bool:
@@ -71,14 +76,14 @@ def crowd_simulate(
 ) -> SimulationSummary:
     """Answer every open assignment of the topic the simulated workers can take."""
     if not 0.0 <= accuracy <= 1.0:
-        raise ValueError(f"accuracy must be between 0 and 1, got {accuracy!r}")
+        raise SimulationError(f"accuracy must be between 0 and 1, got {accuracy!r}")
     if topic.crowd != Topic.Crowd.LOCAL:
-        raise ValueError(
+        raise SimulationError(
             f"Topic {topic.name!r} is published to {topic.get_crowd_display()}; "
             "only built-in-crowd topics can be simulated."
         )
     if workers < 0 or spammers < 0 or workers + spammers < 3:
-        raise ValueError("a HIT needs three distinct workers: simulate at least 3 workers in all")
+        raise SimulationError("a HIT needs three distinct workers: simulate at least 3 workers in all")
     truth_value = topic.name if truth_value is None else truth_value
     rng = np.random.default_rng(seed)
     crowd = simulated_workers_ensure(count=workers + spammers)

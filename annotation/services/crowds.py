@@ -17,6 +17,7 @@ the two functions below, which dispatch on `topic.crowd`:
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import importlib
 from decimal import ROUND_HALF_UP, Decimal
 from types import ModuleType
@@ -30,7 +31,7 @@ MTURK_LARGE_HIT_ASSIGNMENTS = 10
 MTURK_MIN_COMMISSION = Decimal("0.01")  # Amazon's minimum fee per assignment
 
 
-class CrowdUnavailable(RuntimeError):
+class CrowdUnavailable(ApplicationError):
     """The topic's crowd cannot take HITs (its integration is not installed or configured)."""
 
 

@@ -8,6 +8,7 @@ documents and do not count toward a HIT's size.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, 
 from annotation.services.crowds import crowd_cost_per_assignment, crowd_publish
 
 
-class BudgetExceeded(ValueError):
+class BudgetExceeded(ApplicationError):
     """Creating the HITs would spend more than the topic's budget."""
 
 

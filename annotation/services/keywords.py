@@ -20,6 +20,7 @@ index at import time would have cost more than the import itself.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -39,7 +40,7 @@ _WORD_CHAR = re.compile(r"\w")
 _WHITESPACE = re.compile(r"\s+")
 
 
-class KeywordError(ValueError):
+class KeywordError(ApplicationError):
     pass
 
 

@@ -7,6 +7,7 @@ several samples of the topic is judged once and the label serves them all.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 from collections.abc import Mapping
 
 import numpy as np
@@ -51,10 +52,14 @@ def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: i
     return completed
 
 
+class GoldDocumentError(ApplicationError):
+    """A gold document that cannot be added; the message says why."""
+
+
 def gold_document_add(*, topic: Topic, document: Document, relevant: bool) -> Label:
     """Mark a document of the topic's corpus as gold (known answer); later HITs each carry one gold item."""
     if document.corpus_id != topic.corpus_id:
-        raise ValueError(f"Document {document.pk} is not in the corpus of topic {topic.name!r}.")
+        raise GoldDocumentError(f"Document {document.pk} is not in the corpus of topic {topic.name!r}.")
     label, created = Label.objects.get_or_create(topic=topic, document=document, defaults={"gold": bool(relevant)})
     if not created and label.gold != bool(relevant):
         label.gold = bool(relevant)

@@ -29,6 +29,7 @@ re-derives the drawn ids from those alone.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import secrets
 import zlib
 from collections.abc import Sequence
@@ -74,7 +75,7 @@ DEFAULT_HALF_WIDTH = 0.05
 PILOT_MIN_JUDGED = 10
 
 
-class SamplingError(ValueError):
+class SamplingError(ApplicationError):
     """The draw cannot be made as asked; the message says why and what to do."""
 
 
@@ -419,4 +420,4 @@ def samples_launch_enqueue(*, topic: Topic, **options) -> None:
     from annotation.tasks import samples_draw_task
 
     topic_id = topic.pk
-    transaction.on_commit(lambda: samples_draw_task.delay(topic_id, options))
+    transaction.on_commit(lambda: samples_draw_task.delay(topic_id=topic_id, options=options), robust=True)

@@ -5,6 +5,7 @@ Pausing works because HITs are handed out only for active topics
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 from decimal import Decimal
 
 from django.db import transaction
@@ -12,7 +13,7 @@ from django.db import transaction
 from annotation.models import Topic
 
 
-class TopicStatusError(ValueError):
+class TopicStatusError(ApplicationError):
     pass
 
 

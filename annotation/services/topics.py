@@ -1,6 +1,7 @@
 """Topics: a named information need over a corpus, measured with a pair of classifiers."""
 from __future__ import annotations
 
+from core.errors import ApplicationError
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
@@ -9,7 +10,7 @@ from annotation.models import Classifier, ClassifierPair, Corpus, Topic, TopicCl
 from annotation.services.keywords import terms_normalize
 
 
-class TopicError(ValueError):
+class TopicError(ApplicationError):
     pass
 
 

@@ -5,6 +5,7 @@ import hashlib
 import tempfile
 from pathlib import Path, PurePath
 
+from core.errors import ApplicationError
 from django.contrib import messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
@@ -81,7 +82,7 @@ def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[st
         preview = _cached_preview(corpus=corpus, terms=terms, fields=fields)
     except ServiceMissing as exc:
         return {"preview": None, "preview_message": str(exc)}
-    except ValueError as exc:  # the service rejects a malformed term
+    except ApplicationError as exc:  # the service rejects a malformed term
         return {"preview": None, "preview_message": str(exc)}
     count = _get(preview, "count", _get(preview, "retrieved", 0))
     samples = [_sample_context(s, fields) for s in (_get(preview, "samples") or _get(preview, "sample") or [])]
@@ -124,7 +125,7 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
                     fields=form.cleaned_data["fields"])
             except ServiceMissing as exc:
                 messages.error(request, str(exc))
-            except ValueError as exc:
+            except ApplicationError as exc:
                 form.add_error(None, str(exc))
             else:
                 messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
@@ -158,7 +159,7 @@ def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
                 measure=form.cleaned_data["measure"])
         except ServiceMissing as exc:
             message = str(exc)
-        except ValueError as exc:
+        except ApplicationError as exc:
             message = str(exc)
     else:
         message = "; ".join(str(e) for errors in form.errors.values() for e in errors)
@@ -205,7 +206,7 @@ def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
                         threshold=form.cleaned_data["threshold"])
             except ServiceMissing as exc:
                 messages.error(request, str(exc))
-            except ValueError as exc:  # includes the services' file errors with line numbers
+            except ApplicationError as exc:  # includes the services' file errors with line numbers
                 form.add_error("file", _without_path(str(exc), path))
             else:
                 classifier = getattr(result, "classifier", result)
@@ -247,7 +248,7 @@ def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpRespon
                 classifier=classifier, threshold=form.cleaned_data["threshold"])
         except ServiceMissing as exc:
             messages.error(request, str(exc))
-        except ValueError as exc:
+        except ApplicationError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Threshold set; “{classifier.name}” now retrieves {classifier.retrieved_count} documents.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from core.errors import ApplicationError
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count, Q
@@ -70,7 +71,7 @@ def topic_new(request: HttpRequest) -> HttpResponse:
                 )
         except ServiceMissing as exc:
             messages.error(request, str(exc))
-        except ValueError as exc:
+        except ApplicationError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Topic “{topic.name}” created. Check the sample plan, then launch.")
@@ -105,7 +106,7 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
             service(TOPIC_SETTINGS, "topic_settings_update")(topic=topic, **form.cleaned_data)
         except ServiceMissing as exc:
             messages.error(request, str(exc))
-        except ValueError as exc:
+        except ApplicationError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, "Topic settings saved.")
@@ -118,7 +119,7 @@ def _sampling_call(request: HttpRequest, topic: Topic, **options) -> None:
         launch = service(SAMPLING, "samples_launch")(topic=topic, **options)
     except ServiceMissing as exc:
         messages.error(request, str(exc))
-    except ValueError as exc:  # SamplingError, BudgetExceeded: the message says what to do
+    except ApplicationError as exc:  # SamplingError, BudgetExceeded: the message says what to do
         messages.error(request, str(exc))
     except Exception as exc:  # the crowd may be unreachable (CrowdUnavailable, network)
         if type(exc).__name__ != "CrowdUnavailable":
@@ -167,7 +168,7 @@ def topic_pause(request: HttpRequest, topic_id: int) -> HttpResponse:
         service(TOPIC_SETTINGS, name)(topic=topic)
     except ServiceMissing as exc:
         messages.error(request, str(exc))
-    except ValueError as exc:
+    except ApplicationError as exc:
         messages.error(request, str(exc))
     else:
         messages.success(request, "Sampling resumed." if resume else "Sampling paused: no new HITs are handed out.")

@@ -21,6 +21,7 @@ stores results.
 """
 from __future__ import annotations
 
+from core.errors import ApplicationError
 import hashlib
 import json
 import logging
@@ -71,7 +72,7 @@ VERDICT_SCHEMA = 1
 MONITORING_SIZE_FACTOR = oc.MONITORING_SIZE_FACTOR
 
 
-class CertificationError(ValueError):
+class CertificationError(ApplicationError):
     """The request cannot be carried out; the message says why, in words a manager can act on."""
 
 

@@ -167,9 +167,12 @@ def test_cancelled_hit_refuses_submission(world):
         assignment_submit(assignment_id=a.pk, worker=w, answers=_answers(a))
 
 
-def test_third_judgment_sets_the_majority_and_schedules_a_recompute(world, monkeypatch):
+def test_third_judgment_sets_the_majority_and_schedules_a_recompute(
+    world, monkeypatch, django_capture_on_commit_callbacks
+):
     calls = []
-    monkeypatch.setattr("estimation.services.recompute.topic_recompute_schedule", lambda *, topic_id: calls.append(topic_id))
+    # The submit announces LabelsCompleted after commit; estimation's receiver schedules the recompute.
+    monkeypatch.setattr("estimation.receivers.topic_recompute_schedule", lambda *, topic_id: calls.append(topic_id))
     hit = Hit.objects.filter(topic=world.topic).order_by("pk").first()
     docs = list(HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True))
     votes = [
@@ -180,7 +183,8 @@ def test_third_judgment_sets_the_majority_and_schedules_a_recompute(world, monke
     workers = [make_worker() for _ in range(3)]
     for i, (w, answers) in enumerate(zip(workers, votes)):
         a = assignment_claim_for_hit(worker=w, hit=hit)
-        result = assignment_submit(assignment_id=a.pk, worker=w, answers=answers)
+        with django_capture_on_commit_callbacks(execute=True):
+            result = assignment_submit(assignment_id=a.pk, worker=w, answers=answers)
         label = Label.objects.get(topic=world.topic, document_id=docs[0])
         if i < 2:
             assert label.majority is None and calls == []
@@ -222,7 +226,7 @@ def test_mturk_reconcile_task_calls_the_mturk_service(monkeypatch):
     from annotation.tasks import mturk_reconcile_task
 
     calls = []
-    monkeypatch.setattr("annotation.services.mturk.mturk_reconcile_all", lambda: calls.append(1))
+    monkeypatch.setattr("annotation.tasks.mturk_reconcile_all", lambda: calls.append(1))
     mturk_reconcile_task.delay()
     assert calls == [1]
 

@@ -34,7 +34,7 @@ def _count_recomputes(monkeypatch):
         with lock:
             calls[topic_id] += 1
 
-    monkeypatch.setattr("estimation.services.recompute.topic_recompute_schedule", schedule)
+    monkeypatch.setattr("estimation.receivers.topic_recompute_schedule", schedule)
     return calls
 
 

@@ -60,7 +60,7 @@ def test_a_missing_upload_row_is_ignored():
 
 @pytest.mark.django_db
 def test_queue_down_keeps_the_file_and_a_retry_imports_it(monkeypatch, django_capture_on_commit_callbacks):
-    from annotation import tasks_import
+    from annotation import tasks as tasks_import
 
     def down(*args, **kwargs):
         raise ConnectionError("redis down")

@@ -2,7 +2,12 @@ import pytest
 
 from annotation.models import Label, Topic
 from annotation.services.assignments import assignment_claim_for_hit, assignment_submit
-from annotation.services.labels import gold_document_add, labels_posteriors_recompute, labels_votes_add
+from annotation.services.labels import (
+    GoldDocumentError,
+    gold_document_add,
+    labels_posteriors_recompute,
+    labels_votes_add,
+)
 from annotation.services.sampling import samples_launch
 from tests.annotation.crowd_helpers import make_pair_world, make_worker
 from tests.factories import DocumentFactory
@@ -44,7 +49,7 @@ def test_gold_document_add_and_wrong_corpus(world):
     label = gold_document_add(topic=world.topic, document=doc, relevant=True)
     assert label.gold is True
     assert gold_document_add(topic=world.topic, document=doc, relevant=False).gold is False
-    with pytest.raises(ValueError, match="not in the corpus"):
+    with pytest.raises(GoldDocumentError, match="not in the corpus"):
         gold_document_add(topic=world.topic, document=DocumentFactory(), relevant=True)
 
 

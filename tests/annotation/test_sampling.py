@@ -190,7 +190,7 @@ def test_launch_task_runs_after_commit_and_is_safe_to_run_twice(world, django_ca
     assert len(callbacks) == 1
     hits = Hit.objects.filter(topic=world.topic).count()
     assert SampledDocument.objects.filter(topic=world.topic).count() == 15 and hits == 3
-    again = samples_draw_task.delay(world.topic.pk, {"per_region": 5, "seed": 3}).get()
+    again = samples_draw_task.delay(topic_id=world.topic.pk, options={"per_region": 5, "seed": 3}).get()
     assert again == {"draws": [], "hits": 0, "documents": 0}
     assert Hit.objects.filter(topic=world.topic).count() == hits
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Assignment, Hit, Judgment, Label, SampledDocument, Worker
-from annotation.services.crowd_simulation import crowd_simulate, document_is_on_topic
+from annotation.services.crowd_simulation import SimulationError, crowd_simulate, document_is_on_topic
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import samples_launch
 from tests.annotation.crowd_helpers import make_pair_world
@@ -158,5 +158,5 @@ def test_only_local_topics_are_simulated():
     from annotation.models import Topic
 
     world = make_pair_world(n=300, seed=8, crowd=Topic.Crowd.MTURK)
-    with pytest.raises(ValueError, match="only built-in-crowd topics"):
+    with pytest.raises(SimulationError, match="only built-in-crowd topics"):
         crowd_simulate(topic=world.topic, truth_field="topics")

@@ -3,6 +3,7 @@
     python manage.py simulate_crowd --topic NAME --truth-field FIELD [--truth-value VALUE]
         [--accuracy 0.9] [--workers 30] [--spammers 0] [--seed 1]
 """
+from core.errors import ApplicationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import topic_named
@@ -33,8 +34,8 @@ class Command(BaseCommand):
                 spammers=options["spammers"],
                 seed=options["seed"],
             )
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write(f"Judgments made: {summary.judgments}")
         self.stdout.write(f"Assignments submitted: {summary.assignments}")
         self.stdout.write(f"Cost: ${summary.cost:.2f}")

@@ -1,0 +1,1 @@
+"""Pieces every app shares: the application error base and its one mapping to a response."""
