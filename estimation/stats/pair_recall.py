@@ -280,6 +280,14 @@ class StratifiedPairRecall:
     diagnostics: tuple[Diagnostic, ...]
     r1_draws: tuple[float, ...] | None = None
     r2_draws: tuple[float, ...] | None = None
+    # Totals respect what was found (issue 11, notes §8): n̂ ≥ max(T12 + T_B1 + T_B2, T_C of every
+    # other classifier C).  ``bound_binding`` is True when the Lincoln–Petersen point estimate is
+    # below that floor — evidence that δ1 > 1 (n̂ = N/δ1), not a recall above 1;
+    # ``bound_binding_share`` is the share of Monte Carlo draws in which the floor bound.
+    bound_binding: bool = False
+    bound_binding_share: float | None = None
+    n_hat_unconstrained: Estimate | None = None
+    n_hat_floor: float | None = None
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -305,6 +313,8 @@ class PaperDesignPairRecall:
     eq2_r2: Estimate | None
     n_hat: Estimate
     diagnostics: tuple[Diagnostic, ...]
+    bound_binding: bool = False
+    bound_binding_share: float | None = None
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -640,27 +650,59 @@ def stratified_pair_recall(
     p1 = _estimate(float(algebra.p1(point)), monotone(algebra.p1, down, up), method_cp)
     p2 = _estimate(float(algebra.p2(point)), monotone(algebra.p2, down, up), method_cp)
     p12 = _estimate(float(algebra.p12(point)), monotone(algebra.p12, down, up), method_cp)
-    n_hat_draws = algebra.n_hat(central)
-    n_hat = _estimate(float(algebra.n_hat(point)), _quantiles(n_hat_draws, confidence=confidence), method_jeffreys)
+    lp_draws = algebra.n_hat(central)
+    lp_point = float(algebra.n_hat(point))
+    n_hat_unconstrained = _estimate(lp_point, _quantiles(lp_draws, confidence=confidence), method_jeffreys)
+    # The other classifiers' counts are drawn where _other_recall used to draw them, so the stream
+    # (and every number before this point) is unchanged.
+    other_points = {name: _point_count(sample) for name, sample in others.items()}
+    other_draws = {name: _count_draws(sample, prior=_JEFFREYS, rng=rng, draws=draws) for name, sample in others.items()}
+    floor_point = float(found_floor(union=float(point.t12 + point.tb1 + point.tb2), others=tuple(other_points.values())))
+    floor_draws = found_floor(union=central.t12 + central.tb1 + central.tb2, others=tuple(other_draws.values()))
+    n_hat_draws = _floored(lp_draws, floor_draws)
+    n_hat_point = float(_floored(np.float64(lp_point), np.float64(floor_point)))
+    binding = bool(math.isfinite(lp_point) and math.isfinite(floor_point) and lp_point < floor_point)
+    comparable = ~(np.isnan(lp_draws) | np.isnan(floor_draws))
+    binding_share = float(np.mean(lp_draws[comparable] < floor_draws[comparable])) if comparable.any() else None
+    n_hat = _estimate(n_hat_point, _quantiles(n_hat_draws, confidence=confidence),
+                      method_jeffreys + ", floored per draw at the relevant documents found")
 
     eq2_r1 = eq2_r2 = None
+    eq2_raw: dict[int, float] = {}
+    eq2_cap: dict[int, float] = {}
     if corpus_size is not None and regions["A12"].size > 0:
-        eq2_r1 = _estimate(float(algebra.eq2(point, which=1)), _quantiles(algebra.eq2(central, which=1), confidence=confidence), method_jeffreys)
-        eq2_r2 = _estimate(float(algebra.eq2(point, which=2)), _quantiles(algebra.eq2(central, which=2), confidence=confidence), method_jeffreys)
+        def eq2(which: int) -> Estimate:
+            # Seed 000's Eq. 2 is kept as the seed prints it (the Table 3 reproduction and the Eq. 1/Eq. 2
+            # disagreement check depend on it) but clamped per draw to [0, 1]: a recall outside it is no
+            # recall.  Its implied total T_own/Eq.2 below what was found is reported (eq2_below_found).
+            raw_point = float(algebra.eq2(point, which=which))
+            eq2_raw[which] = raw_point
+            own_point = float(point.t12 + (point.tb1 if which == 1 else point.tb2))
+            eq2_cap[which] = float(_ratio(np.float64(own_point), np.float64(floor_point)))
+            return _estimate(float(_clamp_recall(np.float64(raw_point), np.float64(1.0))),
+                             _quantiles(_clamp_recall(algebra.eq2(central, which=which), np.float64(1.0)), confidence=confidence),
+                             method_jeffreys + ", clamped per draw to [0, 1]")
+
+        eq2_r1, eq2_r2 = eq2(1), eq2(2)
 
     delta_r1 = _delta_check(regions=regions, own="B2", point=point, confidence=confidence)
     delta_r2 = _delta_check(regions=regions, own="B1", point=point, confidence=confidence)
-    sensitivity = tuple(_sensitivity_point(d, r1=r1, r2=r2, n_hat=n_hat.point) for d in delta1_grid)
+    sensitivity = tuple(_sensitivity_point(d, r1=r1, r2=r2, n_hat=n_hat.point, n_hat_lp=lp_point, floor=floor_point)
+                        for d in delta1_grid)
     other_recalls = {
-        name: _other_recall(sample, n_hat_point=n_hat.point, n_hat_draws=n_hat_draws, rng=rng, confidence=confidence)
-        for name, sample in others.items()
+        name: _other_recall_from(t_point=other_points[name], t_draws=other_draws[name], n_hat_point=n_hat.point,
+                                 n_hat_draws=n_hat_draws, confidence=confidence)
+        for name in others
     }
     t12, t1, t2 = (float(t) for t in (point.t12, point.t12 + point.tb1, point.t12 + point.tb2))
     n_hat_chapman = chapman(t1=t1, t2=t2, t12=t12) if all(map(math.isfinite, (t12, t1, t2))) else None
     diagnostics = _diagnose(
         regions=regions, r1=r1, r2=r2, p1=p1, p2=p2, eq2_r1=eq2_r1, eq2_r2=eq2_r2,
         n_hat=n_hat, corpus_size=corpus_size, sensitivity=sensitivity, min_precision=min_precision,
+        eq2_raw=eq2_raw, eq2_cap=eq2_cap,
     )
+    if binding:
+        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share))
     region_summary = {
         name: {**region.as_dict(), "precision": _nan_to_none(region.relevant / region.judged) if region.judged else None}
         for name, region in regions.items()
@@ -673,6 +715,8 @@ def stratified_pair_recall(
         other_recalls=other_recalls, diagnostics=tuple(diagnostics),
         r1_draws=tuple(algebra.r1(central).tolist()) if return_draws else None,
         r2_draws=tuple(algebra.r2(central).tolist()) if return_draws else None,
+        bound_binding=binding, bound_binding_share=binding_share,
+        n_hat_unconstrained=n_hat_unconstrained, n_hat_floor=_nan_to_none(floor_point),
     )
 
 
@@ -758,24 +802,77 @@ def _delta_check(*, regions: dict, own: str, point: _Counts, confidence: float) 
     return DeltaCheck(se=se, low=max(0.0, r - z * se), high=min(1.0, r + z * se))
 
 
-def _sensitivity_point(delta1: float, *, r1: Estimate, r2: Estimate, n_hat: float | None) -> SensitivityPoint:
-    def scale(value):
-        return None if value is None else min(1.0, value / delta1)
+def recall_under_delta1(value: float | None, *, delta1: float) -> float | None:
+    """The pair's recall figure re-read under dependence δ1: r1 = r1*/δ1, capped at 1 (seed 000, Assumption 1).
 
+    Eq. 1 estimates r1* = T12/(T12 + T_B2) = δ1·r1 with δ1 = T12·N/(T1·T2)
+    (the same δ for C2: r2* = δ1·r2).  This is the sensitivity band's rule
+    (``StratifiedPairRecall.sensitivity``) and the least-favourable-δ1
+    certification bound's (``certification.pair_recall_least_favourable_bound``).
+    Example (notes §8, Reuters `earn`): a bound 0.775 read at δ1 = 1.25 is 0.62.
+    """
+    if delta1 <= 0:
+        raise ValueError(f"delta1 must be > 0, got {delta1!r}")
+    return None if value is None else min(1.0, value / delta1)
+
+
+def _sensitivity_point(delta1: float, *, r1: Estimate, r2: Estimate, n_hat: float | None,
+                       n_hat_lp: float | None = None, floor: float | None = None) -> SensitivityPoint:
+    def scale(value):
+        return recall_under_delta1(value, delta1=delta1)
+
+    if n_hat is None:
+        total = None
+    elif n_hat_lp is not None and math.isfinite(n_hat_lp) and floor is not None and math.isfinite(floor):
+        total = max(n_hat_lp * delta1, floor)  # N = δ1·(T1T2/T12), never below what was found
+    else:
+        total = n_hat * delta1
     return SensitivityPoint(
         delta1=float(delta1),
         r1=scale(r1.point), r1_low=scale(r1.low), r1_high=scale(r1.high),
         r2=scale(r2.point), r2_low=scale(r2.low), r2_high=scale(r2.high),
-        n_hat=None if n_hat is None else n_hat * delta1,
+        n_hat=total,
     )
 
 
-def _other_recall(sample: RegionSample, *, n_hat_point, n_hat_draws, rng, confidence) -> Estimate:
-    """Seed 000 Sec. 6: r_C = p_C|A_C|/n̂, with independent draws of C's relevant count."""
-    t_point = _point_count(sample)
+def found_floor(*, union, others: Sequence = ()):
+    """The fewest relevant documents the corpus can hold: max(T12 + T_B1 + T_B2, T_C for every other C).
+
+    Notes §8 ("totals must respect what was found"): n̂ cannot be below the
+    relevant documents any one classifier retrieved (p_C·|A_C|), nor below
+    the union's finds.  Scalars or arrays of draws (elementwise); NaN where
+    a count is unknown.
+    """
+    floor = np.asarray(union, dtype=float)
+    for other in others:
+        floor = np.fmax(floor, np.asarray(other, dtype=float)) if np.ndim(other) or np.ndim(floor) else max(floor, other)
+    return floor
+
+
+def _floored(n_hat, floor):
+    """max(n̂, floor) per draw; a NaN floor leaves n̂ alone, an infinite n̂ stays infinite."""
+    return np.where(np.isnan(floor), n_hat, np.fmax(n_hat, floor))
+
+
+def _clamp_recall(values, cap):
+    """Clip recall draws to [0, cap] with cap ≤ 1 (cap NaN → 1); NaN draws stay NaN."""
+    cap = np.where(np.isnan(cap), 1.0, np.minimum(cap, 1.0))
+    return np.where(np.isnan(values), np.nan, np.clip(values, 0.0, cap))
+
+
+def _binding_diagnostic(*, lp_point: float, floor_point: float, share: float | None) -> Diagnostic:
+    share_text = "" if share is None else f" (in {share:.0%} of the Monte Carlo draws)"
+    return Diagnostic("total_below_found", "warning",
+        f"The pair estimates {lp_point:,.0f} relevant documents, fewer than the {floor_point:,.0f} already found"
+        f"{share_text}; the total is raised to what was found. This is evidence that the classifiers are "
+        f"positively dependent (δ1 > 1), so the pair's recall figures are probably too high.")
+
+
+def _other_recall_from(*, t_point: float, t_draws: np.ndarray, n_hat_point, n_hat_draws, confidence) -> Estimate:
+    """Seed 000 Sec. 6: r_C = p_C|A_C|/n̂ with n̂ floored at T_C per draw, so r_C ≤ 1."""
     point = t_point / n_hat_point if (n_hat_point and math.isfinite(t_point)) else math.nan
-    t_draws = _count_draws(sample, prior=_JEFFREYS, rng=rng, draws=n_hat_draws.size)
-    return _estimate(point, _quantiles(_ratio(t_draws, n_hat_draws), confidence=confidence), "monte-carlo (Jeffreys posterior percentiles)")
+    return _estimate(point, _quantiles(_clamp_recall(_ratio(t_draws, n_hat_draws), np.float64(1.0)), confidence=confidence),
+                     "monte-carlo (Jeffreys posterior percentiles), n̂ floored per draw at the relevant documents found")
 
 
 # =========================================================================== diagnostics
@@ -787,7 +884,8 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, sensitivity, min_precision) -> list[Diagnostic]:
+def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, sensitivity, min_precision,
+              eq2_raw: Mapping[int, float] | None = None, eq2_cap: Mapping[int, float] | None = None) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for name, region in regions.items():
         if region.size > 0 and region.judged == 0:
@@ -814,7 +912,19 @@ def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, se
         out.append(Diagnostic("eq2_unavailable", "info",
             "The corpus size was not given, so Eq. 2 (the cross-check without the joint precision) was not computed."))
     else:
-        for label, eq1, eq2 in (("C1", r1, eq2_r1), ("C2", r2, eq2_r2)):
+        raw = dict(eq2_raw or {})
+        for which, (label, eq1, eq2) in enumerate((("C1", r1, eq2_r1), ("C2", r2, eq2_r2)), start=1):
+            raw_point = raw.get(which)
+            if eq2 is not None and raw_point is not None and math.isfinite(raw_point) and raw_point > 1.0:
+                out.append(Diagnostic("eq2_above_one", "warning",
+                    f"Eq. 2 gives a recall above 1 for {label} ({_fmt(raw_point)}), a sign that its assumptions fail here; "
+                    f"it is shown clamped to what the documents found allow ({_fmt(eq2.point)})."))
+            cap = dict(eq2_cap or {}).get(which)
+            if (raw_point is not None and cap is not None and math.isfinite(raw_point) and math.isfinite(cap)
+                    and cap < raw_point <= 1.0 + 1e-12 and raw_point - cap > 1e-6):
+                out.append(Diagnostic("eq2_below_found", "info",
+                    f"Eq. 2 gives {label} a recall of {_fmt(raw_point)}, which would mean fewer relevant documents than "
+                    f"the classifiers found (at most {_fmt(cap)} is possible); read Eq. 2 as a cross-check only."))
             if eq2 is None or eq1.low is None or eq2.low is None:
                 continue
             if eq2.low > eq1.high or eq2.high < eq1.low:
@@ -822,9 +932,6 @@ def _diagnose(*, regions, r1, r2, p1, p2, eq2_r1, eq2_r2, n_hat, corpus_size, se
                     f"For {label}, Eq. 1 gives recall {_fmt(eq1.point)} [{_fmt(eq1.low)}, {_fmt(eq1.high)}] but Eq. 2 gives "
                     f"{_fmt(eq2.point)} [{_fmt(eq2.low)}, {_fmt(eq2.high)}]: the intervals do not overlap, so the classifiers are probably "
                     f"dependent on non-relevant documents. Trust Eq. 1, which does not need that assumption."))
-            if eq2.point is not None and eq2.point > 1.0:
-                out.append(Diagnostic("eq2_above_one", "warning",
-                    f"Eq. 2 gives a recall above 1 for {label} ({_fmt(eq2.point)}), a sign that its assumptions fail here."))
         if n_hat.point is not None and n_hat.point / corpus_size > 0.05:
             out.append(Diagnostic("not_sparse", "warning",
                 f"About {n_hat.point / corpus_size:.1%} of the corpus is relevant; Eq. 2 assumes the topic is rare, so treat it with caution."))
@@ -879,8 +986,12 @@ def paper_design_pair_recall(
 
     point = {k: np.float64(_point_count(v)) for k, v in samples.items()}
 
-    def eq1(c, own_other: str):
+    def eq1_raw(c, own_other: str):
         return _ratio(c["A12"], c[own_other])  # p12|A12| / (p_other|A_other|)
+
+    def eq1(c, own_other: str):
+        # Separate samples can put more relevant documents in A12 than in A1 ⊇ A12: clamp to [0, 1].
+        return _clamp_recall(eq1_raw(c, own_other), np.float64(1.0))
 
     def bounds(fn, low_priors, high_priors):
         return _monotone_bounds(fn(counts(low_priors)), fn(counts(high_priors)), alpha=alpha)
@@ -903,14 +1014,27 @@ def paper_design_pair_recall(
 
     central = counts({k: _JEFFREYS for k in samples})
     n_hat_fn = lambda c: _ratio(c["A1"] * c["A2"], c["A12"])  # noqa: E731
-    n_hat = _estimate(float(n_hat_fn(point)), _quantiles(n_hat_fn(central), confidence=confidence), method_j)
+
+    def floor_fn(c):
+        # Notes §8: n̂ ≥ max(T1, T2) and ≥ the union T1 + T2 − T12 (T12 cannot exceed T1 or T2).
+        t12 = np.fmin(c["A12"], np.fmin(c["A1"], c["A2"]))
+        return found_floor(union=c["A1"] + c["A2"] - t12, others=(c["A1"], c["A2"]))
+
+    lp_point, floor_point = float(n_hat_fn(point)), float(floor_fn(point))
+    lp_draws, floor_draws = n_hat_fn(central), floor_fn(central)
+    n_hat = _estimate(float(_floored(np.float64(lp_point), np.float64(floor_point))),
+                      _quantiles(_floored(lp_draws, floor_draws), confidence=confidence),
+                      method_j + ", floored per draw at the relevant documents found")
+    binding = bool(math.isfinite(lp_point) and math.isfinite(floor_point) and lp_point < floor_point)
+    comparable = ~(np.isnan(lp_draws) | np.isnan(floor_draws))
+    binding_share = float(np.mean(lp_draws[comparable] < floor_draws[comparable])) if comparable.any() else None
 
     eq2_r1 = eq2_r2 = None
     if corpus_size is not None and s12.size > 0:
         def eq2(c, which):
             own, other = ("A1", "A2") if which == 1 else ("A2", "A1")
             off = (samples[own].size - c[own]) * (samples[other].size - c[other]) / (corpus_size * s12.size)
-            return _ratio(s12.size * (1.0 - off), c[other])
+            return _clamp_recall(_ratio(s12.size * (1.0 - off), c[other]), np.float64(1.0))
 
         eq2_r1 = _estimate(float(eq2(point, 1)), _quantiles(eq2(central, 1), confidence=confidence), method_j)
         eq2_r2 = _estimate(float(eq2(point, 2)), _quantiles(eq2(central, 2), confidence=confidence), method_j)
@@ -922,10 +1046,14 @@ def paper_design_pair_recall(
         elif s.judged > 0 and s.relevant < FEW_RELEVANT and s.size > s.judged:
             diagnostics.append(Diagnostic("few_relevant", "warning",
                 f"Only {s.relevant:g} of the {s.judged} judged documents of {name} were relevant (fewer than {FEW_RELEVANT})."))
-    for label, estimate in (("C1", eq1_r1), ("C2", eq1_r2)):
-        if estimate.point is not None and estimate.point > 1.0:
+    for label, other_name in (("C1", "A2"), ("C2", "A1")):
+        raw = float(eq1_raw(point, other_name))
+        if math.isfinite(raw) and raw > 1.0:
             diagnostics.append(Diagnostic("recall_above_one", "warning",
-                f"Eq. 1 gives a recall above 1 for {label} ({estimate.point:.3f}): the separate samples disagree; the stratified design cannot do this."))
+                f"Eq. 1 gives a recall above 1 for {label} ({raw:.3f}; shown as 1): the separate samples disagree; "
+                f"the stratified design cannot do this."))
+    if binding:
+        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share))
     for label, e1, e2 in (("C1", eq1_r1, eq2_r1), ("C2", eq1_r2, eq2_r2)):
         if e2 is not None and None not in (e1.low, e2.low) and (e2.low > e1.high or e2.high < e1.low):
             diagnostics.append(Diagnostic("eq_disagree", "warning",
@@ -935,5 +1063,5 @@ def paper_design_pair_recall(
         confidence=confidence, draws=int(draws), seed=seed,
         p1=precision("A1"), p2=precision("A2"), p12=precision("A12"),
         eq1_r1=eq1_r1, eq1_r2=eq1_r2, eq2_r1=eq2_r1, eq2_r2=eq2_r2, n_hat=n_hat,
-        diagnostics=tuple(diagnostics),
+        diagnostics=tuple(diagnostics), bound_binding=binding, bound_binding_share=binding_share,
     )

@@ -371,3 +371,70 @@ def test_scalar_count_draws_match_the_array_path_bit_for_bit():
                                            rng=np.random.default_rng(seed), draws=500)
                 assert scalar.shape == array.shape == (500,)
                 assert np.array_equal(scalar, array, equal_nan=True), (size, judged, relevant, prior, seed)
+
+
+# --------------------------------------------------------------------------- totals respect what was found (issue 11)
+
+
+def _ship_like_with_a_third_classifier():
+    # Census regions of the Reuters `ship` test above: T12 = 955, T_B1 = 45, T_B2 = 100, so
+    # n̂ = T1·T2/T12 = 1000·1055/955 = 1104.7 and the union found 1,100.  A third classifier
+    # whose 1,343 retrieved documents were all judged relevant found more than n̂:
+    # through n̂ its recall is 1343/1104.7 = 1.216 (what the report printed on `ship`).
+    return stratified_pair_recall(
+        a12=(1000, 1000, 955), b1=(100, 100, 45), b2=(500, 500, 100),
+        other_classifiers={"C3": (1343, 1343, 1343)}, corpus_size=20_000, draws=2000, seed=3,
+    )
+
+
+def test_recall_through_n_hat_never_exceeds_one():
+    result = _ship_like_with_a_third_classifier()
+    c3 = result.other_recalls["C3"]
+    for value in (c3.point, c3.low, c3.high):
+        assert 0.0 <= value <= 1.0
+    # n̂ can be no smaller than the 1,343 relevant documents C3 alone retrieved.
+    assert result.n_hat.point == pytest.approx(1343.0)
+    assert result.n_hat.low >= 1343.0 - 1e-9
+    assert result.bound_binding is True
+    assert result.bound_binding_share == pytest.approx(1.0)
+    assert result.n_hat_unconstrained.point == pytest.approx(1000 * 1055 / 955)
+    assert "total_below_found" in result.codes
+
+
+def test_n_hat_is_at_least_the_unions_finds():
+    # T12 = 10, T_B1 = 40, T_B2 = 40 (census): Lincoln–Petersen 50·50/10 = 250 ≥ union 90, no binding.
+    free = stratified_pair_recall(a12=(10, 10, 10), b1=(40, 40, 40), b2=(40, 40, 40), draws=500, seed=0)
+    assert free.n_hat.point == pytest.approx(250.0) and free.bound_binding is False
+    assert free.bound_binding_share == 0.0 and free.n_hat_floor == pytest.approx(90.0)
+    assert "total_below_found" not in free.codes
+    # In the stratified design T1·T2/T12 − (T1 + T2 − T12) = T_B1·T_B2/T12 ≥ 0, so the union alone never
+    # binds (it can with the paper's separate samples); only another classifier's finds can.
+    result = stratified_pair_recall(a12=(2000, 50, 49), b1=(100, 50, 5), b2=(100, 50, 5), draws=4000, seed=1,
+                                    other_classifiers={"C3": (2100, 50, 49)})
+    # LP point: T12 = 1960, T1 = T2 = 1970 → 1980.05; C3's point 2058 binds; its draws bind in most draws.
+    assert result.n_hat.point == pytest.approx(2058.0) and result.bound_binding
+    assert 0.5 < result.bound_binding_share < 1.0
+
+
+def test_paper_design_totals_and_recalls_respect_what_was_found():
+    # Separate samples can disagree: p12|A12| = 0.9·1000 = 900 relevant in A12 but only 0.5·1000 = 500 in A1 ⊇ A12.
+    # Eq. 1 for C2 = 900/500 = 1.8 unclamped; clamped to 1, and n̂ ≥ max(T1, T2, T1 + T2 − min(T12, T1, T2)).
+    result = paper_design_pair_recall(a1=(1000, 100, 50), a2=(3000, 100, 50), a12=(1000, 100, 90),
+                                      corpus_size=10**6, draws=2000, seed=5)
+    for estimate in (result.eq1_r1, result.eq1_r2, result.eq2_r1, result.eq2_r2):
+        for value in (estimate.point, estimate.low, estimate.high):
+            assert 0.0 <= value <= 1.0
+    assert result.eq1_r2.point == 1.0 and "recall_above_one" in result.codes
+    assert result.n_hat.point >= 1500.0 and result.bound_binding
+
+
+def test_eq2_recall_stays_in_unit_interval():
+    # Eq. 2 ignores p12: with A12 mostly off-topic and a large corpus it gives |A12|/T2 = 100/35 = 2.86 for
+    # C1 (census T12 = 30, T_B1 = 50, T_B2 = 5).  Reported clamped to [0, 1], with the raw value in a warning.
+    result = stratified_pair_recall(a12=(100, 100, 30), b1=(100, 100, 50), b2=(10, 10, 5), corpus_size=10**6,
+                                    draws=2000, seed=4)
+    for estimate in (result.eq2_r1, result.eq2_r2, result.r1, result.r2):
+        for value in (estimate.point, estimate.low, estimate.high):
+            assert 0.0 <= value <= 1.0
+    assert result.eq2_r1.point == 1.0
+    assert "eq2_above_one" in result.codes  # the raw Eq. 2 value is still reported as a warning
