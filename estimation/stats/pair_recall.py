@@ -1065,3 +1065,90 @@ def paper_design_pair_recall(
         eq1_r1=eq1_r1, eq1_r2=eq1_r2, eq2_r1=eq2_r1, eq2_r2=eq2_r2, n_hat=n_hat,
         diagnostics=tuple(diagnostics), bound_binding=binding, bound_binding_share=binding_share,
     )
+
+
+# =========================================================================== design checks (issue 11)
+
+
+@dataclass(frozen=True)
+class PairDesignCheck:
+    """Result of :func:`pair_design_problems`: coded problems; ``refused`` when any is an error."""
+
+    problems: tuple[Diagnostic, ...]
+    refused: bool
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(d.code for d in self.problems)
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def pair_design_problems(
+    *,
+    size_a12: int,
+    size_b1: int,
+    size_b2: int,
+    precision_a12: float | None = None,
+    precision_b1: float | None = None,
+    precision_b2: float | None = None,
+    judged_a12: int | None = None,
+    judged_b1: int | None = None,
+    judged_b2: int | None = None,
+    min_region_size: int = 10,
+    min_expected_relevant: float = FEW_RELEVANT,
+) -> PairDesignCheck:
+    """Can this pair measure recall at all?  A pure check of the Venn regions (notes §2, §8).
+
+    Errors (refuse the pair):
+
+    * ``nested_b2_empty`` — A2 ⊆ A1 (B2 = A2∖A1 empty): r1* = T12/(T12 + T_B2) = 1 by construction.
+    * ``nested_b1_empty`` — A1 ⊆ A2 (B1 empty): r2* = 1 by construction, and r1* = T1/T2 is C1's
+      recall relative to C2 (δ1 = 1/r2, maximal dependence).  Notes §8 words this case as "B1 empty
+      makes r1* = 1"; with r1* = T12/(T12 + T_B2) it is B2 empty that does, and either nesting is refused.
+    * ``identical_sets`` — both empty; ``disjoint_pair`` — A12 empty (r1* = r2* = 0 by construction).
+
+    Warnings: ``a12_small`` / ``region_small`` — a non-empty region under ``min_region_size``
+    documents; ``few_relevant_expected`` — a region expected to hold fewer than
+    ``min_expected_relevant`` relevant documents (|h|·p_h), or a planned sample of it expected to
+    find fewer (n_h·p_h), when the precisions are given.  Example (notes §8, Reuters `earn`): a
+    partner containing the classifier is refused instead of certifying with r* = 1.
+    """
+    sizes = {"A12": size_a12, "B1": size_b1, "B2": size_b2}
+    for name, size in sizes.items():
+        _check_size(size, f"size_{name.lower()}")
+    precisions = {"A12": precision_a12, "B1": precision_b1, "B2": precision_b2}
+    judged = {"A12": judged_a12, "B1": judged_b1, "B2": judged_b2}
+    problems: list[Diagnostic] = []
+    if size_a12 == 0:
+        problems.append(Diagnostic("disjoint_pair", "error",
+            "The two classifiers retrieved no document in common, so the pair measures a recall of 0 by construction. Choose another partner."))
+    if size_b1 == 0 and size_b2 == 0:
+        problems.append(Diagnostic("identical_sets", "error",
+            "The two classifiers retrieved exactly the same documents, so each measures the other's recall as 1 by construction. Choose another partner."))
+    elif size_b2 == 0:
+        problems.append(Diagnostic("nested_b2_empty", "error",
+            "Every document C2 retrieved was also retrieved by C1 (B2 is empty), so the pair gives C1 a recall of 1 by construction. Choose a partner that finds documents C1 misses."))
+    elif size_b1 == 0:
+        problems.append(Diagnostic("nested_b1_empty", "error",
+            "Every document C1 retrieved was also retrieved by C2 (B1 is empty), so the pair gives C2 a recall of 1 by construction and C1's figure is only its recall relative to C2. Choose a partner that does not contain C1."))
+    for name, size in sizes.items():
+        if 0 < size < min_region_size:
+            code = "a12_small" if name == "A12" else "region_small"
+            problems.append(Diagnostic(code, "warning",
+                f"Region {_REGION_TEXT[name]} holds only {size} documents (fewer than {min_region_size}); the pair's figures rest on very few documents."))
+        precision = precisions[name]
+        if precision is None or size == 0:
+            continue
+        _check_precision(precision, f"precision_{name.lower()}")
+        expected_region = size * precision
+        n = judged[name]
+        expected_sample = None if n is None else min(n, size) * precision
+        if expected_region < min_expected_relevant or (expected_sample is not None and expected_sample < min_expected_relevant):
+            where = (f"{expected_region:.1f} in the region" if expected_region < min_expected_relevant
+                     else f"{expected_sample:.1f} in a sample of {n}")
+            problems.append(Diagnostic("few_relevant_expected", "warning",
+                f"Region {_REGION_TEXT[name]} is expected to hold few relevant documents ({where}, fewer than {min_expected_relevant:g}); "
+                f"its share is too uncertain to measure recall well."))
+    return PairDesignCheck(problems=tuple(problems), refused=any(d.severity == "error" for d in problems))

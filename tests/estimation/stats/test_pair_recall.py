@@ -438,3 +438,38 @@ def test_eq2_recall_stays_in_unit_interval():
             assert 0.0 <= value <= 1.0
     assert result.eq2_r1.point == 1.0
     assert "eq2_above_one" in result.codes  # the raw Eq. 2 value is still reported as a warning
+
+
+# --------------------------------------------------------------------------- design checks (issue 11)
+
+
+def test_nested_and_disjoint_pairs_are_refused():
+    from estimation.stats.pair_recall import pair_design_problems
+
+    # A2 ⊆ A1: r1* = T12/(T12 + 0) = 1 whatever was judged.
+    check = pair_design_problems(size_a12=500, size_b1=300, size_b2=0)
+    assert check.refused and check.codes == ("nested_b2_empty",)
+    result = stratified_pair_recall(a12=(500, 50, 40), b1=(300, 50, 20), b2=(0, 0, 0), draws=500, seed=0)
+    assert result.r1.point == 1.0 and result.r1.low == 1.0  # what the refusal prevents
+    assert pair_design_problems(size_a12=500, size_b1=0, size_b2=300).codes == ("nested_b1_empty",)
+    assert pair_design_problems(size_a12=500, size_b1=0, size_b2=0).codes == ("identical_sets",)
+    assert "disjoint_pair" in pair_design_problems(size_a12=0, size_b1=10, size_b2=10).codes
+    ok = pair_design_problems(size_a12=5000, size_b1=3000, size_b2=20000, precision_a12=0.9, precision_b1=0.5,
+                              precision_b2=0.1, judged_a12=100, judged_b1=100, judged_b2=100)
+    assert not ok.refused and ok.problems == ()
+    json.dumps(ok.as_dict())
+
+
+def test_small_regions_and_few_expected_relevant_warn():
+    from estimation.stats.pair_recall import pair_design_problems
+
+    check = pair_design_problems(size_a12=8, size_b1=400, size_b2=5000, precision_a12=0.9, precision_b1=0.01,
+                                 precision_b2=0.2, judged_b2=20)
+    # A12 has 8 < 10 documents (and 7.2 expected relevant: enough); B1 4 expected relevant < 5;
+    # B2 a sample of 20 at p = 0.2 expects 4 relevant < 5.
+    assert not check.refused
+    assert check.codes.count("a12_small") == 1
+    assert check.codes.count("few_relevant_expected") == 2
+    assert all(d.severity == "warning" and d.message.endswith(".") for d in check.problems)
+    with pytest.raises(ValueError):
+        pair_design_problems(size_a12=-1, size_b1=1, size_b2=1)
