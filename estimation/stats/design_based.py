@@ -1,0 +1,688 @@
+"""Design-based recall of a pair with a complement (elusion) sample — no independence assumption.
+
+ESTIMATION-NOTES §8 ("testing the assumption costs a complement sample"),
+seed 000's notation.  Split the corpus into four disjoint regions,
+
+    A12 = A1 ∩ A2,  B1 = A1∖A2,  B2 = A2∖A1,  U = retrieved by neither,
+
+with T_h the relevant documents of region h and N = T12 + T_B1 + T_B2 + T_U.
+Then, without any assumption on how the classifiers depend on each other,
+
+    r1 = (T12 + T_B1) / N,    r2 = (T12 + T_B2) / N.
+
+The pair design (``pair_recall.stratified_pair_recall``) measures instead
+r1* = T12/(T12 + T_B2), which replaces T_U by T_B1·T_B2/T12 (independence).
+
+The dependence factor.  Seed 000's Assumption 1 is P(A1 | A2, relevant) =
+P(A1 | relevant).  Define, as the sensitivity band of ``pair_recall`` does
+("Eq. 1 estimates δ1·r1, so r1 = estimate/δ1"),
+
+    δ1 = r1*/r1 = T12·N / (T1·T2)      (T1 = T12 + T_B1, T2 = T12 + T_B2),
+
+which is symmetric (δ1 = r2*/r2 as well), equals ``capture_recapture``'s
+delta12 = P[A1∩A2|T]/(P[A1|T]·P[A2|T]), and makes Lincoln–Petersen's
+n̂ = T1·T2/T12 = N/δ1.  δ1 > 1 (positive dependence, e.g. title and body
+keyword filters) makes the pair's recall too high.
+
+Two lower bounds, for two uses:
+
+* Reports — Monte Carlo over each region's Jeffreys posterior, Beta(½ + k,
+  ½ + n − k), turned into the region's count by the finite-population
+  posterior predictive k + Binomial(|h| − n, p) (``pair_recall._count_draws``):
+  a region whose every document was judged (an exhausted region, notes §8)
+  is exact.  Point = plug-in, two-sided equal-tailed percentile interval,
+  one-sided lower bound = the (1 − confidence) percentile.
+* Certification — ``conservative_lower_bound``: the same Monte Carlo but each
+  region drawn from the Clopper–Pearson confidence distribution that pushes
+  the recall down (Beta(k, n − k + 1) for T12 and the own region, Beta(k + 1,
+  n − k) for the other region and U).  For U alone this distribution's
+  (1 − α) quantile *is* the exact one-sided Clopper–Pearson upper bound on
+  the elusion rate (zero found in m → 1 − α^(1/m) ≈ 3/m at 95%), so when
+  A12, B1, B2 are enumerated the bound is exactly r1 at T_U's exact upper
+  bound (``t_u.upper_bound``, also reported); otherwise the other regions'
+  uncertainty is folded in as in ``pair_recall``'s conservative intervals.
+
+Measured (``tests/estimation/stats/test_design_based.py``, 800 seeded
+studies per δ1, 5,000 relevant in 500,000 documents, r1 = 0.7, r2 = 0.6,
+200 judged in each of A12, B1, B2 and 2,000 in U): two-sided 95% Jeffreys
+coverage of the corpus recall 0.941–0.975 for δ1 ∈ {0.8, 1, 1.25, 1.35};
+δ1's interval covered the true δ1 0.943–0.968; the conservative 95% bound
+exceeded the truth in at most 2.9% of studies (the one-sided Jeffreys
+bound in up to 7.4%, at δ1 = 1 — so it is not used for certification).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaincinv
+
+from .pair_recall import (
+    _CP_HIGH,
+    _CP_LOW,
+    _JEFFREYS,
+    Diagnostic,
+    RegionLike,
+    _check_mc,
+    _count_draws_array,
+    _nan_to_none,
+    as_region,
+)
+from .proportions import jsonable
+
+REGIONS = ("A12", "B1", "B2", "U")
+DEFAULT_DRAWS = 20_000
+
+__all__ = [
+    "REGIONS",
+    "ComplementSampleSize",
+    "DesignBasedArrays",
+    "DesignBasedPlan",
+    "DesignBasedRecall",
+    "DependenceEstimate",
+    "DesignRecall",
+    "ElusionEstimate",
+    "PairCorpus",
+    "RelevantInComplement",
+    "complement_sample_size",
+    "dependent_pair_corpus",
+    "design_based_recall",
+    "design_based_recall_arrays",
+    "design_based_sample_plan",
+]
+
+
+# =========================================================================== results
+
+
+@dataclass(frozen=True)
+class DesignRecall:
+    """Recall of one classifier, r = T_own/N, assuming nothing about dependence.
+
+    ``low``/``high``: two-sided Jeffreys Monte Carlo interval at the result's
+    confidence (reports).  ``lower_bound``: one-sided Jeffreys bound at that
+    confidence.  ``conservative_lower_bound``: one-sided bound from the
+    Clopper–Pearson confidence distributions (certification).
+    ``pair_estimand``: r* = T12/(T12 + T_other), what the pair design measures.
+    """
+
+    point: float | None
+    low: float | None
+    high: float | None
+    lower_bound: float | None
+    conservative_lower_bound: float | None
+    pair_estimand: float | None
+    method: str
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class ElusionEstimate:
+    """Share of relevant documents in U (the elusion rate): point, two-sided Jeffreys interval,
+    exact one-sided Clopper–Pearson upper bound; ``found`` of ``judged`` sampled from U."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+    upper_bound: float | None
+    found: float
+    judged: int
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class RelevantInComplement:
+    """T_U, the relevant documents nobody retrieved; ``upper_bound`` = found + (|U| − m)·CP upper bound."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+    upper_bound: float | None
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class DependenceEstimate:
+    """δ1 = T12·N/(T1·T2) (= r1*/r1 = r2*/r2), two-sided Jeffreys Monte Carlo interval."""
+
+    point: float | None
+    low: float | None
+    high: float | None
+    independence_rejected: bool
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class DesignBasedRecall:
+    """Result of :func:`design_based_recall`.  ``as_dict()`` is JSON-serialisable."""
+
+    confidence: float
+    draws: int
+    seed: int | None
+    regions: dict
+    r1: DesignRecall
+    r2: DesignRecall
+    elusion: ElusionEstimate
+    t_u: RelevantInComplement
+    relevant_total: DesignRecall  # N: point and interval (lower_bound fields are N's one-sided bounds)
+    delta1: DependenceEstimate
+    independence_rejected: bool
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(d.code for d in self.diagnostics)
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class DesignBasedArrays:
+    """:func:`design_based_recall_arrays`: one entry per simulated study (arrays of the counts' shape)."""
+
+    point: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    lower_bound: np.ndarray
+    conservative_lower_bound: np.ndarray
+    delta1_point: np.ndarray
+    delta1_low: np.ndarray
+    delta1_high: np.ndarray
+
+
+# =========================================================================== Monte Carlo core
+
+
+def _ratio(num, den):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _draw(*, sizes, judged, relevant, priors, rng, draws) -> dict[str, np.ndarray]:
+    return {h: _count_draws_array(size=int(sizes[h]), judged=int(judged[h]), relevant=relevant[h], prior=priors[h],
+                                  rng=rng, draws=draws) for h in REGIONS}
+
+
+def _own(which: str) -> tuple[str, str]:
+    """(own region, other region) of a classifier: r1 counts B1 as found and B2 as missed."""
+    return ("B1", "B2") if which == "r1" else ("B2", "B1")
+
+
+def _recall(c: Mapping[str, np.ndarray], which: str):
+    own, other = _own(which)
+    found = c["A12"] + c[own]
+    return _ratio(found, found + c[other] + c["U"])
+
+
+def _delta1(c: Mapping[str, np.ndarray]):
+    t1, t2 = c["A12"] + c["B1"], c["A12"] + c["B2"]
+    total = t1 + c["B2"] + c["U"]
+    return _ratio(c["A12"] * total, t1 * t2)
+
+
+def _conservative_priors(which: str) -> dict[str, tuple[float, float]]:
+    own, other = _own(which)
+    return {"A12": _CP_LOW, own: _CP_LOW, other: _CP_HIGH, "U": _CP_HIGH}
+
+
+def _point_counts(*, sizes, judged, relevant) -> dict[str, np.ndarray]:
+    out = {}
+    for h in REGIONS:
+        k = np.asarray(relevant[h], dtype=float)
+        if sizes[h] == 0:
+            out[h] = np.zeros(k.shape)
+        elif judged[h] == 0:
+            out[h] = np.full(k.shape, np.nan)
+        else:
+            out[h] = sizes[h] * k / judged[h]
+    return out
+
+
+def _quantile(values: np.ndarray, q: float, *, fill: float | None = None) -> np.ndarray:
+    """Quantile over the last axis; NaN draws (0/0) become ``fill`` (least favourable) or are skipped."""
+    if fill is not None:
+        return np.quantile(np.nan_to_num(values, nan=fill), q, axis=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows (a region not judged) give NaN
+        return np.nanquantile(values, q, axis=-1)
+
+
+def _unknown(sizes, judged) -> bool:
+    return any(sizes[h] > 0 and judged[h] == 0 for h in REGIONS)
+
+
+def design_based_recall_arrays(
+    *,
+    sizes: Mapping[str, int],
+    judged: Mapping[str, int],
+    relevant: Mapping[str, float | np.ndarray],
+    which: str = "r1",
+    confidence: float = 0.95,
+    draws: int = 2_000,
+    rng: np.random.Generator,
+) -> DesignBasedArrays:
+    """Vectorised core of :func:`design_based_recall` for simulations and size searches.
+
+    ``sizes``/``judged`` map each of "A12", "B1", "B2", "U" to |h| and n_h;
+    ``relevant`` to the relevant counts found, scalars or arrays (one entry
+    per simulated study, all of one shape).  Exactly the Monte Carlo of
+    :func:`design_based_recall` (module docstring): Jeffreys percentiles for
+    the interval, the one-sided bound and δ1; Clopper–Pearson confidence
+    distributions for the conservative bound.  NaN where a region with
+    documents has none judged.
+    """
+    if which not in ("r1", "r2"):
+        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
+    _check_mc(confidence=confidence, draws=draws)
+    missing = set(REGIONS) - set(sizes) | set(REGIONS) - set(judged) | set(REGIONS) - set(relevant)
+    if missing:
+        raise ValueError(f"sizes, judged and relevant need the regions {REGIONS}; missing {sorted(missing)}")
+    alpha = 1.0 - confidence
+    rel = {h: np.asarray(relevant[h], dtype=float) for h in REGIONS}
+    point_counts = _point_counts(sizes=sizes, judged=judged, relevant=rel)
+    point = _recall(point_counts, which)
+    delta_point = _delta1(point_counts)
+    central = _draw(sizes=sizes, judged=judged, relevant=rel, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng, draws=draws)
+    r = _recall(central, which)
+    low, high = _quantile(r, alpha / 2.0), _quantile(r, 1.0 - alpha / 2.0)
+    lower_bound = _quantile(r, alpha)
+    delta = _delta1(central)
+    delta_low, delta_high = _quantile(delta, alpha / 2.0), _quantile(delta, 1.0 - alpha / 2.0)
+    pushed = _draw(sizes=sizes, judged=judged, relevant=rel, priors=_conservative_priors(which), rng=rng, draws=draws)
+    conservative = _quantile(_recall(pushed, which), alpha, fill=0.0)
+    if _unknown(sizes, judged):
+        nan = np.full(np.shape(point), np.nan)
+        return DesignBasedArrays(nan, nan, nan, nan, nan, nan, nan, nan)
+    return DesignBasedArrays(point=point, low=low, high=high, lower_bound=lower_bound,
+                             conservative_lower_bound=conservative, delta1_point=delta_point,
+                             delta1_low=delta_low, delta1_high=delta_high)
+
+
+def _cp_upper(*, found: float, judged: int, confidence: float) -> float:
+    """Exact one-sided Clopper–Pearson upper bound on a proportion: Beta(k + 1, n − k) quantile; 1 if k = n."""
+    if judged == 0:
+        return math.nan
+    if found >= judged:
+        return 1.0
+    return float(betaincinv(found + 1.0, judged - found, confidence))
+
+
+# =========================================================================== the report
+
+
+def _f(value) -> float | None:
+    return _nan_to_none(float(value)) if value is not None else None
+
+
+def design_based_recall(
+    *,
+    a12: RegionLike,
+    b1: RegionLike,
+    b2: RegionLike,
+    u: RegionLike,
+    confidence: float = 0.95,
+    draws: int = DEFAULT_DRAWS,
+    seed: int | None = None,
+) -> DesignBasedRecall:
+    """Recall of C1 and C2 from samples of A12, B1, B2 and the complement U (ESTIMATION-NOTES §8).
+
+    Each region is a simple random sample (size, judged, relevant) —
+    :class:`pair_recall.RegionSample`, mapping or tuple; judged == size is a
+    fully enumerated (exact) region.  r1 = (T12 + T_B1)/N, r2 = (T12 + T_B2)/N
+    with N = T12 + T_B1 + T_B2 + T_U: no independence assumption.
+
+    Returns per classifier the plug-in point, the two-sided Jeffreys Monte
+    Carlo interval and one-sided lower bound (reports), and the conservative
+    Clopper–Pearson lower bound (certification); the elusion rate T_U/|U|
+    with the exact one-sided Clopper–Pearson upper bound (zero found in m →
+    1 − (1 − c)^(1/m), about 3/m at 95%) and T_U's bound found + (|U| − m)·that;
+    δ1 = T12·N/(T1·T2) (the sensitivity band's factor: pair estimate r1* =
+    δ1·r1) with its interval; ``independence_rejected`` when δ1's interval
+    excludes 1.
+
+    Example (notes §2 worked example with a complement): |A12| = 5,000 with
+    4,500 relevant, |B1| = 3,000 with 1,500, |B2| = 20,000 with 2,000, all
+    enumerated, and 0 relevant in 3,000 judged of |U| = 972,000: r1 = 0.75
+    (the pair's r1* = 0.692, δ1 = 0.923); T_U ≤ 969,000·0.000998 ≈ 967 at
+    95%, so the conservative bound is 6,000/(8,000 + 967) = 0.669.
+    """
+    _check_mc(confidence=confidence, draws=draws)
+    regions = {"A12": as_region(a12, name="A12"), "B1": as_region(b1, name="B1"), "B2": as_region(b2, name="B2"),
+               "U": as_region(u, name="U")}
+    sizes = {h: r.size for h, r in regions.items()}
+    judged = {h: r.judged for h, r in regions.items()}
+    relevant = {h: np.float64(r.relevant) for h, r in regions.items()}
+    rng = np.random.default_rng(seed)
+    alpha = 1.0 - confidence
+    unknown = _unknown(sizes, judged)
+
+    point_counts = _point_counts(sizes=sizes, judged=judged, relevant=relevant)
+    central = _draw(sizes=sizes, judged=judged, relevant=relevant, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng,
+                    draws=draws)
+
+    def recall(which: str) -> DesignRecall:
+        own, other = _own(which)
+        r = _recall(central, which)
+        pushed = _draw(sizes=sizes, judged=judged, relevant=relevant, priors=_conservative_priors(which), rng=rng,
+                       draws=draws)
+        pair = _ratio(point_counts["A12"], point_counts["A12"] + point_counts[other])
+        if unknown:
+            return DesignRecall(None, None, None, None, None, _f(pair), "not available: a region was not judged")
+        return DesignRecall(
+            point=_f(_recall(point_counts, which)),
+            low=_f(_quantile(r, alpha / 2.0)), high=_f(_quantile(r, 1.0 - alpha / 2.0)),
+            lower_bound=_f(_quantile(r, alpha)),
+            conservative_lower_bound=_f(_quantile(_recall(pushed, which), alpha, fill=0.0)),
+            pair_estimand=_f(pair),
+            method="design-based: Jeffreys posterior Monte Carlo (interval, lower_bound); Clopper–Pearson "
+                   "confidence distributions, exact on T_U (conservative_lower_bound)",
+        )
+
+    r1, r2 = recall("r1"), recall("r2")
+
+    su = regions["U"]
+    total_draws = central["A12"] + central["B1"] + central["B2"] + central["U"]
+    total_point = sum(point_counts[h] for h in REGIONS)
+    relevant_total = DesignRecall(
+        point=_f(total_point), low=_f(_quantile(total_draws, alpha / 2.0)), high=_f(_quantile(total_draws, 1 - alpha / 2.0)),
+        lower_bound=_f(_quantile(total_draws, alpha)), conservative_lower_bound=None, pair_estimand=None,
+        method="design-based: Jeffreys posterior Monte Carlo of T12 + T_B1 + T_B2 + T_U",
+    ) if not unknown else DesignRecall(None, None, None, None, None, None, "not available: a region was not judged")
+
+    if su.size == 0:
+        elusion = ElusionEstimate(None, None, None, None, 0.0, 0)
+        t_u = RelevantInComplement(0.0, 0.0, 0.0, 0.0)
+    elif su.judged == 0:
+        elusion = ElusionEstimate(None, None, None, None, 0.0, 0)
+        t_u = RelevantInComplement(None, None, None, None)
+    else:
+        share_draws = central["U"] / su.size
+        cp = _cp_upper(found=su.relevant, judged=su.judged, confidence=confidence)
+        t_u_upper = su.relevant + (su.size - su.judged) * cp
+        elusion = ElusionEstimate(
+            point=su.relevant / su.judged, low=_f(_quantile(share_draws, alpha / 2.0)),
+            high=_f(_quantile(share_draws, 1.0 - alpha / 2.0)), upper_bound=_f(t_u_upper / su.size),
+            found=float(su.relevant), judged=su.judged,
+        )
+        t_u = RelevantInComplement(
+            point=_f(point_counts["U"]), low=_f(_quantile(central["U"], alpha / 2.0)),
+            high=_f(_quantile(central["U"], 1.0 - alpha / 2.0)), upper_bound=_f(t_u_upper),
+        )
+
+    delta_draws = _delta1(central)
+    d_low, d_high = _f(_quantile(delta_draws, alpha / 2.0)), _f(_quantile(delta_draws, 1.0 - alpha / 2.0))
+    rejected = (not unknown) and d_low is not None and d_high is not None and (d_low > 1.0 or d_high < 1.0)
+    delta1 = DependenceEstimate(point=None if unknown else _f(_delta1(point_counts)), low=None if unknown else d_low,
+                                high=None if unknown else d_high, independence_rejected=bool(rejected))
+
+    diagnostics = _diagnose(regions=regions, r1=r1, r2=r2, delta1=delta1, elusion=elusion, t_u=t_u,
+                            confidence=confidence)
+    summary = {h: {**r.as_dict(), "share": (r.relevant / r.judged) if r.judged else None} for h, r in regions.items()}
+    return DesignBasedRecall(confidence=confidence, draws=int(draws), seed=seed, regions=summary, r1=r1, r2=r2,
+                             elusion=elusion, t_u=t_u, relevant_total=relevant_total, delta1=delta1,
+                             independence_rejected=bool(rejected), diagnostics=tuple(diagnostics))
+
+
+_TEXT = {"A12": "A12 (retrieved by both)", "B1": "B1 (C1 only)", "B2": "B2 (C2 only)", "U": "U (retrieved by neither)"}
+
+
+def _diagnose(*, regions, r1, r2, delta1, elusion, t_u, confidence) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for name, region in regions.items():
+        if region.size > 0 and region.judged == 0:
+            out.append(Diagnostic("unjudged_region", "error",
+                f"No document of region {_TEXT[name]} has been judged yet; the design-based recall needs a sample of every region."))
+    if delta1.independence_rejected:
+        direction = "too high" if delta1.low > 1.0 else "too low"
+        out.append(Diagnostic("independence_rejected", "warning",
+            f"The complement sample shows that the classifiers are not independent: δ1 = {delta1.point:.2f} "
+            f"[{delta1.low:.2f}, {delta1.high:.2f}] excludes 1, so the pair's recall figures are {direction}. "
+            f"Use the design-based recall."))
+    if elusion.judged > 0 and elusion.found == 0 and t_u.upper_bound is not None:
+        out.append(Diagnostic("none_found_in_complement", "info",
+            f"None of the {elusion.judged} judged documents that neither classifier retrieved was relevant; at "
+            f"{confidence:.0%} confidence up to {t_u.upper_bound:,.0f} relevant documents may still be there "
+            f"(the exact bound, about {-math.log(1.0 - confidence):.1f}/{elusion.judged} of the region)."))
+    return out
+
+
+# =========================================================================== planning
+
+
+@dataclass(frozen=True)
+class PairCorpus:
+    """A corpus seen through a pair with a known dependence: region sizes and relevant counts."""
+
+    sizes: dict
+    relevant: dict
+    recall1: float
+    recall2: float
+    delta1: float
+
+    @property
+    def prevalence_u(self) -> float:
+        return self.relevant["U"] / self.sizes["U"] if self.sizes["U"] else 0.0
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def dependent_pair_corpus(
+    *,
+    relevant: int,
+    recall1: float,
+    recall2: float,
+    delta1: float,
+    corpus_size: int,
+    precision_a12: float = 0.9,
+    precision_b1: float = 0.5,
+    precision_b2: float = 0.5,
+) -> PairCorpus:
+    """A population with recalls r1, r2 and dependence δ1 (= T12·N/(T1·T2)): T12 = δ1·r1·r2·N.
+
+    T_B1 = r1·N − T12, T_B2 = r2·N − T12, T_U = N − T1 − T2 + T12; each
+    retrieved region padded with non-relevant documents to its precision,
+    U is the rest of the corpus.  Example: N = 10,000, r1 = r2 = 0.7, δ1 = 1
+    → T12 = 4,900, T_B1 = T_B2 = 2,100, T_U = 900 (the union finds 91%).
+    """
+    n = int(relevant)
+    t12 = int(round(delta1 * recall1 * recall2 * n))
+    tb1, tb2 = int(round(recall1 * n)) - t12, int(round(recall2 * n)) - t12
+    tu = n - t12 - tb1 - tb2
+    if min(t12, tb1, tb2, tu) < 0:
+        raise ValueError(f"no corpus has r1 = {recall1}, r2 = {recall2}, δ1 = {delta1}: a region count is negative")
+
+    def size(count: int, precision: float) -> int:
+        return max(count, int(round(count / precision))) if count else 0
+
+    sizes = {"A12": size(t12, precision_a12), "B1": size(tb1, precision_b1), "B2": size(tb2, precision_b2)}
+    sizes["U"] = int(corpus_size) - sum(sizes.values())
+    if sizes["U"] < tu:
+        raise ValueError("corpus_size is too small for these regions")
+    counts = {"A12": t12, "B1": tb1, "B2": tb2, "U": tu}
+    return PairCorpus(sizes=sizes, relevant=counts, recall1=(t12 + tb1) / n, recall2=(t12 + tb2) / n,
+                      delta1=t12 * n / ((t12 + tb1) * (t12 + tb2)))
+
+
+@dataclass(frozen=True)
+class ComplementSampleSize:
+    """Result of :func:`complement_sample_size`."""
+
+    judged_u: int | None
+    feasible: bool
+    truth: float
+    planned_lower_bound: float | None
+    margin: float
+    expected_found_in_u: float | None
+    reason: str
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class DesignBasedPlan:
+    """Result of :func:`design_based_sample_plan`: judged documents per region."""
+
+    judged: dict
+    total: int
+    truth: float
+    planned_lower_bound: float
+    margin: float
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def _planned_bound(*, sizes, precisions, judged, which, confidence, draws, seed) -> float:
+    """The conservative lower bound a sample of typical outcome gets: relevant = n_h·p_h (fractional)."""
+    relevant = {h: np.float64(min(judged[h], sizes[h]) * precisions[h]) for h in REGIONS}
+    result = design_based_recall_arrays(sizes=sizes, judged={h: min(judged[h], sizes[h]) for h in REGIONS},
+                                        relevant=relevant, which=which, confidence=confidence, draws=draws,
+                                        rng=np.random.default_rng(seed))
+    return float(result.conservative_lower_bound)
+
+
+def _check_plan(*, sizes, precisions, margin) -> float:
+    for h in REGIONS:
+        if sizes[h] < 0 or int(sizes[h]) != sizes[h]:
+            raise ValueError(f"size of {h} must be a whole number ≥ 0, got {sizes[h]!r}")
+        if not 0.0 <= precisions[h] <= 1.0:
+            raise ValueError(f"the relevant share of {h} must be in [0, 1], got {precisions[h]!r}")
+    if not 0.0 < margin < 1.0:
+        raise ValueError(f"margin must be in (0, 1), got {margin!r}")
+    return float(sum(sizes[h] * precisions[h] for h in REGIONS))
+
+
+def complement_sample_size(
+    *,
+    size_a12: int, precision_a12: float, judged_a12: int,
+    size_b1: int, precision_b1: float, judged_b1: int,
+    size_b2: int, precision_b2: float, judged_b2: int,
+    size_u: int, prevalence_u: float,
+    which: str = "r1",
+    margin: float = 0.10,
+    confidence: float = 0.95,
+    draws: int = 4_000,
+    seed: int = 0,
+    max_judged_u: int | None = None,
+) -> ComplementSampleSize:
+    """How many documents of U to judge so the design-based bound is within ``margin`` of the truth.
+
+    At the planned shares (precisions of A12, B1, B2 and the prevalence in
+    U) and the planned samples of A12, B1, B2, the smallest m such that the
+    conservative one-sided lower bound of a typical sample (relevant = n·p
+    in every region) is at least truth − margin; found by bisection with
+    common random numbers (``seed``).  At low prevalence the exact bound on
+    T_U dominates: with zero expected found the bound is about 3|U|/m.
+    Infeasible (``feasible`` False) when even judging all of U would not do:
+    the other regions' samples are then too small.
+
+    Example (bench_design_based.py): notes §2's pair (|A12| = 5,000, p 0.9,
+    |B2| = 20,000, p 0.1) with |B1| = 3,000 at 0.5 and |U| = 972,000 at
+    prevalence 0.000686, A12/B1/B2 judged 300/300/400: m ≈ 1,900 (figure
+    printed by the bench).
+    """
+    sizes = {"A12": size_a12, "B1": size_b1, "B2": size_b2, "U": size_u}
+    precisions = {"A12": precision_a12, "B1": precision_b1, "B2": precision_b2, "U": prevalence_u}
+    total = _check_plan(sizes=sizes, precisions=precisions, margin=margin)
+    if which not in ("r1", "r2"):
+        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
+    own, _ = _own(which)
+    truth = (sizes["A12"] * precisions["A12"] + sizes[own] * precisions[own]) / total if total else math.nan
+    fixed = {"A12": judged_a12, "B1": judged_b1, "B2": judged_b2}
+
+    def bound(m: int) -> float:
+        return _planned_bound(sizes=sizes, precisions=precisions, judged={**fixed, "U": m}, which=which,
+                              confidence=confidence, draws=draws, seed=seed)
+
+    top = size_u if max_judged_u is None else min(size_u, max_judged_u)
+    if size_u == 0:
+        b = bound(0)
+        ok = truth - b <= margin
+        return ComplementSampleSize(0, ok, truth, b, margin, 0.0, "U is empty: nothing to judge")
+    best = bound(top)
+    if truth - best > margin:
+        return ComplementSampleSize(None, False, truth, best, margin, None,
+            f"even {top:,} judged documents of U leave the bound {best:.3f} more than {margin:g} below the planned "
+            f"recall {truth:.3f}: judge more of A12, B1 and B2")
+    lo, hi = 0, top  # bound(lo) fails (or lo = 0), bound(hi) succeeds
+    while hi - lo > max(1, hi // 200):
+        mid = (lo + hi) // 2
+        if mid > 0 and truth - bound(mid) <= margin:
+            hi = mid
+        else:
+            lo = mid
+    return ComplementSampleSize(hi, True, truth, bound(hi), margin, hi * prevalence_u,
+                                "smallest m (to 0.5%) whose typical conservative bound is within the margin")
+
+
+def design_based_sample_plan(
+    *,
+    size_a12: int, precision_a12: float,
+    size_b1: int, precision_b1: float,
+    size_b2: int, precision_b2: float,
+    size_u: int, prevalence_u: float,
+    which: str = "r1",
+    margin: float = 0.10,
+    confidence: float = 0.95,
+    draws: int = 4_000,
+    seed: int = 0,
+    min_per_region: int = 30,
+) -> DesignBasedPlan:
+    """Judged documents in all four regions for a design-based bound within ``margin`` of the truth.
+
+    Shape: Neyman allocation for the delta-method variance of r = T_own/N,
+    n_h ∝ |∂r/∂T_h|·|h|·√(p_h(1 − p_h)) with ∂r/∂T_h = (1 − r)/N for A12 and
+    the own region and −r/N for the other region and U (notes §2's rule
+    generalised to four regions), at least ``min_per_region`` per non-empty
+    region, at most |h|.  Scale: the smallest total whose typical
+    conservative bound (as in :func:`complement_sample_size`) is within the
+    margin, by bisection.  Example (bench, ρ = 1% of 1,000,000, union
+    finding 91%): about 4,700 documents in all, 0.94 × 50/ρ.
+    """
+    sizes = {"A12": size_a12, "B1": size_b1, "B2": size_b2, "U": size_u}
+    precisions = {"A12": precision_a12, "B1": precision_b1, "B2": precision_b2, "U": prevalence_u}
+    total = _check_plan(sizes=sizes, precisions=precisions, margin=margin)
+    if which not in ("r1", "r2"):
+        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
+    own, other = _own(which)
+    truth = (sizes["A12"] * precisions["A12"] + sizes[own] * precisions[own]) / total
+    slope = {"A12": 1.0 - truth, own: 1.0 - truth, other: truth, "U": truth}
+    weight = {h: slope[h] * sizes[h] * math.sqrt(precisions[h] * (1.0 - precisions[h])) for h in REGIONS}
+    weight_sum = sum(weight.values()) or 1.0
+
+    def allocation(scale: float) -> dict[str, int]:
+        return {h: 0 if sizes[h] == 0 else min(sizes[h], max(min_per_region, math.ceil(scale * weight[h] / weight_sum)))
+                for h in REGIONS}
+
+    def bound(scale: float) -> float:
+        return _planned_bound(sizes=sizes, precisions=precisions, judged=allocation(scale), which=which,
+                              confidence=confidence, draws=draws, seed=seed)
+
+    hi = float(sum(sizes.values()))
+    if truth - bound(hi) > margin:
+        raise ValueError("even judging every document does not reach the margin (check the inputs)")
+    lo = 0.0
+    while hi - lo > max(1.0, 0.005 * hi):
+        mid = (lo + hi) / 2.0
+        if truth - bound(mid) <= margin:
+            hi = mid
+        else:
+            lo = mid
+    judged = allocation(hi)
+    return DesignBasedPlan(judged=judged, total=int(sum(judged.values())), truth=truth,
+                           planned_lower_bound=bound(hi), margin=margin)
+
