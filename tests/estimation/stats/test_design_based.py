@@ -122,9 +122,9 @@ def test_design_based_holds_where_the_pair_does_not():
 
 
 def test_complement_sample_size_meets_the_margin():
-    plan = dict(size_a12=5000, precision_a12=0.9, judged_a12=300, size_b1=3000, precision_b1=0.5, judged_b1=300,
-                size_b2=20000, precision_b2=0.1, judged_b2=400, size_u=972_000, prevalence_u=667 / 972_000,
-                margin=0.10, draws=2000, seed=3)
+    plan = {"size_a12": 5000, "precision_a12": 0.9, "judged_a12": 300, "size_b1": 3000, "precision_b1": 0.5,
+            "judged_b1": 300, "size_b2": 20000, "precision_b2": 0.1, "judged_b2": 400, "size_u": 972_000,
+            "prevalence_u": 667 / 972_000, "margin": 0.10, "draws": 2000, "seed": 3}
     sized = complement_sample_size(**plan)
     assert sized.feasible and sized.truth == pytest.approx(6000 / 8667, abs=1e-3)
     assert sized.truth - sized.planned_lower_bound <= 0.10
