@@ -59,10 +59,10 @@ def report(name, *, sizes, relevant, prevalence):
                                                      truth=plan.truth, seed=SEED)
     target = 50.0 / prevalence
     print(f"\n{name}")
-    print(f"  regions: " + ", ".join(f"|{h}| = {sizes[h]:,} ({relevant[h]:,} relevant)" for h in REGIONS))
+    print("  regions: " + ", ".join(f"|{h}| = {sizes[h]:,} ({relevant[h]:,} relevant)" for h in REGIONS))
     print(f"  true r1 = {plan.truth:.3f}; union finds {1 - relevant['U'] / sum(relevant.values()):.1%}; "
           f"elusion rate in U = {shares['U']:.6f}")
-    print(f"  judged: " + ", ".join(f"{h} {plan.judged[h]:,}" for h in REGIONS) + f"; total {plan.total:,}")
+    print("  judged: " + ", ".join(f"{h} {plan.judged[h]:,}" for h in REGIONS) + f"; total {plan.total:,}")
     print(f"  planned conservative 95% bound {plan.planned_lower_bound:.3f} (truth − bound "
           f"{plan.truth - plan.planned_lower_bound:.3f} ≤ {MARGIN})")
     print(f"  total / (50/ρ = {target:,.0f}) = {plan.total / target:.2f}; uniform ~400/ρ = {400 / prevalence:,.0f} "
