@@ -26,12 +26,17 @@ the sampled *retrieved* ones, ``fn`` and ``tn`` among the sampled
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import ndtri  # normal quantile; much cheaper per call than norm.ppf
-from scipy.special import betaincinv
+from scipy.special import (
+    betaincinv,
+    ndtri,  # normal quantile; much cheaper per call than norm.ppf
+)
 from scipy.stats import binom
+
+from .pair_recall import recall_under_delta1, stratified_pair_recall_low
 
 __all__ = [
     "CertificationImpossible",
@@ -46,6 +51,13 @@ __all__ = [
     "qbcb_passes",
     "qbcb_min_relevant",
     "qbcb_min_sample_size",
+    "LeastFavourableBound",
+    "pair_recall_least_favourable_bound",
+    "least_favourable_lows",
+    "FamilywiseFalsePass",
+    "familywise_false_pass_bound",
+    "AttemptAlpha",
+    "alpha_per_attempt",
 ]
 
 _DEFAULT_SIMULATIONS = 10_000
@@ -252,8 +264,8 @@ def f1_exact_lower_bound(*, tp: int, fp: int, fn: int, confidence: float = 0.95)
 def _exact_uniform_low(*, tp, fp, fn, tail: float):
     """:func:`f1_exact_lower_bound` vectorised (``tail`` = 1 − confidence)."""
     errors = fp + fn
-    m = tp + errors
-    # Clopper–Pearson upper limit on e: the (1 − tail) quantile of Beta(errors + 1, m − errors); 1 when all are errors.
+    # Clopper–Pearson upper limit on e: the (1 − tail) quantile of Beta(errors + 1, m − errors) with
+    # m − errors = tp; 1 when all are errors.
     upper = np.where(tp > 0, betaincinv(errors + 1.0, np.maximum(tp, 1e-300), 1.0 - tail), 1.0)
     return np.where(tp > 0, _f1_from_error_share(upper), 0.0)
 
@@ -538,3 +550,136 @@ def qbcb_min_sample_size(*, target_recall: float, prevalence: float,
         raise ValueError(f"prevalence must lie in (0, 1] (got {prevalence!r})")
     needed = qbcb_min_relevant(target_recall=target_recall, confidence=confidence)
     return math.ceil(needed / prevalence - 1e-9)
+
+
+# --------------------------------------------------------------------------
+# Pair recall at the least favourable dependence; retries (issue 11, notes §8)
+# --------------------------------------------------------------------------
+
+DEFAULT_DELTA1_BAND = (0.8, 0.9, 1.0, 1.1, 1.25)
+
+
+@dataclass(frozen=True)
+class LeastFavourableBound:
+    """Result of :func:`pair_recall_least_favourable_bound`.
+
+    ``lower_bound`` = min over ``by_delta1`` (δ1, bound under that δ1);
+    ``pair_lower_bound`` is the pair's own bound (δ1 = 1, what ignoring
+    dependence would certify).  None when a needed region was not judged.
+    """
+
+    which: str
+    alpha: float
+    lower_bound: float | None
+    least_favourable_delta1: float | None
+    pair_lower_bound: float | None
+    by_delta1: tuple[tuple[float, float | None], ...]
+
+    def passes(self, *, target: float) -> bool:
+        """Pass iff the least favourable bound reaches the target (False when it is unavailable)."""
+        return self.lower_bound is not None and self.lower_bound >= target
+
+
+def least_favourable_lows(lows, *, delta1_grid: Sequence[float] = DEFAULT_DELTA1_BAND):
+    """min over the grid of min(1, low/δ1) — :func:`pair_recall.recall_under_delta1` — elementwise.
+
+    For arrays of pair bounds (one per simulated study); NaN stays NaN.
+    """
+    grid = np.asarray(tuple(delta1_grid), dtype=float)
+    if grid.size == 0 or (grid <= 0).any():
+        raise ValueError(f"delta1_grid must hold values > 0, got {list(delta1_grid)!r}")
+    lows = np.asarray(lows, dtype=float)
+    return np.min(np.minimum(1.0, lows[..., None] / grid), axis=-1)
+
+
+def pair_recall_least_favourable_bound(*, a12, b1, b2, which: str = "r1", alpha: float = 0.05,
+                                       delta1_grid: Sequence[float] = DEFAULT_DELTA1_BAND,
+                                       draws: int = 20_000, seed: int | None = None) -> LeastFavourableBound:
+    """One-sided 1 − alpha lower bound of a pair's recall at the least favourable δ1 of a declared band.
+
+    The pair measures r1* = δ1·r1 (seed 000, Assumption 1; notes §8), so
+    under δ1 the bound on r1 is the pair's bound / δ1, capped at 1 — the
+    sensitivity band of ``pair_recall.stratified_pair_recall``
+    (``recall_under_delta1``).  This takes the minimum over ``delta1_grid``
+    (default 0.8–1.25).  The pair's bound is
+    ``stratified_pair_recall_low(confidence=1 − 2·alpha)``: the lower end of
+    the two-sided conservative interval, as the certification service's
+    verdict uses it.  Regions as for ``stratified_pair_recall``
+    ((size, judged, relevant)).
+
+    Measured (``test_certification.py``, 2,000 studies per δ1, seed 11,
+    true r1 = target 0.7, r2 = 0.6, 200 judged in A12 and in B2, α = 0.05):
+    false-pass rate 0.000 at δ1 = 0.8 and 1, 0.0535 at 1.25 (the band's
+    edge, ≈ α; limit α + 3 s.e. = 0.0646).  Outside the band, at δ1 = 1.35,
+    1.000: the band is a declaration, not a guarantee — the design-based
+    conservative bound (``design_based``) kept 0.030 there.  Notes §8,
+    Reuters `earn`: bounds 0.75–0.79 at δ1 = 1 read ≈ 0.62 at 1.25.
+    """
+    _check_level("alpha", alpha)
+    if not alpha < 0.5:
+        raise ValueError(f"alpha must be below 0.5 (got {alpha!r})")
+    grid = tuple(float(d) for d in delta1_grid)
+    least_favourable_lows(np.zeros(1), delta1_grid=grid)  # validates the grid
+    low = stratified_pair_recall_low(a12=a12, b1=b1, b2=b2, which=which, confidence=1.0 - 2.0 * alpha,
+                                     draws=draws, seed=seed)
+    if not math.isfinite(low):
+        return LeastFavourableBound(which, alpha, None, None, None, tuple((d, None) for d in grid))
+    by_delta = tuple((d, recall_under_delta1(low, delta1=d)) for d in grid)
+    worst_delta, worst = min(by_delta, key=lambda item: (item[1], -item[0]))
+    return LeastFavourableBound(which=which, alpha=alpha, lower_bound=worst, least_favourable_delta1=worst_delta,
+                                pair_lower_bound=low, by_delta1=by_delta)
+
+
+@dataclass(frozen=True)
+class FamilywiseFalsePass:
+    """Chance that at least one of k attempts passes falsely.
+
+    ``independent_attempts`` = 1 − Π(1 − α_i), exact when each attempt is a
+    fresh, independent test set at false-pass α_i; ``bonferroni`` =
+    min(1, Σ α_i), valid whatever the attempts share.
+    """
+
+    attempts: int
+    independent_attempts: float
+    bonferroni: float
+
+
+def familywise_false_pass_bound(*, alphas: Sequence[float]) -> FamilywiseFalsePass:
+    """Familywise false-pass bound over every certification attempt on the record (notes §8 "Retries").
+
+    1 − Π(1 − α_i) for independent attempts (Šidák), and Bonferroni's Σ α_i
+    for any dependence.  Example (notes §8): five attempts at 0.04 →
+    1 − 0.96⁵ = 0.185 (Bonferroni 0.20).
+    """
+    values = [float(a) for a in alphas]
+    for a in values:
+        if not 0.0 <= a <= 1.0:
+            raise ValueError(f"each alpha must lie in [0, 1] (got {a!r})")
+    survive = float(np.prod([1.0 - a for a in values])) if values else 1.0
+    return FamilywiseFalsePass(attempts=len(values), independent_attempts=1.0 - survive,
+                               bonferroni=min(1.0, float(sum(values))))
+
+
+@dataclass(frozen=True)
+class AttemptAlpha:
+    """Per-attempt false-pass level that keeps k attempts at ``family_alpha``: Šidák and Bonferroni."""
+
+    family_alpha: float
+    attempts: int
+    sidak: float
+    bonferroni: float
+
+
+def alpha_per_attempt(*, alpha: float, attempts: int) -> AttemptAlpha:
+    """Split a familywise alpha over k planned attempts: Šidák 1 − (1 − α)^(1/k) (independent
+    attempts; slightly larger, so slightly cheaper), Bonferroni α/k (any dependence).
+
+    Example: α = 0.05 over 5 attempts → Šidák 0.01021, Bonferroni 0.01;
+    ``familywise_false_pass_bound(alphas=[0.01021] * 5)`` gives back 0.05.
+    """
+    _check_level("alpha", alpha)
+    if attempts < 1 or attempts != int(attempts):
+        raise ValueError(f"attempts must be a positive integer (got {attempts!r})")
+    k = int(attempts)
+    return AttemptAlpha(family_alpha=alpha, attempts=k, sidak=-math.expm1(math.log1p(-alpha) / k),
+                        bonferroni=alpha / k)

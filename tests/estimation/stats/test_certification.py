@@ -277,3 +277,94 @@ def test_exact_bound_keeps_alpha_where_appendix_a_does_not():
     assert appendix / runs > 0.05 + 3 * se  # why the verdict does not use Appendix A
     assert certification_passes(tp=170, fp=30, fn=30, target=0.81)
     assert not certification_passes(tp=170, fp=30, fn=30, target=0.816)  # exact 0.815; Appendix A's 0.819 would pass
+
+
+# --------------------------------------------------------------------------
+# Pair recall at the least favourable δ1; retries (issue 11, notes §8)
+# --------------------------------------------------------------------------
+
+def test_least_favourable_bound_is_the_sensitivity_bands_minimum():
+    from estimation.stats.certification import pair_recall_least_favourable_bound
+    from estimation.stats.pair_recall import stratified_pair_recall
+
+    regions = {"a12": (5000, 200, 180), "b1": (3000, 200, 100), "b2": (20000, 200, 20)}
+    bound = pair_recall_least_favourable_bound(**regions, alpha=0.05, draws=4000, seed=1)
+    report = stratified_pair_recall(**regions, confidence=0.90, draws=4000, seed=1)
+    assert bound.pair_lower_bound == pytest.approx(report.r1.low, abs=1e-12)
+    assert bound.lower_bound == pytest.approx(min(p.r1_low for p in report.sensitivity), abs=1e-12)
+    assert bound.least_favourable_delta1 == 1.25
+    assert bound.lower_bound == pytest.approx(bound.pair_lower_bound / 1.25)
+    assert bound.passes(target=0.45) and not bound.passes(target=0.55)
+    unjudged = pair_recall_least_favourable_bound(a12=(500, 0, 0), b1=(10, 5, 1), b2=(10, 5, 1), draws=500, seed=0)
+    assert unjudged.lower_bound is None and not unjudged.passes(target=0.1)
+
+
+def _pair_false_pass(delta1, *, runs, seed, target=0.7):
+    from estimation.stats.certification import least_favourable_lows
+    from estimation.stats.design_based import dependent_pair_corpus
+    from estimation.stats.pair_recall import pair_recall_interval
+
+    corpus = dependent_pair_corpus(relevant=5000, recall1=target, recall2=0.6, delta1=delta1, corpus_size=500_000,
+                                   precision_a12=0.9, precision_b1=0.5, precision_b2=0.4)
+    rng = np.random.default_rng(seed)
+    n = 200
+    found = {h: rng.hypergeometric(corpus.relevant[h], corpus.sizes[h] - corpus.relevant[h], n, size=runs)
+             for h in ("A12", "B2")}
+    _, low, _ = pair_recall_interval(size_a12=corpus.sizes["A12"], judged_a12=n, relevant_a12=found["A12"],
+                                     size_other=corpus.sizes["B2"], judged_other=n, relevant_other=found["B2"],
+                                     confidence=0.90, draws=1000, rng=rng)
+    return float(np.mean(least_favourable_lows(low) >= target)), float(np.mean(low >= target))
+
+
+@pytest.mark.parametrize("delta1", [0.8, 1.0, 1.25])
+def test_least_favourable_rule_keeps_alpha_within_the_band(delta1):
+    """True corpus recall = target 0.7 (r2 = 0.6, 5,000 relevant in 500,000), 200 judged in A12 and B2,
+    2,000 studies (seed 11), α = 0.05.  Measured false-pass rates of the least-favourable rule:
+    0.000 / 0.000 / 0.0535 at δ1 = 0.8 / 1 / 1.25 (limit α + 3 s.e. = 0.0646; at the band's edge the rule
+    is exactly the pair's bound on r1* = 1.25·r1, so ≈ α); the plain pair bound (δ1 = 1 assumed) passes
+    0.000 / 0.045 / 1.000 — at δ1 = 1.25 it certifies a 0.7 classifier every time."""
+    runs = 2000
+    rate, _ = _pair_false_pass(delta1, runs=runs, seed=11)
+    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
+
+
+@pytest.mark.slow
+def test_outside_the_band_only_the_design_based_bound_holds():
+    """δ1 = 1.35 (Reuters `earn`, notes §8), true recall = target 0.7: the pair measures r1* = 0.945, and
+    its bound / 1.25 ≈ 0.72 > 0.7, so the least-favourable rule of the 0.8–1.25 band passed all 2,000
+    studies (seed 11), false-pass 1.000 — the band is a declaration, not a guarantee.  The design-based
+    conservative bound (200 judged in A12, B1, B2 and 2,000 in U; seed 12) passed 0.030 ≤ α + 3 s.e."""
+    from estimation.stats.design_based import REGIONS, dependent_pair_corpus, design_based_recall_arrays
+
+    runs = 2000
+    rate, plain = _pair_false_pass(1.35, runs=runs, seed=11)
+    assert rate > 0.9 and plain == 1.0  # documented failure outside the band
+    corpus = dependent_pair_corpus(relevant=5000, recall1=0.7, recall2=0.6, delta1=1.35, corpus_size=500_000,
+                                   precision_a12=0.9, precision_b1=0.5, precision_b2=0.4)
+    rng = np.random.default_rng(12)
+    judged = {"A12": 200, "B1": 200, "B2": 200, "U": 2000}
+    found = {h: rng.hypergeometric(corpus.relevant[h], corpus.sizes[h] - corpus.relevant[h], judged[h], size=runs)
+             for h in REGIONS}
+    arrays = design_based_recall_arrays(sizes=corpus.sizes, judged=judged, relevant=found, confidence=0.95,
+                                        draws=1500, rng=rng)
+    false_pass = float(np.mean(arrays.conservative_lower_bound >= 0.7))
+    assert false_pass <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
+
+
+def test_familywise_false_pass_and_alpha_split():
+    from estimation.stats.certification import alpha_per_attempt, familywise_false_pass_bound
+
+    # Notes §8: five attempts at 0.04 pass falsely with probability 1 − 0.96^5 = 0.185 (Bonferroni 0.20).
+    five = familywise_false_pass_bound(alphas=[0.04] * 5)
+    assert five.independent_attempts == pytest.approx(1 - 0.96**5) and five.bonferroni == pytest.approx(0.20)
+    assert five.attempts == 5
+    assert familywise_false_pass_bound(alphas=[]).independent_attempts == 0.0
+    assert familywise_false_pass_bound(alphas=[0.5, 0.7]).bonferroni == 1.0
+    split = alpha_per_attempt(alpha=0.05, attempts=5)
+    assert split.sidak == pytest.approx(1 - 0.95 ** (1 / 5)) and split.bonferroni == pytest.approx(0.01)
+    assert familywise_false_pass_bound(alphas=[split.sidak] * 5).independent_attempts == pytest.approx(0.05)
+    assert alpha_per_attempt(alpha=0.05, attempts=1).sidak == pytest.approx(0.05)
+    with pytest.raises(ValueError):
+        alpha_per_attempt(alpha=0.05, attempts=0)
+    with pytest.raises(ValueError):
+        familywise_false_pass_bound(alphas=[1.5])
