@@ -12,7 +12,7 @@ from decimal import Decimal
 import numpy as np
 from django.db.models import Count, F, Sum
 
-from annotation.models import Assignment, HitItem, Judgment, Label, Topic, Worker
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
 from annotation.services.workers import worker_gold_score
 
 # --------------------------------------------------------------------------- annotators
@@ -170,3 +170,19 @@ def topic_split_votes(*, topic: Topic) -> list[SplitVote]:
         for label in labels
     ]
 
+
+
+# --------------------------------------------------------------------------- analysts
+
+
+def topic_progress(*, topic: Topic) -> dict:
+    """Judgments done and outstanding, spend against budget: a few indexed aggregates."""
+    hit_rows = (Hit.objects.filter(topic=topic).exclude(status=Hit.Status.CANCELLED)
+                .annotate(n_items=Count("items")).values_list("n_items", "max_assignments"))
+    planned = sum(items * slots for items, slots in hit_rows)
+    done = Judgment.objects.filter(topic=topic).count()
+    spent_rewards = (Assignment.objects.filter(hit__topic=topic, status__in=(Assignment.Status.SUBMITTED,
+                                                                           Assignment.Status.APPROVED))
+                     .aggregate(total=Sum("hit__reward"))["total"]) or Decimal("0")
+    return {"hits": len(hit_rows), "judgments_done": done, "judgments_planned": planned,
+            "judgments_outstanding": max(0, planned - done), "rewards_paid": spent_rewards, "budget": topic.budget}

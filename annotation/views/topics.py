@@ -15,9 +15,9 @@ from django.views.decorators.http import require_POST
 from annotation.forms import PlanForm, TopicForm, TopicSettingsForm, TopUpForm
 from annotation.models import Classifier, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
+from annotation.selectors import topic_progress
 from annotation.views.optional import ServiceMissing, service
 from annotation.views.plan import topic_plan_context
-from estimation.views.selectors import topic_progress
 
 logger = logging.getLogger(__name__)
 
