@@ -19,7 +19,6 @@ Every path takes these locks in that order, so submissions cannot deadlock.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,9 +30,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.events import LabelsCompleted, event_send_on_commit
-from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
-from annotation.services.labels import labels_votes_add
+from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
+from annotation.services.labels import labels_votes_add, topic_gold_document_ids
 from annotation.services.workers import worker_gold_check
+from core.errors import ApplicationError
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
 CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)
@@ -92,11 +92,6 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 # --------------------------------------------------------------------------- claim
 
 
-def _gold_documents(*, topic: Topic) -> list[int]:
-    # (topic, document) is unique: no DISTINCT needed.
-    return list(Label.objects.filter(topic=topic, gold__isnull=False).values_list("document_id", flat=True))
-
-
 def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> list[tuple[int, int]]:
     """Up to CANDIDATE_HITS open HITs of the topic, oldest first, with a free place the worker may take.
 
@@ -118,7 +113,7 @@ def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> l
         .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(status="expired")))
     )
     # Gold documents recur across HITs: skip HITs holding a document the worker has seen in the topic.
-    gold = _gold_documents(topic=topic)
+    gold = topic_gold_document_ids(topic=topic)
     if gold:
         seen = Assignment.objects.filter(
             worker=worker,

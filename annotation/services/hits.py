@@ -8,7 +8,6 @@ documents and do not count toward a HIT's size.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ from django.db.models import Count, Sum
 
 from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, Topic
 from annotation.services.crowds import crowd_cost_per_assignment, crowd_publish
+from annotation.services.labels import topic_gold_document_ids
+from core.errors import ApplicationError
 
 
 class BudgetExceeded(ApplicationError):
@@ -69,12 +70,6 @@ def _draws_seed(draws: Sequence[SampleDraw]) -> int:
     return int(np.random.SeedSequence([int(d.seed) for d in draws] or [0]).generate_state(1)[0])
 
 
-def _gold_document_ids(*, topic: Topic) -> list[int]:
-    return list(
-        Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", flat=True)
-    )
-
-
 def hits_create_for_draws(*, topic: Topic, draws: Sequence[SampleDraw]) -> list[Hit]:
     """Queue the draws' documents not yet queued for the topic into new HITs (budget permitting).
 
@@ -103,7 +98,7 @@ def hits_create_for_draws(*, topic: Topic, draws: Sequence[SampleDraw]) -> list[
         hits = Hit.objects.bulk_create(
             [Hit(topic=topic, reward=topic.reward_per_hit, max_assignments=Hit.ASSIGNMENTS_PER_HIT) for _ in range(n_hits)]
         )
-        gold_ids = _gold_document_ids(topic=topic)
+        gold_ids = topic_gold_document_ids(topic=topic)
         gold_order = _gold_rotation(topic=topic, gold_ids=gold_ids, rng=rng)
         items = []
         for index, hit in enumerate(hits):

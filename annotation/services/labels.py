@@ -7,13 +7,13 @@ several samples of the topic is judged once and the label serves them all.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 from collections.abc import Mapping
 
 import numpy as np
 from django.db import transaction
 
 from annotation.models import Document, Hit, Judgment, Label, Topic
+from core.errors import ApplicationError
 
 
 def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT) -> list[int]:
@@ -52,6 +52,18 @@ def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: i
     return completed
 
 
+def topic_gold_answers(*, topic: Topic) -> dict[int, bool]:
+    """{document id: known answer} of the topic's gold documents, in document order."""
+    return dict(
+        Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
+    )
+
+
+def topic_gold_document_ids(*, topic: Topic) -> list[int]:
+    """The topic's gold documents (known answers), sorted by id."""
+    return list(topic_gold_answers(topic=topic))
+
+
 class GoldDocumentError(ApplicationError):
     """A gold document that cannot be added; the message says why."""
 
@@ -85,11 +97,7 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
         items.append(doc_index.setdefault(doc_id, len(doc_index)))
         workers.append(worker_index.setdefault(worker_id, len(worker_index)))
         answers.append(int(relevant))
-    gold = dict(
-        Label.objects.filter(topic=topic, gold__isnull=False, document_id__in=list(doc_index)).values_list(
-            "document_id", "gold"
-        )
-    )
+    gold = {doc_id: answer for doc_id, answer in topic_gold_answers(topic=topic).items() if doc_id in doc_index}
     result = dawid_skene(
         items=np.array(items),
         workers=np.array(workers),

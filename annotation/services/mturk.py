@@ -8,7 +8,8 @@ it also (re)publishes HITs whose first publication failed, so a network failure
 never loses a HIT. docs/mturk.md describes the whole sequence.
 
 Money is Decimal throughout and rounded to cents (ROUND_HALF_UP) where MTurk would
-charge it: `mturk_cost_per_assignment`.
+charge it: `mturk_cost_per_assignment`, the one place the commission is computed
+(`annotation.services.crowds.crowd_cost_per_assignment` and the budget check use it).
 """
 from __future__ import annotations
 
@@ -88,7 +89,8 @@ def mturk_cost_per_assignment(*, reward: Decimal, assignments: int) -> Decimal:
     Commission: 20% of the reward, plus 20% more when the HIT has 10 or more
     assignments (ESTIMATION-NOTES §3), rounded half-up to the cent, and at least
     $0.01 (Amazon's minimum fee per assignment). A zero reward costs nothing.
-    5¢ × 3 assignments: 0.05 + 0.01 = $0.06 each.
+    10¢: 0.10 + 0.02 = $0.12; 5¢: 0.05 + 0.01 = $0.06; 2¢: 0.4¢ is below the
+    minimum, 0.02 + 0.01 = $0.03; 10¢ with 10 assignments: 0.10 + 0.04 = $0.14.
     """
     reward = Decimal(reward)
     if reward < 0:
@@ -296,7 +298,7 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     Never raises for MTurk, network or configuration trouble: the HIT stays
     unpublished in the app (mturk_hit_id empty) with a log line saying why, and
     the next `mturk_reconcile_all` tries again with the same UniqueRequestToken.
-    Call it outside any transaction (see `hit_publish` in annotation.crowds.mturk):
+    Call it outside any transaction (see `mturk_hit_publish_on_commit`):
     it waits on the network.
     """
     global _unavailable_until

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotation.models import Judgment, Label, Topic, Worker
+from annotation.models import Judgment, Topic, Worker
+from annotation.services.labels import topic_gold_answers
 
 GOLD_MIN_ANSWERS = 5
 
@@ -36,7 +37,7 @@ def worker_unblock(*, worker: Worker) -> None:
 
 def worker_gold_score(*, worker: Worker, topic: Topic) -> tuple[int, int]:
     """(gold items answered, answered correctly) by the worker in the topic."""
-    gold = dict(Label.objects.filter(topic=topic, gold__isnull=False).values_list("document_id", "gold"))
+    gold = topic_gold_answers(topic=topic)
     if not gold:
         return 0, 0
     answers = Judgment.objects.filter(topic=topic, worker=worker, document_id__in=list(gold)).values_list(
