@@ -211,13 +211,17 @@ class TopicForm(forms.Form):
         return cleaned
 
 
+# The planner takes half-widths inside (0, 0.5): ±0.5 would be no interval at all.
+HALF_WIDTH_MIN, HALF_WIDTH_MAX = 0.01, 0.49
+
+
 class PlanForm(forms.Form):
-    half_width = forms.FloatField(min_value=0.01, max_value=0.5, initial=0.05, label="Interval half-width",
+    half_width = forms.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX, initial=0.05, label="Interval half-width",
                                   help_text="How close the recall interval should be to the estimate, e.g. 0.05 for ±5 points.")
 
 
 class TopUpForm(forms.Form):
-    half_width = forms.FloatField(min_value=0.01, max_value=0.5, initial=0.03, label="New interval half-width",
+    half_width = forms.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX, initial=0.03, label="New interval half-width",
                                   help_text="Narrower than before: documents are added to every region until the plan "
                                   "for this half-width is met (already judged documents count).")
 

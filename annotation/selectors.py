@@ -6,13 +6,18 @@ one. Quality reads (worker agreement, split votes) are for analysts.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
 from django.db.models import Count, F, Sum
 
-from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
+from annotation.services.labels import topic_gold_document_ids
+from annotation.services.retrieved_sets import region_counts
+from annotation.services.sampling import PILOT_MIN_JUDGED, PRIOR_PRECISION
 from annotation.services.workers import worker_gold_score
 
 # --------------------------------------------------------------------------- annotators
@@ -79,7 +84,7 @@ class WorkerQuality:
 def _topic_judgment_arrays(*, topic: Topic):
     rows = list(
         Judgment.objects.filter(topic=topic)
-        .exclude(document_id__in=Label.objects.filter(topic=topic, gold__isnull=False).values("document_id"))
+        .exclude(document_id__in=topic_gold_document_ids(topic=topic))
         .values_list("document_id", "worker_id", "relevant")
     )
     doc_index: dict[int, int] = {}
@@ -186,3 +191,63 @@ def topic_progress(*, topic: Topic) -> dict:
                      .aggregate(total=Sum("hit__reward"))["total"]) or Decimal("0")
     return {"hits": len(hit_rows), "judgments_done": done, "judgments_planned": planned,
             "judgments_outstanding": max(0, planned - done), "rewards_paid": spent_rewards, "budget": topic.budget}
+
+
+PAIR_REGIONS = ("A12", "B1", "B2")
+
+
+def topic_region_progress(*, topic: Topic) -> dict[str, dict[str, int]]:
+    """{region: {"sampled", "judged"}}: documents of the pair's sample in each region, and those with a majority."""
+    progress = {}
+    for region in PAIR_REGIONS:
+        sampled = SampledDocument.objects.filter(topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR)
+        judged = Label.objects.filter(topic=topic, majority__isnull=False,
+                                      document_id__in=sampled.values("document_id")).count()
+        progress[region] = {"sampled": sampled.count(), "judged": judged}
+    return progress
+
+
+def topic_precision_guesses(*, topic: Topic) -> dict[str, float]:
+    """Planning guesses of each pair region's precision: the pilot's Jeffreys posterior mean, else the prior.
+
+    A region uses its pilot once PILOT_MIN_JUDGED of its sampled documents have a majority
+    (annotation.services.sampling, whose planned_region_sizes uses the same guesses).
+    """
+    from estimation.stats.planning import precision_guess_from_pilot
+
+    guesses = dict(PRIOR_PRECISION)
+    for region in PAIR_REGIONS:
+        doc_ids = SampledDocument.objects.filter(
+            topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR
+        ).values("document_id")
+        majorities = list(
+            Label.objects.filter(topic=topic, document_id__in=doc_ids, majority__isnull=False).values_list(
+                "majority", flat=True
+            )
+        )
+        if len(majorities) >= PILOT_MIN_JUDGED:
+            guesses[region] = precision_guess_from_pilot(relevant=sum(majorities), judged=len(majorities))
+    return guesses
+
+
+@dataclass(frozen=True)
+class LaunchSize:
+    documents: int  # new documents the pair's regions will add
+    hits: int  # HITs they fill at the topic's HIT size
+
+
+def topic_launch_size(*, topic: Topic, targets: Mapping[str, int]) -> LaunchSize:
+    """What a launch up to `targets` (total documents per pair region) adds to the pair's sample.
+
+    The same arithmetic as samples_draw: a region smaller than its target is taken whole,
+    and documents already sampled in the region count toward its total.
+    """
+    pair = topic.pair
+    sizes = region_counts(c1=pair.c1, c2=pair.c2)
+    sampled = dict(
+        SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.PAIR)
+        .values("region").annotate(n=Count("pk")).values_list("region", "n")
+    )
+    documents = sum(max(0, min(total, sizes.get(region, 0)) - sampled.get(region, 0))
+                    for region, total in targets.items())
+    return LaunchSize(documents=documents, hits=math.ceil(documents / max(1, topic.hit_size)))

@@ -5,60 +5,48 @@ import hashlib
 import tempfile
 from pathlib import Path, PurePath
 
-from core.errors import ApplicationError
 from django.contrib import messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.forms import (ClassifierUploadForm, KeywordClassifierForm, KeywordPreviewForm, NeighbourTermsForm,
-                              ThresholdForm)
+from annotation.forms import (
+    ClassifierUploadForm,
+    KeywordClassifierForm,
+    KeywordPreviewForm,
+    NeighbourTermsForm,
+    ThresholdForm,
+)
 from annotation.models import Classifier, Corpus
 from annotation.roles import CONFIGURE, role_required
+from annotation.services.classifiers import (
+    KeywordPreview,
+    PreviewDocument,
+    classifier_create_from_ids,
+    classifier_create_from_scores,
+    classifier_create_keywords,
+    classifier_set_threshold,
+    keyword_preview,
+    neighbour_terms_suggest,
+)
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.views.highlight import highlight_pieces
-from annotation.views.optional import ServiceMissing, service
-
-CLASSIFIERS = "annotation.services.classifiers"
-
-
-def _get(obj, key, default=None):
-    """Read `key` from a dict or an object: the preview result may be either."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
+from core.errors import ApplicationError
+from core.web import form_error
 
 
-def _sample_context(sample, fields: list[str]) -> dict:
-    """One previewed document: each field's text cut into escaped-later pieces around the match spans."""
-    spans = _get(sample, "spans") or _get(sample, "matches") or []
-    by_field: dict[str, list] = {}
-    if _get(sample, "title_spans") is not None or _get(sample, "text_spans") is not None:
-        by_field = {"title": list(_get(sample, "title_spans") or []), "text": list(_get(sample, "text_spans") or [])}
-    elif isinstance(spans, dict):
-        by_field = {field: list(s) for field, s in spans.items()}
-    else:
-        for span in spans:
-            field, start, end = (_get(span, "field"), _get(span, "start"), _get(span, "end")) \
-                if not isinstance(span, (list, tuple)) else span[:3]
-            by_field.setdefault(field, []).append((start, end))
-    document = _get(sample, "document")
-    parts = []
-    for field in ("title", "text"):
-        text = _get(sample, field)
-        if text is None and document is not None:
-            text = getattr(document, field, "")
-        parts.append({"field": field, "pieces": highlight_pieces(text or "", by_field.get(field, []),
-                                                                  window=None if field == "title" else 320)})
-    external_id = _get(sample, "external_id") or (document.external_id if document is not None else "")
-    return {"external_id": external_id, "title": parts[0]["pieces"], "text": parts[1]["pieces"]}
+def _sample_context(sample: PreviewDocument) -> dict:
+    """One previewed document: title and text cut into pieces (escaped by the template) around the matches."""
+    return {"external_id": sample.external_id,
+            "title": highlight_pieces(sample.title, sample.title_spans, window=None),
+            "text": highlight_pieces(sample.text, sample.text_spans, window=320)}
 
 
 PREVIEW_CACHE_SECONDS = 120
 
 
-def _cached_preview(*, corpus: Corpus, terms: list[str], fields: list[str]):
+def _cached_preview(*, corpus: Corpus, terms: list[str], fields: list[str]) -> KeywordPreview:
     """keyword_preview, remembered briefly: typing then pressing Preview asks for the same terms twice.
 
     The key covers what the answer depends on: the corpus size and the corpus's classifiers (overlaps).
@@ -69,34 +57,24 @@ def _cached_preview(*, corpus: Corpus, terms: list[str], fields: list[str]):
     key = "keyword-preview:" + hashlib.sha256(raw.encode()).hexdigest()
     preview = cache.get(key)
     if preview is None:
-        preview = service(CLASSIFIERS, "keyword_preview")(corpus=corpus, terms=terms, fields=fields, sample_size=10)
+        preview = keyword_preview(corpus=corpus, terms=terms, fields=fields, sample_size=10)
         cache.set(key, preview, PREVIEW_CACHE_SECONDS)
     return preview
 
 
 def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[str]) -> dict:
-    """Everything the preview fragment shows; a missing service becomes a message."""
+    """Everything the preview fragment shows; a term the service refuses becomes the fragment's message."""
     if not terms:
         return {"preview": None, "preview_message": "Type a term to see what it retrieves."}
     try:
         preview = _cached_preview(corpus=corpus, terms=terms, fields=fields)
-    except ServiceMissing as exc:
-        return {"preview": None, "preview_message": str(exc)}
-    except ApplicationError as exc:  # the service rejects a malformed term
-        return {"preview": None, "preview_message": str(exc)}
-    count = _get(preview, "count", _get(preview, "retrieved", 0))
-    samples = [_sample_context(s, fields) for s in (_get(preview, "samples") or _get(preview, "sample") or [])]
-    overlaps = []
-    for overlap in _get(preview, "overlaps") or []:
-        other = _get(overlap, "classifier")
-        overlaps.append({
-            "name": _get(overlap, "classifier_name") or _get(overlap, "name") or (other.name if other is not None else ""),
-            "count": _get(overlap, "overlap", _get(overlap, "count", 0)),
-            "retrieved": _get(overlap, "retrieved_count", getattr(other, "retrieved_count", None)),
-        })
-    return {"preview": {"count": count, "samples": samples, "overlaps": overlaps,
-                        "estimated": bool(_get(preview, "estimated", False)), "scanned": _get(preview, "scanned"),
-                        "corpus_size": _get(preview, "corpus_size", corpus.document_count)}, "preview_message": ""}
+    except ApplicationError as exc:  # a malformed term: shown where the preview would be, next to the input
+        return {"preview": None, "preview_message": exc.message}
+    overlaps = [{"name": o.classifier_name, "count": o.overlap, "retrieved": o.retrieved_count}
+                for o in preview.overlaps]
+    return {"preview": {"count": preview.retrieved, "samples": [_sample_context(s) for s in preview.sample],
+                        "overlaps": overlaps, "estimated": preview.estimated, "scanned": preview.scanned,
+                        "corpus_size": preview.corpus_size}, "preview_message": ""}
 
 
 @role_required(CONFIGURE)
@@ -120,13 +98,11 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
                                                    fields=preview_form.cleaned_data["fields"]))
         if creating and form.is_valid():
             try:
-                classifier = service(CLASSIFIERS, "classifier_create_keywords")(
+                classifier = classifier_create_keywords(
                     corpus=corpus, name=form.cleaned_data["name"], terms=form.cleaned_data["terms"],
                     fields=form.cleaned_data["fields"])
-            except ServiceMissing as exc:
-                messages.error(request, str(exc))
             except ApplicationError as exc:
-                form.add_error(None, str(exc))
+                form_error(form, exc)
             else:
                 messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
                 return redirect("analyst:classifier", classifier_id=classifier.pk)
@@ -135,7 +111,7 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
 
 @role_required(CONFIGURE)
 @require_GET
-def keyword_preview(request: HttpRequest, corpus_id: int) -> HttpResponse:
+def keyword_preview_fragment(request: HttpRequest, corpus_id: int) -> HttpResponse:
     """The preview as an HTML fragment (escaped by the template) for the page's live update."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     form = KeywordPreviewForm(request.GET)
@@ -154,23 +130,16 @@ def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
     suggestions, message = [], ""
     if form.is_valid():
         try:
-            suggestions = service(CLASSIFIERS, "neighbour_terms_suggest")(
+            suggestions = neighbour_terms_suggest(
                 corpus=corpus, seed_terms=form.cleaned_data["seed_terms"], k=form.cleaned_data["k"],
                 measure=form.cleaned_data["measure"])
-        except ServiceMissing as exc:
-            message = str(exc)
-        except ApplicationError as exc:
-            message = str(exc)
+        except ApplicationError as exc:  # shown next to the suggestion form, with its input kept
+            message = exc.message
     else:
         message = "; ".join(str(e) for errors in form.errors.values() for e in errors)
-    rows = []
-    for item in suggestions or []:
-        if isinstance(item, (list, tuple)):
-            rows.append({"term": item[0], "score": item[1] if len(item) > 1 else None})
-        else:
-            rows.append({"term": _get(item, "term", str(item)), "score": _get(item, "score")})
     template = "analyst/_neighbour_terms.html" if request.GET.get("fragment") else "analyst/neighbour_terms.html"
-    return render(request, template, {"corpus": corpus, "suggest_form": form, "suggestions": rows, "message": message})
+    return render(request, template, {"corpus": corpus, "suggest_form": form, "suggestions": suggestions,
+                                      "message": message})
 
 
 def _without_path(message: str, path: Path) -> str:
@@ -198,22 +167,19 @@ def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
             path = Path(tmp.name)
             try:
                 if form.cleaned_data["kind"] == Classifier.Kind.IDS:
-                    result = service(CLASSIFIERS, "classifier_create_from_ids")(
-                        corpus=corpus, name=form.cleaned_data["name"], path=path)
+                    result = classifier_create_from_ids(corpus=corpus, name=form.cleaned_data["name"], path=path)
                 else:
-                    result = service(CLASSIFIERS, "classifier_create_from_scores")(
+                    result = classifier_create_from_scores(
                         corpus=corpus, name=form.cleaned_data["name"], path=path,
                         threshold=form.cleaned_data["threshold"])
-            except ServiceMissing as exc:
-                messages.error(request, str(exc))
             except ApplicationError as exc:  # includes the services' file errors with line numbers
-                form.add_error("file", _without_path(str(exc), path))
+                form.add_error("file", _without_path(exc.message, path))
             else:
-                classifier = getattr(result, "classifier", result)
+                classifier = result.classifier
                 messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
-                unknown = getattr(result, "unknown_count", 0)
-                if unknown:
-                    examples = ", ".join(getattr(result, "unknown_examples", [])[:5])
+                if result.unknown_count:
+                    unknown = result.unknown_count
+                    examples = ", ".join(result.unknown_examples[:5])
                     messages.warning(request, f"{unknown} ids in the file are not documents of this corpus (e.g. {examples}); they were skipped.")
                 return redirect("analyst:classifier", classifier_id=classifier.pk)
     return render(request, "analyst/classifier_upload.html", {"corpus": corpus, "form": form})
@@ -243,15 +209,8 @@ def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpRespon
     if classifier.kind != Classifier.Kind.SCORES:
         messages.error(request, "Only a classifier built from scores has a threshold.")
     elif form.is_valid():
-        try:
-            classifier = service(CLASSIFIERS, "classifier_set_threshold")(
-                classifier=classifier, threshold=form.cleaned_data["threshold"])
-        except ServiceMissing as exc:
-            messages.error(request, str(exc))
-        except ApplicationError as exc:
-            messages.error(request, str(exc))
-        else:
-            messages.success(request, f"Threshold set; “{classifier.name}” now retrieves {classifier.retrieved_count} documents.")
+        classifier = classifier_set_threshold(classifier=classifier, threshold=form.cleaned_data["threshold"])
+        messages.success(request, f"Threshold set; “{classifier.name}” now retrieves {classifier.retrieved_count} documents.")
     else:
         messages.error(request, "Enter a number for the threshold.")
     return redirect("analyst:classifier", classifier_id=classifier_id)

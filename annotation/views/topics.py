@@ -1,10 +1,8 @@
 """Analyst pages: topics — instructions, the pair, the sample plan, launch, pause, top-up."""
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
-from core.errors import ApplicationError
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count, Q
@@ -12,18 +10,20 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.forms import PlanForm, TopicForm, TopicSettingsForm, TopUpForm
-from annotation.models import Classifier, Corpus, Document, Hit, Topic
+from annotation.forms import HALF_WIDTH_MAX, HALF_WIDTH_MIN, PlanForm, TopicForm, TopicSettingsForm, TopUpForm
+from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.selectors import topic_progress
-from annotation.views.optional import ServiceMissing, service
+from annotation.selectors import topic_launch_size, topic_progress
+from annotation.services.hits import hits_budget_check
+from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.services.sampling import planned_region_sizes, samples_launch_enqueue
+from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
+from annotation.services.topics import topic_create
 from annotation.views.plan import topic_plan_context
+from core.errors import ApplicationError
+from core.web import form_error
 
-logger = logging.getLogger(__name__)
-
-TOPICS = "annotation.services.topics"
-TOPIC_SETTINGS = "annotation.services.topic_settings"
-SAMPLING = "annotation.services.sampling"
+HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."
 
 
 def _topic_queryset():
@@ -60,19 +60,17 @@ def topic_new(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             with transaction.atomic():
-                topic = service(TOPICS, "topic_create")(
+                topic = topic_create(
                     corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
                     c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
                     target_recall=data["target_recall"], seed_terms=data["seed_terms"],
                 )
-                topic = service(TOPIC_SETTINGS, "topic_settings_update")(
+                topic = topic_settings_update(
                     topic=topic, confidence=data["confidence"], crowd=data["crowd"], aggregator=data["aggregator"],
                     hit_size=data["hit_size"], reward_per_hit=data["reward_per_hit"], budget=data["budget"],
                 )
-        except ServiceMissing as exc:
-            messages.error(request, str(exc))
         except ApplicationError as exc:
-            form.add_error(None, str(exc))
+            form_error(form, exc)
         else:
             messages.success(request, f"Topic “{topic.name}” created. Check the sample plan, then launch.")
             return redirect("analyst:topic", topic_id=topic.pk)
@@ -103,30 +101,28 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
     form = TopicSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            service(TOPIC_SETTINGS, "topic_settings_update")(topic=topic, **form.cleaned_data)
-        except ServiceMissing as exc:
-            messages.error(request, str(exc))
+            topic_settings_update(topic=topic, **form.cleaned_data)
         except ApplicationError as exc:
-            form.add_error(None, str(exc))
+            form_error(form, exc)
         else:
             messages.success(request, "Topic settings saved.")
             return redirect("analyst:topic", topic_id=topic.pk)
     return render(request, "analyst/topic_edit.html", {"topic": topic, "form": form})
 
 
-def _sampling_call(request: HttpRequest, topic: Topic, **options) -> None:
-    try:
-        launch = service(SAMPLING, "samples_launch")(topic=topic, **options)
-    except ServiceMissing as exc:
-        messages.error(request, str(exc))
-    except ApplicationError as exc:  # SamplingError, BudgetExceeded: the message says what to do
-        messages.error(request, str(exc))
-    except Exception as exc:  # the crowd may be unreachable (CrowdUnavailable, network)
-        if type(exc).__name__ != "CrowdUnavailable":
-            raise
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"{launch.documents} documents drawn into {len(launch.hits)} HITs.")
+def _launch(request: HttpRequest, topic: Topic, *, half_width: float) -> None:
+    """Check what the launch needs now (pair, plan, budget), then draw in a task after this request commits.
+
+    The checks raise the same errors the task would (SamplingError, BudgetExceeded), so a launch
+    that cannot happen is refused on the page instead of failing unseen in a worker.
+    """
+    targets = planned_region_sizes(topic=topic, half_width=half_width)
+    size = topic_launch_size(topic=topic, targets=targets)
+    if size.hits:
+        hits_budget_check(topic=topic, new_hits=size.hits)
+    samples_launch_enqueue(topic=topic, half_width=half_width)
+    messages.success(request, f"The sample is being drawn: {size.documents} documents into {size.hits} HITs. "
+                              "The HITs count on this page shows them once they are created.")
 
 
 @role_required(CONFIGURE)
@@ -135,11 +131,11 @@ def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
     form = PlanForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Enter a half-width between 0.01 and 0.5.")
+        messages.error(request, HALF_WIDTH_MESSAGE)
     elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
         messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
     else:
-        _sampling_call(request, topic, half_width=form.cleaned_data["half_width"])
+        _launch(request, topic, half_width=form.cleaned_data["half_width"])
     return redirect("analyst:topic", topic_id=topic_id)
 
 
@@ -149,29 +145,25 @@ def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
     form = TopUpForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Enter a half-width between 0.01 and 0.5.")
+        messages.error(request, HALF_WIDTH_MESSAGE)
     elif topic.status == Topic.Status.DRAFT:
         messages.error(request, "Launch the topic first.")
     else:
-        _sampling_call(request, topic, half_width=form.cleaned_data["half_width"])
+        _launch(request, topic, half_width=form.cleaned_data["half_width"])
     return redirect("analyst:topic", topic_id=topic_id)
 
 
 @role_required(CONFIGURE)
 @require_POST
-def topic_pause(request: HttpRequest, topic_id: int) -> HttpResponse:
+def topic_pause_or_resume(request: HttpRequest, topic_id: int) -> HttpResponse:
     """Pause (or resume, with action=resume) the topic: paused topics hand out no HITs."""
     topic = get_object_or_404(Topic, pk=topic_id)
-    resume = request.POST.get("action") == "resume"
-    name = "topic_resume" if resume else "topic_pause"
-    try:
-        service(TOPIC_SETTINGS, name)(topic=topic)
-    except ServiceMissing as exc:
-        messages.error(request, str(exc))
-    except ApplicationError as exc:
-        messages.error(request, str(exc))
+    if request.POST.get("action") == "resume":
+        topic_resume(topic=topic)
+        messages.success(request, "Sampling resumed.")
     else:
-        messages.success(request, "Sampling resumed." if resume else "Sampling paused: no new HITs are handed out.")
+        topic_pause(topic=topic)
+        messages.success(request, "Sampling paused: no new HITs are handed out.")
     return redirect("analyst:topic", topic_id=topic_id)
 
 
@@ -194,10 +186,11 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
     """
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     documents = []
-    pair = getattr(topic, "pair", None)
+    try:
+        pair = topic.pair
+    except ClassifierPair.DoesNotExist:
+        pair = None
     if pair is not None:
-        from annotation.services.retrieved_sets import classifier_bitmap
-
         both = classifier_bitmap(classifier=pair.c1) & classifier_bitmap(classifier=pair.c2)
         ids = list(both[: topic.hit_size]) if len(both) else []
         documents = list(Document.objects.filter(pk__in=ids).only("external_id", "title", "text"))
@@ -208,8 +201,4 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
                            "Nothing you answer here is recorded.")
     context = {"topic": topic, "rows": [(_PreviewItem(d), "") for d in documents], "editable": True,
                "assignment": None, "error": None, "preview": True, "documents": documents}
-    try:
-        return render(request, "annotator/assignment.html", context)
-    except Exception:  # noqa: BLE001 - the annotator template changed shape: fall back to ours
-        logger.warning("annotator template cannot render a preview; using analyst/hit_preview.html", exc_info=True)
-        return render(request, "analyst/hit_preview.html", context)
+    return render(request, "annotator/assignment.html", context)

@@ -158,7 +158,7 @@ def test_topic_form_errors_stay_next_to_their_fields(analyst, corpus):
     assert not Topic.objects.exists()
 
 
-def test_topic_create_plan_launch_pause_resume_topup(analyst, db):
+def test_topic_create_plan_launch_pause_resume_topup(analyst, db, django_capture_on_commit_callbacks):
     corpus, ids = corpus_build(name="big", size=300)
     c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:150])
     c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[100:250])
@@ -168,28 +168,52 @@ def test_topic_create_plan_launch_pause_resume_topup(analyst, db):
     page = analyst.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": "0.3"})
     html = page.content.decode()
     assert 'id="plan-total"' in html and "Uniform sampling" in html and 'id="launch"' in html
-    analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+    # The launch is a task enqueued on commit; with eager tasks it has run before the redirect is followed.
+    with django_capture_on_commit_callbacks(execute=True):
+        launched = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
     topic.refresh_from_db()
     hits = Hit.objects.filter(topic=topic).count()
     assert topic.status == "active" and hits > 0
+    page = analyst.get(launched.url).content.decode()
+    assert "The sample is being drawn" in page and f"into {hits} HITs" in page and f"<dd>{hits}</dd>" in page
     analyst.post(reverse("analyst:topic_pause", args=[topic.pk]))
     topic.refresh_from_db()
     assert topic.status == "paused"
     analyst.post(reverse("analyst:topic_pause", args=[topic.pk]), {"action": "resume"})
     topic.refresh_from_db()
     assert topic.status == "active"
-    analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.1"})
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.1"})
     assert Hit.objects.filter(topic=topic).count() > hits
 
 
-def test_launch_over_budget_is_refused_with_a_message(analyst, corpus):
+def test_launch_over_budget_is_refused_with_a_message(analyst, corpus, django_capture_on_commit_callbacks):
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
     c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:20])
     c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[10:30])
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, budget="0.01"))
     topic = Topic.objects.get()
-    response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"}, follow=True)
+    page = reverse("analyst:topic", args=[topic.pk])
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"}, follow=True,
+                                HTTP_REFERER=f"http://testserver{page}")
     assert b"over the budget" in response.content and not Hit.objects.filter(topic=topic).exists()
+    assert response.redirect_chain[-1][0].endswith(page) and not callbacks  # refused before anything was enqueued
+
+
+def test_launch_without_overlap_is_refused_with_a_message(analyst, corpus, django_capture_on_commit_callbacks):
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:10])
+    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[10:20])
+    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
+    topic = Topic.objects.get()
+    page = reverse("analyst:topic", args=[topic.pk])
+    assert b"retrieve no document in common" in analyst.get(page).content
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"}, follow=True,
+                                HTTP_REFERER=f"http://testserver{page}")
+    assert b"Cannot plan the sample" in response.content and not callbacks
+    assert not Hit.objects.filter(topic=topic).exists()
 
 
 def test_empty_states_point_to_the_next_step(analyst):
@@ -229,7 +253,7 @@ def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, djang
     assert f"{hits} open HITs not yet on Mechanical Turk" in page
 
 
-def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampling(analyst, db):
+def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampling(analyst, db, django_capture_on_commit_callbacks):
     corpus, ids = corpus_build(name="ed", size=100)
     c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:50])
     c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[30:80])
@@ -243,7 +267,8 @@ def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampl
     assert analyst.post(url, data).status_code == 302
     topic.refresh_from_db()
     assert (topic.instructions, topic.target_recall, str(topic.budget)) == ("New words", 0.7, "30.00")
-    analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
     refused = analyst.post(url, {**data, "hit_size": "7"})
     assert refused.status_code == 200 and b"cannot change once sampling has started" in refused.content
     topic.refresh_from_db()
@@ -279,18 +304,73 @@ def test_topic_page_shows_sampled_and_judged_per_region(world):
 
 
 def test_repeated_preview_is_served_from_the_cache_until_a_classifier_changes(analyst, corpus, monkeypatch):
-    import annotation.services.classifiers as classifiers_service
+    import annotation.views.classifiers as classifier_views
 
     calls = []
-    real = classifiers_service.keyword_preview
+    real = classifier_views.keyword_preview
 
     def counting(**kwargs):
         calls.append(kwargs["terms"])
         return real(**kwargs)
 
-    monkeypatch.setattr(classifiers_service, "keyword_preview", counting)
+    monkeypatch.setattr(classifier_views, "keyword_preview", counting)
     url = reverse("analyst:keyword_preview", args=[corpus.pk])
     first = analyst.get(url, {"terms": "grain"}).content
     assert analyst.get(url, {"terms": "grain"}).content == first and len(calls) == 1
     ClassifierFactory(corpus=corpus, name="new one", ids=[])
     assert b"new one" in analyst.get(url, {"terms": "grain"}).content and len(calls) == 2
+
+
+# --------------------------------------------------------------------------- errors: user mistakes vs bugs
+
+
+def _draft_topic(corpus):
+    from annotation.services.topics import topic_create
+
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    return topic_create(corpus=corpus, name="t", instructions="Oil?", c1=ClassifierFactory(corpus=corpus, ids=ids[:10]),
+                        c2=ClassifierFactory(corpus=corpus, ids=ids[8:20]))
+
+
+def test_an_application_error_without_a_form_becomes_a_flash_message(analyst, corpus):
+    topic = _draft_topic(corpus)  # a draft cannot be paused: TopicStatusError, handled by the middleware
+    page = reverse("analyst:topic", args=[topic.pk])
+    response = analyst.post(reverse("analyst:topic_pause", args=[topic.pk]), follow=True,
+                            HTTP_REFERER=f"http://testserver{page}")
+    assert response.status_code == 200 and response.redirect_chain[-1][0].endswith(page)
+    assert b"only a topic that is sampling can be paused" in response.content
+
+
+def test_an_application_error_from_a_form_shows_above_the_form_with_the_input_kept(analyst, corpus, monkeypatch):
+    import annotation.views.classifiers as classifier_views
+    from annotation.services.classifiers import ClassifierError
+
+    def refuse(**kwargs):
+        raise ClassifierError("that filter is refused <b>here</b>")
+
+    monkeypatch.setattr(classifier_views, "classifier_create_keywords", refuse)
+    response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
+                            {"name": "kw-kept", "terms": "grain", "fields": ["text"], "create": "1"})
+    html = response.content.decode()
+    assert response.status_code == 200 and "that filter is refused &lt;b&gt;here&lt;/b&gt;" in html
+    assert 'value="kw-kept"' in html and not Classifier.objects.filter(name="kw-kept").exists()
+
+
+@pytest.mark.parametrize("view", ["pause", "create"])
+def test_a_plain_value_error_is_a_server_error_not_a_polite_message(analyst, corpus, monkeypatch, view):
+    import annotation.views.classifiers as classifier_views
+    import annotation.views.topics as topic_views
+
+    def bug(**kwargs):
+        raise ValueError("a bug, not the user's mistake")
+
+    analyst.raise_request_exception = False
+    if view == "pause":
+        topic = _draft_topic(corpus)
+        monkeypatch.setattr(topic_views, "topic_pause", bug)
+        response = analyst.post(reverse("analyst:topic_pause", args=[topic.pk]))
+    else:
+        monkeypatch.setattr(classifier_views, "classifier_create_keywords", bug)
+        response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
+                                {"name": "kw", "terms": "grain", "fields": ["text"], "create": "1"})
+    assert response.status_code == 500 and b"a bug" not in response.content

@@ -107,7 +107,7 @@ def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_
     page.wait_for_selector("#plan-total")
     _shot(page, "analyst-topic-plan")
     page.click("#launch")
-    page.wait_for_selector("text=documents drawn into")
+    page.wait_for_selector("text=The sample is being drawn")
     _shot(page, "analyst-topic-launched")
     topic = Topic.objects.get(name="Oil topic")
     assert topic.status == Topic.Status.ACTIVE and Hit.objects.filter(topic=topic).exists()
