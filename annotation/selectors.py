@@ -127,11 +127,12 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
 
 
 def topic_fleiss_kappa(*, topic: Topic) -> float | None:
-    """Fleiss' κ over the topic's complete (three-vote) labels; None when undefined."""
+    """Fleiss' κ over the topic's complete labels (Hit.ASSIGNMENTS_PER_HIT votes each); None when undefined."""
     from estimation.stats.aggregation import fleiss_kappa
 
     complete = list(
-        Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True, votes_total=3).values_list(
+        Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True,
+                             votes_total=Hit.ASSIGNMENTS_PER_HIT).values_list(
             "votes_relevant", "votes_total"
         )
     )
