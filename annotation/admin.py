@@ -152,19 +152,29 @@ class TopicAdmin(admin.ModelAdmin):
     search_fields = ["name", "instructions"]
     # Status moves through the sampling services, not by hand.
     readonly_fields = ["corpus", "status", "created_at"]
+    # Frozen once sampling starts (annotation.services.topic_settings): HITs already exist.
+    frozen_after_draft = ["crowd", "hit_size"]
     inlines = [ClassifierPairInline, TopicClassifierInline]
 
     def has_add_permission(self, request):
         return False
 
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.status != models.Topic.Status.DRAFT:
+            fields += [name for name in self.frozen_after_draft if name not in fields]
+        return fields
+
 
 @admin.register(models.SampleDraw)
 class SampleDrawAdmin(ReadOnlyAdmin):
-    list_display = ["id", "topic", "purpose", "region", "region_size", "requested", "drawn", "seed", "created_at"]
+    list_display = [
+        "id", "topic", "purpose", "region", "stratum_key", "region_size", "requested", "drawn", "seed", "created_at",
+    ]
     list_filter = ["purpose", "region", "topic"]
     list_select_related = ["topic"]
     fields = [
-        "topic", "purpose", "region", "classifier", "certification_plan", "seed", "region_size", "requested",
+        "topic", "purpose", "region", "classifier", "stratum_key", "seed", "region_size", "requested",
         "drawn", "excluded", "created_at",
     ]
     readonly_fields = fields

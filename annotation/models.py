@@ -200,9 +200,10 @@ class SampleDraw(models.Model):
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     region = models.CharField(max_length=4, choices=Region.choices)
     classifier = models.ForeignKey(Classifier, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    certification_plan = models.ForeignKey(
-        "estimation.CertificationPlan", null=True, blank=True, on_delete=models.PROTECT, related_name="draws"
-    )
+    # Opaque part of the stratum's identity, set by whoever owns the stratum: empty for the
+    # topic's own samples, e.g. "certification-plan:7" for a certification sample (estimation
+    # links the draw to its plan on its side: estimation.CertificationPlanDraw).
+    stratum_key = models.CharField(max_length=64, blank=True, default="")
     seed = models.BigIntegerField()
     region_size = models.PositiveIntegerField()
     requested = models.PositiveIntegerField()

@@ -20,7 +20,7 @@ from estimation.stats.certification import (  # noqa: E402
     certification_test_size,
     certification_test_size_closed_form,
 )
-from estimation.stats.operating_characteristics import (  # noqa: E402
+from estimation.stats.certification_sizing import (  # noqa: E402
     _cached_fixed_lower_bound,
     pair_recall_calibrated_size,
     qbcb_certification_size,

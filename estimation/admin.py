@@ -30,6 +30,13 @@ class CertificationPlanAdmin(ReadOnlyAdmin):
     raw_id_fields = ["classifier"]
 
 
+@admin.register(models.CertificationPlanDraw)
+class CertificationPlanDrawAdmin(ReadOnlyAdmin):
+    list_display = ["id", "plan", "draw"]
+    list_select_related = ["plan", "draw"]
+    raw_id_fields = ["plan", "draw"]
+
+
 @admin.register(models.CertificationVerdict)
 class CertificationVerdictAdmin(ReadOnlyAdmin):
     list_display = ["plan", "passed", "estimate", "lower_bound", "code_version", "created_at"]

@@ -77,3 +77,17 @@ class CertificationVerdict(models.Model):
     code_version = models.CharField(max_length=64)
     checksum = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class CertificationPlanDraw(models.Model):
+    """A draw of a plan's certification sample: the link lives here, annotation only keeps an opaque key.
+
+    The draw's ``stratum_key`` is ``certification_stratum_key(plan)``, which keeps the plan's sample a
+    stratum of its own in ``annotation.services.sampling``; this row says which plan it belongs to.
+    """
+
+    plan = models.ForeignKey(CertificationPlan, on_delete=models.PROTECT, related_name="draw_links")
+    draw = models.OneToOneField("annotation.SampleDraw", on_delete=models.CASCADE, related_name="certification_link")
+
+    class Meta:
+        ordering = ["plan", "draw"]

@@ -8,7 +8,7 @@ fresh verdict.
 from __future__ import annotations
 
 from annotation.events import LabelPosteriorsUpdated, LabelsCompleted, event_subscribe
-from estimation.services.certification import certifications_decide_schedule
+from estimation.services.certification_verdicts import certifications_decide_schedule
 from estimation.services.recompute import topic_recompute_schedule
 
 

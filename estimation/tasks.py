@@ -1,12 +1,15 @@
-"""Celery tasks of the estimation app: thin wrappers that take ids and call services.
+"""Celery tasks of the estimation app: thin wrappers that take ids (keyword arguments) and call services.
 
-Both are safe to run twice: a snapshot with unchanged inputs is not stored again.
+Every task is safe to run twice: a snapshot with unchanged inputs is not stored
+again, and a decided plan returns its stored verdict.  The certification tasks
+keep the names they were registered under in ``estimation.tasks_certification``
+(beat schedules and queued messages refer to them by name).
 """
 from __future__ import annotations
 
 from celery import shared_task
 
-from estimation.services import recompute
+from estimation.services import certification_verdicts, recompute
 
 
 @shared_task(name="estimation.tasks.topic_recompute_task", ignore_result=True)
@@ -21,7 +24,13 @@ def snapshots_refresh_stale_task() -> list[int]:
     return recompute.snapshots_refresh_stale()
 
 
-from estimation.tasks_certification import (  # noqa: E402,F401 - registered with the worker
-    certification_decide_task,
-    certifications_decide_ready_task,
-)
+@shared_task(name="estimation.tasks_certification.certification_decide_task", ignore_result=True)
+def certification_decide_task(*, plan_id: int) -> bool:
+    """Decide one locked plan if its sample is ready (enqueued on commit when its labels land)."""
+    return certification_verdicts.certification_decide(plan_id=plan_id) is not None
+
+
+@shared_task(name="estimation.tasks_certification.certifications_decide_ready_task", ignore_result=True)
+def certifications_decide_ready_task() -> list[int]:
+    """Periodic sweep (beat): decide every locked plan whose sample is fully judged."""
+    return certification_verdicts.certifications_decide_ready()

@@ -6,10 +6,13 @@ samples of A1, A2 and A12 are kept for comparison ("paper"). A further classifie
 of the topic gets a precision sample of its retrieved set (region R), and a
 uniform sample of the corpus (region U) can validate the whole estimate.
 
-A *stratum* is (topic, purpose, region, classifier, certification plan): every
+A *stratum* is (topic, purpose, region, classifier, stratum key): every
 draw of a stratum is a simple random sample (SRS) of the stratum's population
 without replacement, and a later draw of the same stratum (a top-up) excludes
-the documents its earlier draws took.
+the documents its earlier draws took. The stratum key is opaque here: empty for
+the topic's own samples, set by the app that owns a stratum (a certification plan's
+sample is `purpose=CERTIFICATION` with the key estimation gives it, and estimation
+links the draws to the plan on its side).
 
 Why a top-up keeps the inclusion probabilities right: drawing n1 documents by
 SRS from a region of N, then n2 more by SRS from the N − n1 left, gives a sample
@@ -29,7 +32,6 @@ re-derives the drawn ids from those alone.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import secrets
 import zlib
 from collections.abc import Sequence
@@ -60,6 +62,7 @@ from annotation.services.retrieved_sets import (
     corpus_bitmap,
     pair_regions,
 )
+from core.errors import ApplicationError
 
 DESIGN_STRATIFIED = "stratified"
 DESIGN_PAPER = "paper"
@@ -114,21 +117,32 @@ def region_bitmap(*, topic: Topic, region: str, classifier: Classifier | None = 
 # --------------------------------------------------------------------------- one draw
 
 
-def _stratum_draws(*, topic: Topic, purpose: str, region: str, classifier, certification_plan):
+def _stratum_draws(*, topic: Topic, purpose: str, region: str, classifier, stratum_key: str = ""):
     return SampleDraw.objects.filter(
         topic=topic,
         purpose=purpose,
         region=region,
         classifier=classifier,
-        certification_plan=certification_plan,
+        stratum_key=stratum_key,
     )
 
 
-def _draw_seed(*, seed: int, region: str, classifier_id: int | None, previous_draws: int) -> int:
-    """A per-draw seed derived from the launch seed, so regions get independent streams."""
-    key = zlib.crc32(f"{region}:{classifier_id or 0}:{previous_draws}".encode())
-    state = np.random.SeedSequence([int(seed) & (2**64 - 1), key]).generate_state(2, dtype=np.uint32)
-    return int((int(state[0]) << 31) ^ int(state[1])) & (2**62 - 1)  # fits a signed BigIntegerField
+def draw_seed_derive(*, seed: int, stream: int, shift: int = 31) -> int:
+    """A child seed of ``seed`` for one stream of draws, so strata get independent random streams.
+
+    numpy's SeedSequence([seed, stream]) gives two 32-bit words, folded as
+    (w0 << shift) XOR w1 into 62 bits (fits a signed BigIntegerField).  A launch
+    uses ``launch_stream(...)`` with shift 31; a certification lock the region's
+    index with shift 30.  The shift is part of the recorded derivation: changing
+    it would change the order of locked plans and stop old draws reproducing.
+    """
+    state = np.random.SeedSequence([int(seed) & (2**64 - 1), int(stream)]).generate_state(2, dtype=np.uint32)
+    return int((int(state[0]) << shift) ^ int(state[1])) & (2**62 - 1)
+
+
+def launch_stream(*, region: str, classifier_id: int | None, previous_draws: int) -> int:
+    """The stream of one launch draw: crc32 of "region:classifier:earlier draws of the stratum"."""
+    return zlib.crc32(f"{region}:{classifier_id or 0}:{previous_draws}".encode())
 
 
 def region_sample_draw(
@@ -140,7 +154,7 @@ def region_sample_draw(
     seed: int,
     purpose: str,
     classifier: Classifier | None = None,
-    certification_plan=None,
+    stratum_key: str = "",
     exclude: BitMap | None = None,
 ) -> SampleDraw:
     """Draw k more documents (SRS without replacement) from `bitmap`, a region of the topic.
@@ -153,7 +167,7 @@ def region_sample_draw(
         raise SamplingError(f"Cannot draw a negative number of documents ({k}).")
     previous = list(
         _stratum_draws(
-            topic=topic, purpose=purpose, region=region, classifier=classifier, certification_plan=certification_plan
+            topic=topic, purpose=purpose, region=region, classifier=classifier, stratum_key=stratum_key
         )
     )
     region_size = len(bitmap)
@@ -175,7 +189,7 @@ def region_sample_draw(
         purpose=purpose,
         region=region,
         classifier=classifier,
-        certification_plan=certification_plan,
+        stratum_key=stratum_key,
         seed=seed,
         region_size=region_size,
         requested=k,
@@ -217,22 +231,49 @@ def sample_draw_reproduce(*, draw: SampleDraw) -> list[int]:
 # --------------------------------------------------------------------------- sizes
 
 
+@dataclass(frozen=True)
+class SampledRegion:
+    """One region of a topic's sample: distinct documents drawn, those with a majority label, the relevant ones."""
+
+    sampled: int
+    judged: int
+    relevant: int
+
+
+def region_sample_labels(
+    *, topic: Topic, regions: Sequence[str] = ("A12", "B1", "B2"), purpose: str = SampleDraw.Purpose.PAIR
+) -> dict[str, SampledRegion]:
+    """Per region: the topic's `purpose` sample counted in distinct documents, judged and relevant.
+
+    A document is judged when its Label has a majority; gold documents (a Label with
+    a gold answer: its votes mix gold checks) are never counted as judged. The one
+    place these counts are made: the planning guesses below, the certification
+    pilot (estimation) and the analyst pages read them from here.
+    """
+    drawn: dict[str, set[int]] = {region: set() for region in regions}
+    rows = SampledDocument.objects.filter(topic=topic, region__in=list(regions), draw__purpose=purpose)
+    for region, doc_id in rows.values_list("region", "document_id"):
+        drawn[region].add(doc_id)
+    majorities = dict(
+        Label.objects.filter(topic=topic, gold__isnull=True, majority__isnull=False,
+                             document_id__in=rows.values("document_id"))
+        .values_list("document_id", "majority")
+    )
+    result = {}
+    for region, doc_ids in drawn.items():
+        judged = [bool(majorities[d]) for d in doc_ids if d in majorities]
+        result[region] = SampledRegion(sampled=len(doc_ids), judged=len(judged), relevant=sum(judged))
+    return result
+
+
 def _precision_guesses(*, topic: Topic) -> dict[str, float]:
     """Pilot guesses (Jeffreys posterior means) where a region has enough labels, else the priors."""
     from estimation.stats.planning import precision_guess_from_pilot
 
     guesses = dict(PRIOR_PRECISION)
-    for region in ("A12", "B1", "B2"):
-        doc_ids = SampledDocument.objects.filter(
-            topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR
-        ).values("document_id")
-        majorities = list(
-            Label.objects.filter(topic=topic, document_id__in=doc_ids, majority__isnull=False).values_list(
-                "majority", flat=True
-            )
-        )
-        if len(majorities) >= PILOT_MIN_JUDGED:
-            guesses[region] = precision_guess_from_pilot(relevant=sum(majorities), judged=len(majorities))
+    for region, counted in region_sample_labels(topic=topic).items():
+        if counted.judged >= PILOT_MIN_JUDGED:
+            guesses[region] = precision_guess_from_pilot(relevant=counted.relevant, judged=counted.judged)
     return guesses
 
 
@@ -261,10 +302,10 @@ def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIG
     return {region: int(sizes.get(region, 0)) for region in DESIGN_REGIONS[design]}
 
 
-def _already_sampled(*, topic: Topic, purpose: str, region: str, classifier=None, certification_plan=None) -> int:
+def _already_sampled(*, topic: Topic, purpose: str, region: str, classifier=None, stratum_key: str = "") -> int:
     return SampledDocument.objects.filter(
         draw__in=_stratum_draws(
-            topic=topic, purpose=purpose, region=region, classifier=classifier, certification_plan=certification_plan
+            topic=topic, purpose=purpose, region=region, classifier=classifier, stratum_key=stratum_key
         )
     ).count()
 
@@ -283,7 +324,7 @@ def samples_draw(
     extra_per_classifier: int | None = None,
     exclude_documents: BitMap | None = None,
     purpose: str = SampleDraw.Purpose.PAIR,
-    certification_plan=None,
+    stratum_key: str = "",
 ) -> list[SampleDraw]:
     """Draw the topic's samples up to the requested *totals*; returns the new draws.
 
@@ -296,7 +337,8 @@ def samples_draw(
     planned A12 size). `per_region=0` skips the pair's regions (e.g. a
     certification that needs only a uniform sample). With
     `purpose=CERTIFICATION` every draw is recorded under that purpose and the
-    `certification_plan`, so certification samples are strata of their own.
+    caller's non-empty `stratum_key` (e.g. one per certification plan), so
+    certification samples are strata of their own.
     """
     if design not in DESIGNS:
         raise SamplingError(f"Unknown design {design!r}; use one of {', '.join(DESIGNS)}.")
@@ -309,8 +351,8 @@ def samples_draw(
     if purpose not in SampleDraw.Purpose.values:
         raise SamplingError(f"Unknown purpose {purpose!r}.")
     certifying = purpose == SampleDraw.Purpose.CERTIFICATION
-    if certifying != (certification_plan is not None):
-        raise SamplingError("A certification draw needs its certification plan, and only it takes one.")
+    if certifying != bool(stratum_key):
+        raise SamplingError("A certification draw needs its stratum key (one per certification plan), and only it takes one.")
     seed = secrets.randbits(62) if seed is None else int(seed)
 
     with transaction.atomic():
@@ -348,8 +390,7 @@ def samples_draw(
         draws = []
         for draw_purpose, region, classifier, total in plans:
             stratum = dict(
-                topic=topic, purpose=draw_purpose, region=region, classifier=classifier,
-                certification_plan=certification_plan,
+                topic=topic, purpose=draw_purpose, region=region, classifier=classifier, stratum_key=stratum_key,
             )
             bitmap = extra_bitmaps[classifier.pk] if classifier is not None else bitmaps[region]
             # A region smaller than asked is judged in full; once it is, there is nothing to top up.
@@ -361,10 +402,9 @@ def samples_draw(
                 region_sample_draw(
                     bitmap=bitmap,
                     k=k,
-                    seed=_draw_seed(
-                        seed=seed, region=region, classifier_id=classifier.pk if classifier else None,
-                        previous_draws=previous,
-                    ),
+                    seed=draw_seed_derive(seed=seed, stream=launch_stream(
+                        region=region, classifier_id=classifier.pk if classifier else None, previous_draws=previous,
+                    )),
                     exclude=exclude_documents,
                     **stratum,
                 )

@@ -27,7 +27,6 @@ Wiring decisions (documented in docs/report.md):
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 from collections import defaultdict
@@ -44,12 +43,15 @@ from annotation.models import (
     Judgment,
     Label,
     Region,
-    SampleDraw,
     SampledDocument,
+    SampleDraw,
     Topic,
     TopicClassifier,
 )
+from annotation.services.crowds import crowd_cost_per_assignment
 from annotation.services.retrieved_sets import classifier_bitmap, region_counts
+from core.errors import ApplicationError
+from estimation.selectors import certification_summary
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +128,7 @@ class TopicInputs:
     # Fleiss' kappa needs every worker's vote: (votes_relevant, votes_total) per judged non-gold document.
     votes: tuple[tuple[int, int], ...]
     cost: CostInputs
-    # certification_summary(topic=...) when the certification module exists, else {"state": "none"}.
+    # estimation.selectors.certification_summary(topic=...): {"state": "none"} without a plan.
     certification: dict[str, Any]
     code_version: str
     parameters: dict[str, Any] = field(default_factory=dict)  # draws, seed, ...
@@ -216,26 +218,17 @@ def _cost(*, topic: Topic) -> CostInputs:
     assignments = int(totals["n"] or 0)
     rewards = Decimal(totals["rewards"] or 0)
     spent, includes_fees = rewards, False
-    try:  # the crowd module prices fees (MTurk commission); without it, rewards are the cost
-        from annotation.services.crowds import crowd_cost_per_assignment
-    except ImportError:
-        crowd_cost_per_assignment = None
-    if crowd_cost_per_assignment is not None:
-        try:
-            fee = Decimal(crowd_cost_per_assignment(topic)) - Decimal(topic.reward_per_hit)
-        except Exception:  # noqa: BLE001 - an unconfigured crowd must not break a report
-            logger.warning("crowd cost unavailable for topic %s; reporting rewards only", topic.pk, exc_info=True)
-        else:
-            spent, includes_fees = rewards + max(fee, Decimal(0)) * assignments, True
+    try:
+        fee = Decimal(crowd_cost_per_assignment(topic)) - Decimal(topic.reward_per_hit)
+    except ApplicationError:  # an unknown crowd must not break a report: rewards are the cost
+        logger.warning("crowd cost unavailable for topic %s; reporting rewards only", topic.pk, exc_info=True)
+    else:
+        spent, includes_fees = rewards + max(fee, Decimal(0)) * assignments, True
     return CostInputs(assignments=assignments, rewards=str(rewards), spent=str(spent), includes_fees=includes_fees)
 
 
 def _certification(*, topic: Topic) -> dict[str, Any]:
     """The certification block of the report; an input, so a new verdict makes a new snapshot."""
-    if importlib.util.find_spec("estimation.services.certification") is None:
-        return {"state": "none"}
-    from estimation.services.certification import certification_summary
-
     try:
         summary = certification_summary(topic=topic)
     except Exception:  # noqa: BLE001 - a certification bug must not take the recall report down

@@ -36,6 +36,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Label, Topic
 from estimation.models import EstimateSnapshot
+from estimation.selectors import topic_snapshot_latest
 from estimation.services.inputs import TopicInputs, topic_inputs_gather
 from estimation.services.reports import (
     DEFAULT_DRAWS,
@@ -62,10 +63,6 @@ def _gather(*, topic: Topic, draws: int, seed: int) -> TopicInputs:
                                code_version=code_version_get())
 
 
-def _latest(topic_id: int) -> EstimateSnapshot | None:
-    return EstimateSnapshot.objects.filter(topic_id=topic_id).order_by("-version").first()
-
-
 def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> EstimateSnapshot:
     """Store the topic's current report as the next snapshot version, unless its inputs are unchanged.
 
@@ -77,7 +74,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
     topic = Topic.objects.select_related("corpus").get(pk=topic_id)
     inputs = _gather(topic=topic, draws=draws, seed=seed)
     checksum = inputs.checksum()
-    latest = _latest(topic_id)
+    latest = topic_snapshot_latest(topic=topic_id)
     if latest is not None and latest.inputs_checksum == checksum:
         return latest
     report = topic_report_from_inputs(inputs=inputs)
@@ -88,7 +85,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
                 topic = Topic.objects.select_for_update().select_related("corpus").get(pk=topic_id)
                 current = _gather(topic=topic, draws=draws, seed=seed)
                 current_checksum = current.checksum()
-                latest = _latest(topic_id)
+                latest = topic_snapshot_latest(topic=topic_id)
                 if latest is not None and latest.inputs_checksum == current_checksum:
                     return latest
                 if current_checksum != checksum:
@@ -110,6 +107,12 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
             if attempt == _VERSION_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def topic_snapshot_latest_or_create(*, topic: Topic) -> EstimateSnapshot:
+    """The topic's latest snapshot; a topic that has none gets its first one computed now (a write)."""
+    snapshot = topic_snapshot_latest(topic=topic)
+    return snapshot if snapshot is not None else topic_snapshot_create(topic_id=topic.pk)
 
 
 def topic_recompute_run(*, topic_id: int) -> int | None:

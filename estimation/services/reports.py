@@ -9,8 +9,6 @@ this module only decides which counts go where.  Schema: docs/report.md.
 """
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import math
 import os
@@ -23,14 +21,18 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from annotation.models import Topic
+from annotation.models import Hit, Topic
+
+# What the stats library raises on counts it cannot use; the report turns them into
+# nulls with a reason instead of failing (a report must always render).
+from estimation.services.extrapolation import STATS_ERRORS, precision_extrapolate
 from estimation.services.inputs import SampleInputs, TopicInputs, topic_inputs_gather
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 from estimation.stats.capture_recapture import capture_recapture
+
 # The package re-exports a function named pooled_recall, so import from the module itself.
 from estimation.stats.pooled_recall import CorpusSample, SystemSample
 from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
-from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
 
 logger = logging.getLogger(__name__)
 
@@ -43,12 +45,6 @@ POSTERIOR_BINS = 40
 # Bootstrap resamples for pooled recall (seed 003): 2,000 is the usual count for 95% percentile
 # intervals, and the bootstrap is the costliest step of a report (O(draws × sample size)).
 POOLED_RECALL_DRAWS = 2_000
-# What the stats library raises on counts it cannot use; the report turns them into
-# nulls with a reason instead of failing (a report must always render).
-STATS_ERRORS = (ValueError, ArithmeticError, np.linalg.LinAlgError)
-# Every judged document costs three judgments (seed 000 Sec. 4.1).
-JUDGMENTS_PER_DOCUMENT = 3
-
 _REGION_LABELS = {
     "A12": "A1 ∩ A2 (retrieved by both)",
     "B1": "A1 ∖ A2 (C1 only)",
@@ -357,15 +353,9 @@ class _ReportBuilder:
         if precision is None or recall is None or n_hat is None or not self.corpus_size:
             result["refused"] = "Precision, recall and the number of relevant documents are needed first."
             return result
-        try:
-            result["estimate"] = _num(extrapolated_precision(
-                precision=float(precision), recall=float(recall),
-                prevalence=float(n_hat) / self.corpus_size, target_recall=float(target)))
-        except ExtrapolationRefused as exc:
-            result["refused"] = exc.reason
-        except STATS_ERRORS as exc:
-            result["refused"] = f"The extrapolation failed: {exc}"
-        return result
+        return {"target_recall": target, **precision_extrapolate(
+            precision=float(precision), recall=float(recall), prevalence=float(n_hat) / self.corpus_size,
+            target_recall=float(target))}
 
     # ----------------------------------------------------------------- other blocks
 
@@ -455,7 +445,7 @@ class _ReportBuilder:
                                                 f"The uniform-sampling comparison is not available: {exc}"))
             return plan, None
         plan["documents"] = documents
-        plan["judgments"] = documents * JUDGMENTS_PER_DOCUMENT
+        plan["judgments"] = documents * Hit.ASSIGNMENTS_PER_HIT  # one judgment per assignment (seed 000 Sec. 4.1)
         judged = primary["judged"]["pair"]
         return plan, (documents / judged if judged else None)
 
@@ -479,7 +469,7 @@ class _ReportBuilder:
         return result
 
     def _worker_agreement(self) -> dict[str, Any] | None:
-        rows = [(r, t - r) for r, t in self.inputs.votes if t == JUDGMENTS_PER_DOCUMENT]
+        rows = [(r, t - r) for r, t in self.inputs.votes if t == Hit.ASSIGNMENTS_PER_HIT]
         if not rows:
             return None
         try:
@@ -585,45 +575,3 @@ class _ReportBuilder:
             system["name"] = names[system["name"]]
         data["weights"] = {names[k]: v for k, v in data["weights"].items()}
         return data
-
-
-# --------------------------------------------------------------------------- CSV
-
-CSV_COLUMNS = [
-    "row_type", "name", "role", "size", "judged", "relevant",
-    "precision", "precision_low", "precision_high",
-    "recall", "recall_low", "recall_high", "recall_method",
-    "f1", "f1_low", "f1_high", "extrapolated_precision", "fingerprint",
-]
-
-
-def _csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        # A spreadsheet would run it as a formula: classifier names are user text.
-        return "'" + value
-    return value
-
-
-def topic_report_csv(*, report: dict[str, Any]) -> str:
-    """One row per classifier, then one per region (columns in docs/report.md)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for c in report.get("classifiers") or []:
-        writer.writerow([_csv_cell(v) for v in (
-            "classifier", c["name"], c["role"], c["retrieved"], c["precision"]["judged"], None,
-            c["precision"]["estimate"], c["precision"]["low"], c["precision"]["high"],
-            c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
-            c["f1"]["estimate"], c["f1"]["low"], c["f1"]["high"], c["extrapolated_precision"]["estimate"],
-            c["fingerprint"],
-        )])
-    for r in report.get("regions") or []:
-        writer.writerow([_csv_cell(v) for v in (
-            "region", r["name"], None, r["size"], r["judged"], r["relevant"], r["precision"],
-            None, None, None, None, None, None, None, None, None, None, None,
-        )])
-    return out.getvalue()

@@ -3,7 +3,6 @@
 numpy/scipy only: this package must import without Django configured.
 Every public function's docstring names the seed equation it implements.
 """
-# --- part A: proportions, pair recall, planning, aggregation, pooled recall ---
 from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–Skene, Fleiss' kappa
     DawidSkeneResult,
     MajorityVote,
@@ -52,8 +51,6 @@ from .proportions import (  # noqa: E402  intervals and Beta posteriors
     proportion_interval,
     wilson_interval,
 )
-# --- end part A ---
-# --- part B: extrapolated precision, F1 posteriors, certification, confidence sequences ---
 from .certification import (  # noqa: E402  seed 004 + QBCB
     CertificationImpossible,
     F1Interval,
@@ -95,18 +92,17 @@ from .f1_posterior import (  # noqa: E402  seed 002
     hdi,
     summarise_draws,
 )
-# --- end part B ---
-# --- part C: operating characteristics ---
+from .certification_sizing import (  # noqa: E402  seed 004 Alg. 2 for QBCB recall and pair recall
+    pair_recall_calibrated_size,
+    pair_recall_verdict_power,
+    qbcb_certification_size,
+    qbcb_power,
+)
 from .operating_characteristics import (  # noqa: E402  the certification protocol by simulation (seed 004)
     OperatingCharacteristics,
     f1_population,
     majority_error_rate,
     pair_population,
-    pair_recall_calibrated_size,
-    pair_recall_verdict_power,
-    qbcb_certification_size,
-    qbcb_power,
     recall_population,
     simulate_certification,
 )
-# --- end part C ---

@@ -1,7 +1,7 @@
 """Certification pages: plan a certification, lock it (which draws the sample), read the verdict.
 
 Managers certify: every view requires annotation.read_reports.  Views are thin:
-the form validates input, the services in estimation.services.certification
+the form validates input, the services in estimation.services.certification_plans
 do the work, and user mistakes come back as messages, never as 500s.
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ from annotation.roles import READ_REPORTS, role_required
 from annotation.services.hits import BudgetExceeded
 from annotation.services.sampling import SamplingError
 from estimation.models import CertificationPlan, CertificationVerdict
-from estimation.services.certification import (
+from estimation.selectors import certification_plan_describe
+from estimation.services.certification_plans import (
     CertificationError,
     certification_plan_create,
-    certification_plan_describe,
     certification_plan_lock,
     certification_plan_update,
 )

@@ -13,8 +13,11 @@ from django.utils.text import slugify
 from annotation.forms import TargetRecallForm
 from annotation.models import Topic
 from annotation.roles import READ_REPORTS, role_required
+from annotation.selectors import topic_progress
 from estimation import plots
-from estimation.views.selectors import certification_state, recall_history, snapshot_latest, topic_progress
+from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
+from estimation.services.extrapolation import report_extrapolations
+from estimation.services.recompute import topic_snapshot_latest_or_create
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ def _pair_recalls(report: dict) -> list[dict]:
 def topics_overview(request: HttpRequest) -> HttpResponse:
     rows = []
     for topic in _topics().order_by("name"):
-        snapshot = snapshot_latest(topic=topic, create=False)
+        snapshot = topic_snapshot_latest(topic=topic)
         report = snapshot.report if snapshot else {}
         rows.append({"topic": topic, "progress": topic_progress(topic=topic), "recalls": _pair_recalls(report),
                      "spent": (report.get("cost") or {}).get("spent"), "snapshot": snapshot,
@@ -61,28 +64,6 @@ def _certification_url(topic: Topic) -> str | None:
     return None
 
 
-def _extrapolations(report: dict, target_recall: float) -> tuple[dict[str, dict], dict[str, tuple]]:
-    """Per classifier: precision extrapolated to `target_recall` and the reference curve (seed 001)."""
-    from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision, reference_curve
-
-    prevalence = (report.get("estimated_relevant") or {}).get("prevalence")
-    values, curves = {}, {}
-    for row in report.get("classifiers") or []:
-        name = row.get("name", "")
-        p = (row.get("precision") or {}).get("estimate")
-        r = (row.get("recall") or {}).get("estimate")
-        if p is None or r is None or not prevalence:
-            values[name] = {"estimate": None, "refused": "Precision, recall and the prevalence are needed first."}
-            continue
-        try:
-            values[name] = {"estimate": extrapolated_precision(precision=p, recall=r, prevalence=prevalence,
-                                                               target_recall=target_recall), "refused": None}
-            curves[name] = reference_curve(precision=p, recall=r, prevalence=prevalence, points=61)
-        except (ExtrapolationRefused, ValueError) as exc:
-            values[name] = {"estimate": None, "refused": getattr(exc, "reason", str(exc))}
-    return values, curves
-
-
 class ReportUnavailable(Exception):
     pass
 
@@ -90,7 +71,7 @@ class ReportUnavailable(Exception):
 def _snapshot_or_unavailable(topic: Topic):
     """The latest snapshot; computing the first one may fail (a bug, a database hiccup): say so, no 500."""
     try:
-        return snapshot_latest(topic=topic)
+        return topic_snapshot_latest_or_create(topic=topic)
     except Exception as exc:  # noqa: BLE001
         logger.exception("no report for topic %s", topic.pk)
         raise ReportUnavailable(str(exc)) from exc
@@ -105,7 +86,7 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
     report = snapshot.report
     form = TargetRecallForm(request.GET or None, initial={"target_recall": topic.target_recall})
     target = form.cleaned_data["target_recall"] if form.is_bound and form.is_valid() else topic.target_recall
-    extrapolated, curves = _extrapolations(report, target)
+    extrapolated, curves = report_extrapolations(report=report, target_recall=target)
     classifiers = []
     stratified = report.get("recall_stratified") or {}
     paper = report.get("recall_paper_design") or {}
@@ -173,7 +154,7 @@ def topic_report_json(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 @role_required(READ_REPORTS)
 def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
-    from estimation.services.reports import topic_report_csv as report_csv
+    from estimation.services.report_csv import topic_report_csv as report_csv
 
     topic = get_object_or_404(Topic, pk=topic_id)
     try:

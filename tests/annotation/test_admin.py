@@ -45,8 +45,13 @@ def objects():
     verdict = emodels.CertificationVerdict.objects.create(
         plan=plan, passed=True, estimate=0.9, lower_bound=0.85, inputs={}, code_version="x", checksum="c"
     )
+    cert_draw = models.SampleDraw.objects.create(
+        topic=topic, purpose="certification", region="A12", stratum_key=f"certification-plan:{plan.pk}", seed=2,
+        region_size=1, requested=0,
+    )
+    link = emodels.CertificationPlanDraw.objects.create(plan=plan, draw=cert_draw)
     found = {o.__class__: o for o in (corpus, doc, c1, score, topic, draw, sampled, worker, hit, item, assignment, judgment,
-                                       label, snapshot, plan, verdict, models.ClassifierPair.objects.get(topic=topic),
+                                       label, snapshot, plan, verdict, link, models.ClassifierPair.objects.get(topic=topic),
                                        models.TopicClassifier.objects.get(topic=topic))}
     if hasattr(models, "CorpusUpload"):
         found[models.CorpusUpload] = models.CorpusUpload.objects.create(
@@ -127,3 +132,30 @@ def test_non_staff_cannot_open_admin(objects, client):
     client.force_login(UserFactory(username="plain"))
     response = client.get(reverse("admin:annotation_document_changelist"))
     assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_crowd_and_hit_size_are_read_only_once_the_topic_left_draft(objects, superuser_client):
+    from annotation.admin import TopicAdmin
+
+    topic = objects[models.Topic]
+    topic_admin = TopicAdmin(models.Topic, admin.site)
+    request = superuser_client.get("/").wsgi_request
+    assert topic.status == models.Topic.Status.DRAFT
+    draft_fields = topic_admin.get_readonly_fields(request, topic)
+    assert "crowd" not in draft_fields and "hit_size" not in draft_fields
+    url = reverse("admin:annotation_topic_change", args=[topic.pk])
+    assert 'name="hit_size"' in superuser_client.get(url).content.decode()
+
+    models.Topic.objects.filter(pk=topic.pk).update(status=models.Topic.Status.ACTIVE)
+    topic.refresh_from_db()
+    frozen = topic_admin.get_readonly_fields(request, topic)
+    assert {"crowd", "hit_size", "corpus", "status", "created_at"} <= set(frozen)
+    page = superuser_client.get(url).content.decode()
+    assert 'name="hit_size"' not in page and 'name="crowd"' not in page
+    # A POST cannot change them either: read-only fields are not part of the form.
+    before = (topic.crowd, topic.hit_size)
+    data = {name: getattr(topic, name) for name in ("name", "instructions", "aggregator", "confidence",
+                                                     "target_recall", "reward_per_hit") if hasattr(topic, name)}
+    superuser_client.post(url, {**data, "crowd": "mturk", "hit_size": before[1] + 7})
+    topic.refresh_from_db()
+    assert (topic.crowd, topic.hit_size) == before

@@ -205,11 +205,35 @@ def test_certification_draws_are_strata_of_their_own(world):
     used = BitMap(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))
     draws = samples_draw(
         topic=world.topic, per_region=0, uniform=80, seed=2, exclude_documents=used,
-        purpose=SampleDraw.Purpose.CERTIFICATION, certification_plan=plan,
+        purpose=SampleDraw.Purpose.CERTIFICATION, stratum_key=f"certification-plan:{plan.pk}",
     )
     assert [d.region for d in pair_draws] == ["U"] and [d.region for d in draws] == ["U"]
     cert = draws[0]
-    assert cert.purpose == SampleDraw.Purpose.CERTIFICATION and cert.certification_plan == plan
+    assert cert.purpose == SampleDraw.Purpose.CERTIFICATION and cert.stratum_key == f"certification-plan:{plan.pk}"
     assert cert.drawn == 80  # not reduced by the 50 of the other (uniform) stratum...
     assert not set(_drawn(cert)) & set(used)  # ...but none of them reused
     assert sample_draw_reproduce(draw=cert) == _drawn(cert)
+
+
+@pytest.mark.parametrize(
+    "seed, stream, shift, expected",
+    [
+        # Values of the launch's former _draw_seed and the certification lock's former _region_seed,
+        # computed before they became one function: locked plans and recorded draws must reproduce.
+        (1, ("A12", None, 0), 31, 789541447415752385),
+        (1, ("B1", None, 1), 31, 3077598378609736069),
+        (2**61 + 7, ("R", 42, 3), 31, 2461571347191378136),
+        (12345, ("U", None, 0), 31, 2312946141272659648),
+        (1234, 0, 30, 3120934798227604556),
+        (1234, 1, 30, 3113867781475239326),
+        (2**61 + 7, 2, 30, 1641706296214528024),
+        (0, 0, 30, 3187737299990140903),
+    ],
+)
+def test_draw_seeds_are_those_recorded_before_the_seed_derivations_merged(seed, stream, shift, expected):
+    from annotation.services.sampling import draw_seed_derive, launch_stream
+
+    if isinstance(stream, tuple):
+        region, classifier_id, previous = stream
+        stream = launch_stream(region=region, classifier_id=classifier_id, previous_draws=previous)
+    assert draw_seed_derive(seed=seed, stream=stream, shift=shift) == expected

@@ -8,13 +8,15 @@ from annotation.models import Label, Region, SampledDocument, SampleDraw
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan, CertificationVerdict
-from estimation.services.certification import (
+from estimation.selectors import certification_sampled_documents, certification_summary
+from estimation.services.certification_plans import (
     CertificationError,
-    certification_decide,
     certification_plan_create,
     certification_plan_lock,
     certification_plan_update,
-    certification_summary,
+)
+from estimation.services.certification_verdicts import (
+    certification_decide,
     certifications_decide_ready,
     verdict_checksum,
 )
@@ -63,7 +65,7 @@ def uniform_pilot(world, n=600, seed=2) -> set[int]:
 
 
 def certification_ids(plan) -> set[int]:
-    return set(SampledDocument.objects.filter(draw__certification_plan=plan).values_list("document_id", flat=True))
+    return set(certification_sampled_documents(plan=plan).values_list("document_id", flat=True))
 
 
 def c1(world):
@@ -159,7 +161,7 @@ def test_lock_draws_a_fresh_sample_that_shares_nothing_with_the_pilot(world, loc
     plan.refresh_from_db()
     assert plan.status == CertificationPlan.Status.LOCKED and plan.seed == 1234 and plan.locked_at
     ids = certification_ids(plan)
-    draws = SampleDraw.objects.filter(certification_plan=plan)
+    draws = SampleDraw.objects.filter(certification_link__plan=plan)
     assert {d.purpose for d in draws} == {SampleDraw.Purpose.CERTIFICATION}
     assert {d.region: d.drawn for d in draws} == {"A12": plan.sample_size["A12"], "B2": plan.sample_size["B2"]}
     assert len(ids) == plan.sample_size["total"]
@@ -241,6 +243,76 @@ def test_verdict_is_computed_once_stored_with_inputs_and_never_overwritten(world
     assert summary["state"] == "pass" and summary["latest"]["verdict"]["checksum"] == verdict.checksum
 
 
+def test_decide_running_twice_at_once_computes_and_stores_one_verdict(world, locked, monkeypatch):
+    """The bound is computed outside the plan's lock; the second decide to reach the lock keeps the first verdict."""
+    from estimation.services import certification_verdicts
+
+    plan, _, _ = locked
+    judge(world, certification_ids(plan))
+    real_evaluate = certification_verdicts._evaluate
+    evaluations, inner = [], []
+
+    def evaluate(**kwargs):
+        evaluations.append(1)
+        result = real_evaluate(**kwargs)
+        if len(evaluations) == 1:  # while the first run computes its bound, a second run decides
+            inner.append(certification_decide(plan_id=plan.pk))
+        return result
+
+    monkeypatch.setattr(certification_verdicts, "_evaluate", evaluate)
+    outer = certification_decide(plan_id=plan.pk)
+    assert inner[0] is not None and outer.pk == inner[0].pk
+    assert CertificationVerdict.objects.filter(plan=plan).count() == 1
+    assert len(evaluations) == 2  # one per run: the first run's result was not stored over the second's
+    assert certification_decide(plan_id=plan.pk).pk == outer.pk and len(evaluations) == 2
+
+
+def test_labels_that_move_during_the_bound_are_read_again_under_the_lock(world, locked, monkeypatch):
+    from estimation.services import certification_verdicts
+
+    plan, _, _ = locked
+    ids = sorted(certification_ids(plan))
+    judge(world, ids)
+    real_evaluate = certification_verdicts._evaluate
+    calls = []
+
+    def evaluate(**kwargs):
+        calls.append(1)
+        result = real_evaluate(**kwargs)
+        if len(calls) == 1:  # a re-judgment lands while the first bound is computed
+            Label.objects.filter(topic=world.topic, document_id=ids[0]).update(
+                majority=ids[0] not in world.relevant)
+        return result
+
+    monkeypatch.setattr(certification_verdicts, "_evaluate", evaluate)
+    verdict = certification_decide(plan_id=plan.pk)
+    assert len(calls) == 2
+    first = next(row for row in verdict.inputs["documents"] if row[0] == ids[0])
+    assert first[2] == int(ids[0] not in world.relevant)  # the verdict rests on the label as committed
+
+
+def test_a_draft_updated_meanwhile_is_sized_again_under_the_lock(world, manager, monkeypatch):
+    from estimation.services import certification_plans
+
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    real_fill = certification_plans._fill
+    fills = []
+
+    def fill(draft):
+        fills.append(draft.target)
+        real_fill(draft)
+        if len(fills) == 1:  # another manager saves a new target while this update sizes
+            CertificationPlan.objects.filter(pk=plan.pk).update(target=0.55)
+
+    monkeypatch.setattr(certification_plans, "_fill", fill)
+    updated = certification_plan_update(plan_id=plan.pk, alpha=0.1, user=manager)
+    assert fills == [0.6, 0.55]
+    updated.refresh_from_db()
+    assert updated.target == 0.55 and updated.alpha == 0.1
+
+
 def test_the_sweep_decides_ready_plans_only(world, locked):
     plan, _, _ = locked
     assert certifications_decide_ready() == []
@@ -262,7 +334,7 @@ def test_a_second_certification_needs_a_new_plan_and_a_new_sample(world, locked,
 
 
 def test_monitored_plan_stops_early_when_the_sequence_clears_the_target(world, manager):
-    from estimation.services.certification import _monitoring_order
+    from estimation.services.certification_verdicts import _monitoring_order
 
     pilot(world)
     plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
@@ -287,7 +359,7 @@ def test_monitored_plan_stops_early_when_the_sequence_clears_the_target(world, m
 
 
 def test_monitored_plan_is_pending_while_the_sequence_has_not_cleared_the_target(world, manager):
-    from estimation.services.certification import _monitoring_order
+    from estimation.services.certification_verdicts import _monitoring_order
 
     pilot(world)
     plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,

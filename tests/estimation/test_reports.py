@@ -25,7 +25,8 @@ from annotation.models import (
     TopicClassifier,
     Worker,
 )
-from estimation.services.reports import topic_report_build, topic_report_csv
+from estimation.services.report_csv import topic_report_csv
+from estimation.services.reports import topic_report_build
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, UserFactory

@@ -13,7 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import topic_named
 from estimation.selectors import topic_report_latest
-from estimation.services.reports import DEFAULT_DRAWS, topic_report_build, topic_report_csv
+from estimation.services.report_csv import topic_report_csv
+from estimation.services.reports import DEFAULT_DRAWS, topic_report_build
 
 
 class Command(BaseCommand):

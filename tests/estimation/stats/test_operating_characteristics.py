@@ -13,17 +13,19 @@ import pytest
 from scipy.stats import betabinom
 
 from estimation.stats import certification as cert
-from estimation.stats import operating_characteristics as oc
-from estimation.stats.operating_characteristics import (
-    delta_method_pair_planner,
-    f1_population,
-    majority_error_rate,
-    pair_population,
+from estimation.stats import certification_sizing as oc
+from estimation.stats.certification_sizing import (
     pair_recall_calibrated_size,
     pair_recall_fixed_lower_bound,
     pair_recall_verdict_power,
     qbcb_certification_size,
     qbcb_power,
+)
+from estimation.stats.operating_characteristics import (
+    delta_method_pair_planner,
+    f1_population,
+    majority_error_rate,
+    pair_population,
     recall_population,
     simulate_certification,
 )
@@ -357,7 +359,7 @@ def test_monitored_protocol_with_running_sequences_matches_recomputing_them_from
 def test_size_search_finds_the_smallest_factor_to_the_tolerance_in_few_evaluations(curve):
     from scipy.stats import norm
 
-    from estimation.stats.operating_characteristics import _smallest_factor
+    from estimation.stats.certification_sizing import _smallest_factor
 
     root = 3.7  # where each curve reaches power 0.9
     curves = {
@@ -383,7 +385,7 @@ def test_size_search_finds_the_smallest_factor_to_the_tolerance_in_few_evaluatio
 
 
 def test_size_search_stops_at_factor_one_and_refuses_when_even_everything_is_not_enough():
-    from estimation.stats.operating_characteristics import _smallest_factor
+    from estimation.stats.certification_sizing import _smallest_factor
 
     def refuse(value):
         raise cert.CertificationImpossible(f"only {value:.2f}")
@@ -399,7 +401,7 @@ def test_walked_thresholds_follow_a_steep_staircase_with_two_evaluations_per_cou
     # t(k) = 3k + 5 exactly: after the first count, the guess from the recent slope is right, so each
     # count costs one passing and one failing evaluation.  (A guess read from outside the walked
     # counts — uninitialised memory, as once happened — costs more and made plans vary between runs.)
-    from estimation.stats.operating_characteristics import _walked_thresholds
+    from estimation.stats.certification_sizing import _walked_thresholds
 
     probes = []
 

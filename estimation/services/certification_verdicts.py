@@ -1,0 +1,298 @@
+"""Certification verdicts: decide a locked plan exactly once (seed 004).
+
+``certification_decide`` computes the verdict once, when every certification
+document has its label (or, for a monitored plan, as soon as the anytime-valid
+confidence sequence clears the target), and stores it with all its inputs and
+a checksum.  The verdict table refuses UPDATE and DELETE (migration 0002).
+
+Locks: the evaluation (a 20,000-draw Monte Carlo bound for pair recall) is
+computed from a plain read of the plan and its documents.  The plan's row lock is
+then held only to check that nothing moved — still locked, still no verdict, the
+same documents, labels and classifier (a checksum of the inputs used) — and to
+write.  If something moved, the evaluation is done once more, under the lock.
+
+Statistics come from ``estimation.stats``; this module gathers counts and
+stores results.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from pyroaring import BitMap
+
+from annotation.models import Classifier, Label
+from annotation.services.retrieved_sets import classifier_bitmap
+from estimation.models import CertificationPlan, CertificationVerdict
+from estimation.selectors import certification_sampled_documents
+from estimation.services.certification_plans import CertificationError, json_safe
+from estimation.services.recompute import topic_recompute_schedule
+from estimation.services.reports import code_version_get
+from estimation.stats import certification as cert_stats
+from estimation.stats import confidence_sequence as cs
+from estimation.stats.pair_recall import stratified_pair_recall
+from estimation.stats.proportions import clopper_pearson_interval
+
+logger = logging.getLogger(__name__)
+
+Metric = CertificationPlan.Metric
+Status = CertificationPlan.Status
+
+# Monte Carlo settings of the verdict's bound (recorded in the verdict inputs).
+VERDICT_DRAWS = 20_000
+VERDICT_SCHEMA = 1
+
+
+# =========================================================================== the sample
+
+
+def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]:
+    """The locked sample: per document its region, the population it was drawn from, and its label."""
+    rows = list(certification_sampled_documents(plan=plan)
+                .values_list("document_id", "region", "inclusion_probability").order_by("document_id"))
+    labels = dict(Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
+                  .values_list("document_id", "majority"))
+    drawn_by_region: dict[str, int] = {}
+    for _, region, _ in rows:
+        drawn_by_region[region] = drawn_by_region.get(region, 0) + 1
+    documents = []
+    for doc_id, region, probability in rows:
+        label = labels.get(doc_id)
+        documents.append({"id": doc_id, "region": region, "label": None if label is None else bool(label),
+                          "population": int(round(drawn_by_region[region] / probability))})
+    return documents
+
+
+def _monitoring_order(documents: list[dict], seed: int) -> list[dict]:
+    """A seeded random order of the sample (fixed at lock time, independent of the labels).
+
+    The confidence sequence needs observations in an order that does not depend
+    on their values; the order in which labels arrive might (relevant documents
+    may take longer), so the sequence reads this order's longest judged prefix.
+    """
+    order = np.random.default_rng(int(seed) % (2**63)).permutation(len(documents))
+    return [documents[i] for i in order]
+
+
+def _judged_prefix(documents: list[dict]) -> list[dict]:
+    prefix = []
+    for document in documents:
+        if document["label"] is None:
+            break
+        prefix.append(document)
+    return prefix
+
+
+# =========================================================================== evaluation
+
+
+def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retrieved: BitMap) -> dict[str, Any]:
+    """The one-shot test on the whole judged sample: estimate, one-sided lower bound, pass."""
+    if plan.metric == Metric.PAIR_RECALL:
+        pilot = plan.pilot
+        other, which = pilot["other_region"], pilot["which"]
+        regions = {}
+        for region in ("A12", other):
+            judged = [d for d in documents if d["region"] == region]
+            population = judged[0]["population"] if judged else 0
+            regions[region] = (population, len(judged), sum(d["label"] for d in judged))
+        empty = (0, 0, 0)
+        result = stratified_pair_recall(
+            a12=regions["A12"], b1=regions[other] if which == "r2" else empty,
+            b2=regions[other] if which == "r1" else empty, confidence=1.0 - 2.0 * plan.alpha,
+            draws=VERDICT_DRAWS, seed=int(plan.seed) % (2**32), delta1_grid=(0.8, 0.9, 1.0, 1.1, 1.25))
+        estimate = result.r1 if which == "r1" else result.r2
+        low = 0.0 if estimate.low is None or math.isnan(estimate.low) else float(estimate.low)
+        band = [{"delta1": p.delta1, "lower_bound": getattr(p, f"{which}_low"),
+                 "passes": (getattr(p, f"{which}_low") or 0.0) >= plan.target} for p in result.sensitivity]
+        return {"method": "stratified_pair_recall: one-sided lower bound = lower end of the two-sided "
+                          f"{1 - 2 * plan.alpha:.0%} conservative Monte Carlo interval",
+                "counts": {r: {"population": v[0], "judged": v[1], "relevant": v[2]} for r, v in regions.items()},
+                "estimate": float(estimate.point) if estimate.point is not None else math.nan,
+                "lower_bound": low, "passed": low >= plan.target, "sensitivity": band}
+    counts = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    for d in documents:
+        hit = d["id"] in retrieved
+        counts["tp" if hit and d["label"] else "fp" if hit else "fn" if d["label"] else "tn"] += 1
+    if plan.metric == Metric.F1:
+        interval = cert_stats.f1_interval(**counts, confidence=1.0 - plan.alpha, one_sided=True)
+        low = cert_stats.f1_exact_lower_bound(tp=counts["tp"], fp=counts["fp"], fn=counts["fn"],
+                                              confidence=1.0 - plan.alpha)
+        return {"method": "exact one-sided bound: Clopper-Pearson upper limit on the error share "
+                          "e = (FP + FN)/(TP + FP + FN), mapped through F1 = 2(1 - e)/(2 - e)",
+                "counts": counts, "estimate": interval.estimate, "lower_bound": low,
+                "appendix_a_lower_bound": interval.low,
+                "passed": cert_stats.certification_passes(**counts, target=plan.target, alpha=plan.alpha)}
+    relevant, found = counts["tp"] + counts["fn"], counts["tp"]
+    passed = relevant > 0 and cert_stats.qbcb_passes(relevant=relevant, found=found, target_recall=plan.target,
+                                                     confidence=1.0 - plan.alpha)
+    low = (clopper_pearson_interval(relevant=found, judged=relevant, confidence=1.0 - plan.alpha, side="lower").low
+           if relevant else 0.0)
+    return {"method": "QBCB (Lewis, Yang & Frieder 2021): pass iff found >= j(r); bound = one-sided "
+                      "Clopper-Pearson", "counts": counts,
+            "required_found": (cert_stats.qbcb_min_found(r=relevant, target_recall=plan.target,
+                                                         confidence=1.0 - plan.alpha) if relevant else None),
+            "estimate": found / relevant if relevant else math.nan, "lower_bound": float(low), "passed": passed}
+
+
+def _sequence_bound(*, plan: CertificationPlan, prefix: list[dict], retrieved: BitMap) -> float:
+    """Anytime-valid lower bound (confidence sequence) from the judged prefix of the monitoring order."""
+    if plan.metric == Metric.PAIR_RECALL:
+        other = plan.pilot["other_region"]
+        overlap = [int(d["label"]) for d in prefix if d["region"] == "A12"]
+        others = [int(d["label"]) for d in prefix if d["region"] == other]
+        sizes = {d["region"]: d["population"] for d in prefix}
+        if not overlap:
+            return 0.0
+        return float(cs.pair_recall_lower_bound(overlap_size=sizes["A12"], overlap_outcomes=overlap,
+                                                other_size=sizes.get(other, 0), other_outcomes=others,
+                                                alpha=plan.alpha))
+    if plan.metric == Metric.F1:
+        # Documents that are relevant or retrieved: 1 for an error (FP or FN), 0 for a TP.
+        errors = [int(d["label"] != (d["id"] in retrieved)) for d in prefix if d["label"] or d["id"] in retrieved]
+        return float(cs.uniform_f1_lower_bound(errors=errors, alpha=plan.alpha)) if errors else 0.0
+    found = [int(d["id"] in retrieved) for d in prefix if d["label"]]
+    return float(cs.uniform_recall_lower_bound(found=found, alpha=plan.alpha)) if found else 0.0
+
+
+def verdict_checksum(*, inputs: dict[str, Any], code_version: str) -> str:
+    """sha256 of the canonical JSON of the inputs followed by the code version."""
+    canonical = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256((canonical + "\n" + code_version).encode()).hexdigest()
+
+
+def _finite(value: float) -> float:
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+
+
+def _sample_checksum(*, documents: list[dict], fingerprint: str) -> str:
+    """What a verdict is computed from, besides the frozen plan: the sample, its labels, the classifier."""
+    canonical = json.dumps([fingerprint, [[d["id"], d["region"], d["label"], d["population"]] for d in documents]],
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _evaluate(*, plan: CertificationPlan, documents: list[dict]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(evaluation, verdict inputs) of a locked plan, or None while its sample is not ready (no writes)."""
+    if plan.pilot.get("classifier_fingerprint") != plan.classifier.fingerprint:
+        raise CertificationError(
+            f"Classifier {plan.classifier.name!r} changed after plan {plan.pk} was locked: the locked sample "
+            "certifies the classifier as it was, so no verdict is computed. Plan a new certification.")
+    retrieved = classifier_bitmap(classifier=plan.classifier)
+    complete = all(d["label"] is not None for d in documents)
+    early_stop = None
+    used = documents
+    if plan.monitoring:
+        ordered = _monitoring_order(documents, plan.seed)
+        prefix = _judged_prefix(ordered)
+        bound = _sequence_bound(plan=plan, prefix=prefix, retrieved=retrieved)
+        if bound < plan.target and not complete:
+            return None
+        evaluation = _fixed_evaluation(plan=plan, documents=prefix, retrieved=retrieved) if prefix else {}
+        evaluation = {**evaluation, "fixed_sample_lower_bound": evaluation.get("lower_bound"),
+                      "lower_bound": bound, "passed": bound >= plan.target,
+                      "method": "anytime-valid confidence sequence (Waudby-Smith & Ramdas betting), "
+                                "read on the judged prefix of the seeded order"}
+        used = prefix
+        if not complete:
+            early_stop = {"judged": len(prefix), "planned": len(documents),
+                          "reason": "the confidence sequence cleared the target before the sample was "
+                                    "fully judged"}
+    else:
+        if not complete:
+            return None
+        evaluation = _fixed_evaluation(plan=plan, documents=documents, retrieved=retrieved)
+    inputs = {
+        "schema": VERDICT_SCHEMA,
+        "plan": {"id": plan.pk, "topic": plan.topic_id, "classifier": plan.classifier_id,
+                 "classifier_fingerprint": plan.classifier.fingerprint, "metric": plan.metric,
+                 "target": plan.target, "alpha": plan.alpha, "power": plan.power,
+                 "monitoring": plan.monitoring, "seed": plan.seed, "sample_size": plan.sample_size},
+        "documents": [[d["id"], d["region"], int(d["label"]), int(d["id"] in retrieved)] for d in used],
+        "populations": {d["region"]: d["population"] for d in documents},
+        "evaluation": json_safe(evaluation),
+        "early_stop": early_stop,
+        "verdict_draws": VERDICT_DRAWS if plan.metric == Metric.PAIR_RECALL else None,
+    }
+    return evaluation, json_safe(inputs)
+
+
+# =========================================================================== services
+
+
+def _plans():
+    return CertificationPlan.objects.select_related("topic", "classifier")
+
+
+def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
+    """The verdict of a locked plan, computed once; None while its sample is not fully judged.
+
+    Called again, it returns the stored verdict unchanged.  A monitored plan is
+    also decided (passed) as soon as its confidence sequence clears the target
+    on the judged prefix of its seeded order; the stop is recorded in the inputs.
+    The evaluation runs outside the plan's row lock (module docstring).
+    """
+    plan = _plans().get(pk=plan_id)
+    existing = CertificationVerdict.objects.filter(plan=plan).first()
+    if existing is not None or plan.status != Status.LOCKED:
+        return existing
+    documents = _certification_documents(plan=plan)
+    if not documents:
+        return None
+    outcome = _evaluate(plan=plan, documents=documents)
+    if outcome is None:
+        return None
+    checksum = _sample_checksum(documents=documents, fingerprint=plan.classifier.fingerprint)
+
+    with transaction.atomic():
+        plan = _plans().select_for_update(of=("self",)).get(pk=plan_id)
+        existing = CertificationVerdict.objects.filter(plan=plan).first()
+        if existing is not None or plan.status != Status.LOCKED:
+            return existing  # decided meanwhile: the stored verdict stands
+        current = _certification_documents(plan=plan)
+        fingerprint = Classifier.objects.values_list("fingerprint", flat=True).get(pk=plan.classifier_id)
+        if _sample_checksum(documents=current, fingerprint=fingerprint) != checksum:
+            # Labels (or the classifier) moved while the bound was computed: evaluate what is committed now.
+            plan.classifier.fingerprint = fingerprint
+            outcome = _evaluate(plan=plan, documents=current) if current else None
+            if outcome is None:
+                return None
+        evaluation, inputs = outcome
+        code_version = code_version_get()
+        verdict = CertificationVerdict.objects.create(
+            plan=plan, passed=bool(evaluation["passed"]), estimate=_finite(evaluation.get("estimate", math.nan)),
+            lower_bound=_finite(evaluation["lower_bound"]), inputs=inputs, code_version=code_version,
+            checksum=verdict_checksum(inputs=inputs, code_version=code_version))
+        CertificationPlan.objects.filter(pk=plan.pk).update(status=Status.DECIDED)
+        # The verdict is part of the topic's report: store a snapshot that shows it.
+        topic_recompute_schedule(topic_id=plan.topic_id)
+        return verdict
+
+
+def certifications_decide_ready() -> list[int]:
+    """Decide every locked plan whose sample is ready; returns the ids of the plans decided now."""
+    decided = []
+    for plan_id in CertificationPlan.objects.filter(status=Status.LOCKED).values_list("pk", flat=True):
+        try:
+            if certification_decide(plan_id=plan_id) is not None:
+                decided.append(plan_id)
+        except Exception:  # noqa: BLE001 - one broken plan must not stop the sweep
+            logger.exception("certification_decide failed for plan %s", plan_id)
+    return decided
+
+
+def certifications_decide_schedule(*, topic_id: int) -> None:
+    """After the current transaction commits, try to decide the topic's locked plans (label hook)."""
+    plan_ids = list(CertificationPlan.objects.filter(topic_id=topic_id, status=Status.LOCKED)
+                    .values_list("pk", flat=True))
+    if not plan_ids:
+        return
+    from estimation.tasks import certification_decide_task
+
+    for plan_id in plan_ids:
+        transaction.on_commit(lambda plan_id=plan_id: certification_decide_task.delay(plan_id=plan_id), robust=True)
