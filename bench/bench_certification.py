@@ -7,6 +7,7 @@ Target: certification_test_size <= 2 s per call on a 2-core machine.
 """
 from __future__ import annotations
 
+import functools
 import pathlib
 import statistics
 import sys
@@ -63,13 +64,13 @@ def _time(function, repeats: int = 3) -> tuple[float, object]:
 def main() -> None:
     print("certification_test_size (Alg. 2, 10,000 simulations per theta*), median of 3:")
     for label, pilot, target in PILOTS:
-        seconds, size = _time(lambda: certification_test_size(**pilot, target=target, seed=1))
+        seconds, size = _time(functools.partial(certification_test_size, **pilot, target=target, seed=1))
         closed = certification_test_size_closed_form(**pilot, target=target)
         print(f"  {label:50s} size {size:>8,d}  closed form {closed:>8,d}  {seconds:6.3f} s")
 
     print("pair_recall_calibrated_size as the service calls it (1,000 bound draws, pilot assurance), cold cache:")
     for label, a12, b2, target in PAIR_PILOTS:
-        def plan():
+        def plan(a12=a12, b2=b2, target=target):
             _cached_fixed_lower_bound.cache_clear()
             return pair_recall_calibrated_size(
                 size_a12=a12[0], size_other=b2[0], p12=(a12[2] + 0.5) / (a12[1] + 1), p_other=(b2[2] + 0.5) / (b2[1] + 1),
@@ -82,8 +83,8 @@ def main() -> None:
             print(f"  {label:50s} refused: {exc}")
     print("qbcb_certification_size (64 posterior draws), median of 3:")
     for label, relevant, found, judged, target in QBCB_PILOTS:
-        seconds, size = _time(lambda: qbcb_certification_size(relevant=relevant, found=found, judged=judged,
-                                                              target_recall=target, seed=1))
+        seconds, size = _time(functools.partial(qbcb_certification_size, relevant=relevant, found=found,
+                                                judged=judged, target_recall=target, seed=1))
         print(f"  {label:50s} size {size:>8,d}  {seconds:6.3f} s")
 
     print("F1 posterior, 200,000 draws, median of 3:")

@@ -54,10 +54,11 @@ def _setup_django(redis_url: str | None):
 
 
 def _build(documents: int, annotators: int) -> int:
+    from django.contrib.auth import get_user_model
+
     from annotation.models import Classifier, ClassifierPair, Corpus, Document, Topic, Worker
     from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
     from annotation.services.sampling import samples_launch
-    from django.contrib.auth import get_user_model
 
     corpus = Corpus.objects.create(name="bench")
     n = documents * 4

@@ -129,12 +129,11 @@ def judge(corpus) -> None:
 
 
 def measure(corpus, repeats: int) -> None:
+    from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
 
     from annotation.models import Classifier, CorpusUpload, Judgment, Label, Topic
-    from django.contrib.auth import get_user_model
-
     from annotation.roles import roles_ensure
     from annotation.services.classifiers import keyword_preview
 

@@ -60,14 +60,25 @@ def _median_ms(fn, repeats: int = REPEATS) -> tuple[float, float, object]:
 def build(rng):
     from decimal import Decimal
 
+    from django.contrib.auth import get_user_model
     from django.utils import timezone
 
     from annotation.models import (
-        Assignment, Classifier, ClassifierPair, Corpus, Document, Hit, Judgment, Label, SampleDraw,
-        SampledDocument, Topic, TopicClassifier, Worker,
+        Assignment,
+        Classifier,
+        ClassifierPair,
+        Corpus,
+        Document,
+        Hit,
+        Judgment,
+        Label,
+        SampledDocument,
+        SampleDraw,
+        Topic,
+        TopicClassifier,
+        Worker,
     )
     from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-    from django.contrib.auth import get_user_model
 
     corpus = Corpus.objects.create(name="bench-recompute", document_count=CORPUS_SIZE)
     Document.objects.bulk_create([
@@ -204,7 +215,12 @@ def main() -> None:
 
     from estimation.services import recompute
     from estimation.services.inputs import topic_inputs_gather
-    from estimation.services.reports import code_version_get, report_parameters, topic_report_build, topic_report_from_inputs
+    from estimation.services.reports import (
+        code_version_get,
+        report_parameters,
+        topic_report_build,
+        topic_report_from_inputs,
+    )
 
     old = setup_databases(verbosity=0, interactive=False)
     try:

@@ -24,7 +24,13 @@ def main() -> None:
     vendor = django_setup()
     from annotation.models import Classifier, Corpus
     from annotation.services import retrieved_sets
-    from annotation.services.retrieved_sets import bitmap_draw, bitmap_from_ids, bitmap_to_bytes, pair_regions, region_counts
+    from annotation.services.retrieved_sets import (
+        bitmap_draw,
+        bitmap_from_ids,
+        bitmap_to_bytes,
+        pair_regions,
+        region_counts,
+    )
 
     rng = np.random.default_rng(1)
     n = args.documents

@@ -12,7 +12,7 @@ import time
 import pytest
 from django.db import transaction
 
-from annotation.models import Region, SampleDraw, SampledDocument
+from annotation.models import Region, SampledDocument, SampleDraw
 from config.celery import app as celery_app
 from estimation.models import EstimateSnapshot
 from estimation.services import recompute
@@ -44,9 +44,8 @@ def redis_url() -> str:
 @pytest.fixture
 def worker(redis_url, monkeypatch):
     """Tasks go through Redis (eager off) to a worker thread in this process."""
-    from celery.contrib.testing.worker import start_worker
-
     import redis
+    from celery.contrib.testing.worker import start_worker
 
     monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
     monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", redis_url)

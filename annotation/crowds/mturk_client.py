@@ -10,7 +10,6 @@ Tests inject a client (wrapped in botocore's Stubber) with `mturk_client_overrid
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import hashlib
 import os
 import re
@@ -25,15 +24,18 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import (
     ClientError,
-    ConnectionError as BotoConnectionError,
     ConnectTimeoutError,
     EndpointConnectionError,
     ReadTimeoutError,
+)
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
 )
 from django.conf import settings
 from django.urls import reverse
 
 from annotation.models import Hit
+from core.errors import ApplicationError
 
 ENDPOINTS = {
     "sandbox": "https://mturk-requester-sandbox.us-east-1.amazonaws.com",

@@ -6,7 +6,6 @@ production settings this refuses to run.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import os
 
 from django.conf import settings
@@ -14,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.roles import roles_ensure
+from core.errors import ApplicationError
 
 PRODUCTION_SETTINGS = "config.settings.production"
 

@@ -6,7 +6,6 @@ definition and the retrieved set, so a report names exactly what it measured.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import csv
 import hashlib
 import json
@@ -25,6 +24,7 @@ from pyroaring import BitMap
 from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, TopicClassifier
 from annotation.services import keywords
 from annotation.services.retrieved_sets import bitmap_from_bytes, bitmap_to_bytes, corpus_bitmap
+from core.errors import ApplicationError
 
 UNKNOWN_EXAMPLES = 10
 ID_LOOKUP_CHUNK = 900  # below SQLite's default limit on query parameters

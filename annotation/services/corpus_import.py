@@ -29,8 +29,6 @@ summary, and the import still succeeds.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
-import codecs
 import csv
 import gzip
 import hashlib
@@ -39,8 +37,8 @@ import json
 import logging
 import time
 import uuid
-from contextlib import contextmanager
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +47,7 @@ from django.db import DatabaseError, connection, transaction
 
 from annotation.models import Corpus, Document
 from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 

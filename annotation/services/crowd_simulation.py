@@ -8,7 +8,6 @@ claims, expiry, idempotence, gold checks and blocking all apply as for people.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -18,6 +17,7 @@ from django.db import transaction
 
 from annotation.models import Document, HitItem, Topic, Worker
 from annotation.services.assignments import ClaimRefused, assignment_claim, assignment_submit
+from core.errors import ApplicationError
 
 SIMULATED_USER_PREFIX = "sim-worker-"
 

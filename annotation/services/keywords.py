@@ -20,7 +20,6 @@ index at import time would have cost more than the import itself.
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pyroaring import BitMap
 
 from annotation.models import Corpus, Document
+from core.errors import ApplicationError
 
 FIELDS = ("title", "text")
 SCAN_CHUNK_DOCUMENTS = 5000
@@ -201,7 +201,7 @@ def keyword_scan(*, corpus: Corpus, terms: Sequence[str], fields: Sequence[str] 
     rows = (
         Document.objects.filter(corpus=corpus)
         .order_by()
-        .values_list("pk", *[f for f in fields])
+        .values_list("pk", *fields)
         .iterator(chunk_size=SCAN_CHUNK_DOCUMENTS)
     )
     return _scan_rows(matcher, _as_triples(rows, fields), fields)

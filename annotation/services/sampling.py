@@ -361,7 +361,7 @@ def samples_draw(
         if topic.status == Topic.Status.CLOSED:
             raise SamplingError(f"Topic {topic.name!r} is closed: it takes no more samples.")
         if per_region is not None:
-            targets = {region: per_region for region in DESIGN_REGIONS[design]}
+            targets = dict.fromkeys(DESIGN_REGIONS[design], per_region)
         else:
             targets = planned_region_sizes(topic=topic, half_width=half_width or DEFAULT_HALF_WIDTH, design=design)
         pair_purpose = (

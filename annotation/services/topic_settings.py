@@ -5,12 +5,12 @@ Pausing works because HITs are handed out only for active topics
 """
 from __future__ import annotations
 
-from core.errors import ApplicationError
 from decimal import Decimal
 
 from django.db import transaction
 
 from annotation.models import Topic
+from core.errors import ApplicationError
 
 
 class TopicStatusError(ApplicationError):

@@ -1,13 +1,13 @@
 """Topics: a named information need over a corpus, measured with a pair of classifiers."""
 from __future__ import annotations
 
-from core.errors import ApplicationError
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
 
 from annotation.models import Classifier, ClassifierPair, Corpus, Topic, TopicClassifier
 from annotation.services.keywords import terms_normalize
+from core.errors import ApplicationError
 
 
 class TopicError(ApplicationError):

@@ -14,6 +14,61 @@ from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–S
     worker_agreement,
 )
 from .capture_recapture import CaptureRecaptureResult, ModelFit, capture_recapture  # noqa: E402  Rcapture-style
+from .certification import (  # noqa: E402  seed 004 + QBCB
+    CertificationImpossible,
+    F1Interval,
+    certification_passes,
+    certification_test_size,
+    certification_test_size_closed_form,
+    certification_theta_star,
+    f1_exact_lower_bound,
+    f1_interval,
+    qbcb_min_found,
+    qbcb_min_relevant,
+    qbcb_min_sample_size,
+    qbcb_passes,
+)
+from .certification_sizing import (  # noqa: E402  seed 004 Alg. 2 for QBCB recall and pair recall
+    pair_recall_calibrated_size,
+    pair_recall_verdict_power,
+    qbcb_certification_size,
+    qbcb_power,
+)
+from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting CS
+    ConfidenceSequence,
+    RunningConfidenceSequence,
+    RunningPairRecallBound,
+    RunningUniformF1Bound,
+    RunningUniformRecallBound,
+    bernoulli_capital,
+    bernoulli_confidence_sequence,
+    pair_recall_lower_bound,
+    uniform_f1_lower_bound,
+    uniform_recall_lower_bound,
+)
+from .extrapolated_precision import (  # noqa: E402  seed 001
+    ExtrapolationRefused,
+    extrapolated_precision,
+    fit_beta,
+    model_precision,
+    model_probability,
+    reference_curve,
+    review_cost,
+)
+from .f1_posterior import (  # noqa: E402  seed 002
+    average_f1_posterior,
+    binary_f1_posterior,
+    hdi,
+    summarise_draws,
+)
+from .operating_characteristics import (  # noqa: E402  the certification protocol by simulation (seed 004)
+    OperatingCharacteristics,
+    f1_population,
+    majority_error_rate,
+    pair_population,
+    recall_population,
+    simulate_certification,
+)
 from .pair_recall import (  # noqa: E402  seed 000
     Diagnostic,
     Estimate,
@@ -50,59 +105,4 @@ from .proportions import (  # noqa: E402  intervals and Beta posteriors
     precision_posterior,
     proportion_interval,
     wilson_interval,
-)
-from .certification import (  # noqa: E402  seed 004 + QBCB
-    CertificationImpossible,
-    F1Interval,
-    certification_passes,
-    certification_test_size,
-    certification_test_size_closed_form,
-    certification_theta_star,
-    f1_exact_lower_bound,
-    f1_interval,
-    qbcb_min_found,
-    qbcb_min_relevant,
-    qbcb_min_sample_size,
-    qbcb_passes,
-)
-from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting CS
-    ConfidenceSequence,
-    RunningConfidenceSequence,
-    RunningPairRecallBound,
-    RunningUniformF1Bound,
-    RunningUniformRecallBound,
-    bernoulli_capital,
-    bernoulli_confidence_sequence,
-    pair_recall_lower_bound,
-    uniform_f1_lower_bound,
-    uniform_recall_lower_bound,
-)
-from .extrapolated_precision import (  # noqa: E402  seed 001
-    ExtrapolationRefused,
-    extrapolated_precision,
-    fit_beta,
-    model_precision,
-    model_probability,
-    reference_curve,
-    review_cost,
-)
-from .f1_posterior import (  # noqa: E402  seed 002
-    average_f1_posterior,
-    binary_f1_posterior,
-    hdi,
-    summarise_draws,
-)
-from .certification_sizing import (  # noqa: E402  seed 004 Alg. 2 for QBCB recall and pair recall
-    pair_recall_calibrated_size,
-    pair_recall_verdict_power,
-    qbcb_certification_size,
-    qbcb_power,
-)
-from .operating_characteristics import (  # noqa: E402  the certification protocol by simulation (seed 004)
-    OperatingCharacteristics,
-    f1_population,
-    majority_error_rate,
-    pair_population,
-    recall_population,
-    simulate_certification,
 )

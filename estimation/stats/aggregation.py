@@ -215,7 +215,7 @@ def dawid_skene(
     previous = -np.inf
     converged = False
     iteration = 0
-    for iteration in range(1, max_iter + 1):
+    for iteration in range(1, max_iter + 1):  # noqa: B007 - read after the loop
         priors, confusion = _m_step(posterior, data, model=model, smoothing=smoothing)
         joint = _log_joint(priors, confusion, data)
         log_likelihood = _log_likelihood(joint, gold_mask, gold_onehot)

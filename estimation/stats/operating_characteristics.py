@@ -123,7 +123,7 @@ class PairPopulation:
 def pair_population(*, true_recall: float, c2_relevant: int = 10_000, recall2: float = 0.6,
                     precision_a12: float = 0.9, precision_b1: float = 0.5, precision_b2: float = 0.3,
                     outside_size: int = 1_000_000) -> PairPopulation:
-    """Population with C1's recall equal to ``true_recall`` (to 1/c2_relevant).
+    """Population with C1's recall equal to ``true_recall`` (to 1/c2_relevant): seed 000 Assumption 1 holds.
 
     C2 retrieves ``c2_relevant`` relevant documents; C1 finds ``true_recall``
     of them (A12) and the same fraction of those C2 misses, so the pair is
@@ -153,7 +153,7 @@ def pair_population(*, true_recall: float, c2_relevant: int = 10_000, recall2: f
 
 @dataclass(frozen=True)
 class ConfusionPopulation:
-    """A corpus seen through one classifier: its full confusion matrix."""
+    """A corpus seen through one classifier: its full confusion matrix (the cells of seed 004 Alg. 1)."""
 
     tp: int
     fp: int
@@ -182,7 +182,7 @@ class ConfusionPopulation:
 
 
 def f1_population(*, true_f1: float, relevant: int = 10_000, corpus_size: int = 200_000) -> ConfusionPopulation:
-    """A classifier with precision = recall = ``true_f1`` (so F1 = true_f1) at 5% prevalence by default."""
+    """A classifier with precision = recall = ``true_f1`` (so F1 = true_f1, the metric of seed 004 Sec. 5.3's test) at 5% prevalence by default."""
     cert._check_level("true_f1", true_f1)
     tp = int(round(true_f1 * relevant))
     fn = relevant - tp
@@ -535,7 +535,7 @@ class _QbcbMetric(_UniformMetric):
 
 @dataclass(frozen=True)
 class OperatingCharacteristics:
-    """What :func:`simulate_certification` measured.  Rates carry Monte Carlo standard errors."""
+    """What :func:`simulate_certification` measured: false-pass rate and power of the seed 004 protocol, Sec. 6's peeking bias.  Rates carry Monte Carlo standard errors."""
 
     metric: str
     target: float

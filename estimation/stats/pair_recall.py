@@ -622,11 +622,11 @@ def stratified_pair_recall(
     def draw(prior_by_region: dict[str, tuple[float, float]]) -> _Counts:
         return _Counts(*(_count_draws(regions[k], prior=prior_by_region[k], rng=rng, draws=draws) for k in ("A12", "B1", "B2")))
 
-    central = draw({k: _JEFFREYS for k in regions})
+    central = draw(dict.fromkeys(regions, _JEFFREYS))
     # Conservative bounds: which prior pushes a quantity down depends on the
     # sign of its dependence on each count (see module docstring).
-    up = {k: _CP_HIGH for k in regions}
-    down = {k: _CP_LOW for k in regions}
+    up = dict.fromkeys(regions, _CP_HIGH)
+    down = dict.fromkeys(regions, _CP_LOW)
     alpha = 1.0 - confidence
 
     def monotone(fn, lower_priors, upper_priors) -> tuple[float, float]:
@@ -1008,11 +1008,11 @@ def paper_design_pair_recall(
     def precision(name):
         s = samples[name]
         fn = lambda c: _ratio(c[name], np.float64(s.size))  # noqa: E731
-        down = {k: _CP_LOW for k in samples}
-        up = {k: _CP_HIGH for k in samples}
+        down = dict.fromkeys(samples, _CP_LOW)
+        up = dict.fromkeys(samples, _CP_HIGH)
         return _estimate(float(fn(point)), bounds(fn, down, up), method_cp)
 
-    central = counts({k: _JEFFREYS for k in samples})
+    central = counts(dict.fromkeys(samples, _JEFFREYS))
     n_hat_fn = lambda c: _ratio(c["A1"] * c["A2"], c["A12"])  # noqa: E731
 
     def floor_fn(c):

@@ -126,7 +126,7 @@ def neyman_allocation(
     if variance <= 0:
         raise ValueError(f"variance target must be > 0, got {variance!r}")
     free = {h for h, s in unit_sd.items() if s > 0 and sizes[h] > 0}
-    allocation = {h: 0.0 for h in unit_sd}
+    allocation = dict.fromkeys(unit_sd, 0.0)
     census: set[str] = set()
     while free:
         total_sd = sum(unit_sd[h] for h in free)

@@ -358,7 +358,7 @@ def _column_sd(draws: np.ndarray) -> np.ndarray:
 
 def _naive_pooled_recall(data: _Prepared) -> np.ndarray:
     """Unweighted pooled recall: share of all sampled relevant documents that S_i holds (biased)."""
-    rel = np.concatenate([r for r in data.relevant]) if data.relevant else np.zeros(0)
+    rel = np.concatenate(list(data.relevant)) if data.relevant else np.zeros(0)
     member = np.concatenate(data.members) if data.members else np.zeros((0, len(data.names)))
     total = rel.sum()
     if total <= 0:

@@ -31,7 +31,7 @@ def world():
 
 
 def _answers(assignment, value=True):
-    return {doc_id: value for doc_id in HitItem.objects.filter(hit=assignment.hit).values_list("document_id", flat=True)}
+    return dict.fromkeys(HitItem.objects.filter(hit=assignment.hit).values_list("document_id", flat=True), value)
 
 
 def test_three_distinct_workers_per_hit_then_it_is_full(world):
@@ -146,7 +146,7 @@ def test_someone_elses_assignment_is_not_found(world):
     [
         (lambda ans: dict(list(ans.items())[1:]), "answer every document"),
         (lambda ans: {**ans, 99_999_999: True}, "not in this HIT"),
-        (lambda ans: {k: "yes" for k in ans}, "on topic"),
+        (lambda ans: dict.fromkeys(ans, "yes"), "on topic"),
         (lambda ans: {"x": True}, "keyed by document id"),
     ],
 )
@@ -176,9 +176,9 @@ def test_third_judgment_sets_the_majority_and_schedules_a_recompute(
     hit = Hit.objects.filter(topic=world.topic).order_by("pk").first()
     docs = list(HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True))
     votes = [
-        {docs[0]: True, **{d: False for d in docs[1:]}},
-        {docs[0]: True, **{d: False for d in docs[1:]}},
-        {d: True for d in docs},
+        {docs[0]: True, **dict.fromkeys(docs[1:], False)},
+        {docs[0]: True, **dict.fromkeys(docs[1:], False)},
+        dict.fromkeys(docs, True),
     ]
     workers = [make_worker() for _ in range(3)]
     for i, (w, answers) in enumerate(zip(workers, votes)):

@@ -93,7 +93,7 @@ def test_fifty_annotators_race_for_the_last_slots(_count_recomputes):
     for w in early:
         while (a := assignment_claim(worker=w, topic=world.topic)) is not None:
             docs = HitItem.objects.filter(hit_id=a.hit_id).values_list("document_id", flat=True)
-            assignment_submit(assignment_id=a.pk, worker=w, answers={d: True for d in docs})
+            assignment_submit(assignment_id=a.pk, worker=w, answers=dict.fromkeys(docs, True))
     assert Assignment.objects.filter(status="submitted").count() == 2 * len(launch.hits)
 
     racers = [make_worker() for _ in range(50)]

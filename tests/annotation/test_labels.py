@@ -86,7 +86,7 @@ def test_dawid_skene_task_runs_after_commit(world, django_capture_on_commit_call
         for _ in range(3):
             w = make_worker()
             a = assignment_claim_for_hit(worker=w, hit=hit)
-            assignment_submit(assignment_id=a.pk, worker=w, answers={d: True for d in docs})
+            assignment_submit(assignment_id=a.pk, worker=w, answers=dict.fromkeys(docs, True))
     assert all(
         p is not None for p in Label.objects.filter(topic=world.topic, document_id__in=docs).values_list("posterior", flat=True)
     )

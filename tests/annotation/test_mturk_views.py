@@ -135,7 +135,7 @@ def test_production_workers_are_handed_back_to_www_mturk_com(client, hit):
 def test_double_submit_is_idempotent(client, hit):
     token = _accept(client, hit)
     first = _post(client, hit, token)
-    second = _post(client, hit, token, **{k: "0" for k in _answers(hit)})  # a changed replay changes nothing
+    second = _post(client, hit, token, **dict.fromkeys(_answers(hit), "0"))  # a changed replay changes nothing
     assert second.status_code == 200
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in second.content.decode()
     assert Judgment.objects.count() == 2

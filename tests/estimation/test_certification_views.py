@@ -10,8 +10,8 @@ from annotation.models import Classifier
 from annotation.roles import roles_ensure
 from estimation.models import CertificationPlan
 from estimation.services.certification_verdicts import certification_decide
-from tests.estimation.test_certification_service import c1, certification_ids, judge, pilot
 from tests.annotation.crowd_helpers import make_pair_world
+from tests.estimation.test_certification_service import c1, certification_ids, judge, pilot
 
 pytestmark = pytest.mark.django_db
 

@@ -3,11 +3,11 @@
     python manage.py simulate_crowd --topic NAME --truth-field FIELD [--truth-value VALUE]
         [--accuracy 0.9] [--workers 30] [--spammers 0] [--seed 1]
 """
-from core.errors import ApplicationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import topic_named
 from annotation.services.crowd_simulation import crowd_simulate
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

@@ -29,7 +29,7 @@ def simulated_counts(rng, n, recalls, *, c2_given_c1=None):
         given, not_given = c2_given_c1
         caught[:, 1] = np.where(caught[:, 0], rng.random(n) < given, rng.random(n) < not_given)
     histories = ["".join("1" if v else "0" for v in row) for row in caught]
-    counts = {h: 0 for h in HISTORIES}
+    counts = dict.fromkeys(HISTORIES, 0)
     for h in histories:
         if h != "000":
             counts[h] += 1
