@@ -81,8 +81,7 @@ class DocumentAdmin(ReadOnlyAdmin):
     search_fields = ["=external_id", "title"]
     # Counting millions of rows for every search is not worth it.
     show_full_result_count = False
-    fields = ["corpus", "external_id", "title", "text", "metadata_json", "content_hash"]
-    readonly_fields = fields
+    fields = readonly_fields = ("corpus", "external_id", "title", "text", "metadata_json", "content_hash")
 
     @admin.display(description="title")
     def short_title(self, obj):
@@ -99,8 +98,9 @@ class ClassifierAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "corpus"]
     list_select_related = ["corpus"]
     search_fields = ["name", "fingerprint"]
-    fields = ["corpus", "name", "kind", "definition_json", "retrieved_count", "retrieved", "fingerprint", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "corpus", "name", "kind", "definition_json", "retrieved_count", "retrieved", "fingerprint", "created_at",
+    )
 
     @admin.display(description="fingerprint")
     def short_fingerprint(self, obj):
@@ -173,11 +173,10 @@ class SampleDrawAdmin(ReadOnlyAdmin):
     ]
     list_filter = ["purpose", "region", "topic"]
     list_select_related = ["topic"]
-    fields = [
+    fields = readonly_fields = (
         "topic", "purpose", "region", "classifier", "stratum_key", "seed", "region_size", "requested",
         "drawn", "excluded", "created_at",
-    ]
-    readonly_fields = fields
+    )
 
     @admin.display(description="excluded ids")
     def excluded(self, obj):

@@ -1,6 +1,7 @@
 """Forms of the analyst pages. They check input shape only; services decide the rest."""
 from decimal import Decimal
 from pathlib import PurePath
+from typing import Any
 
 from django import forms
 
@@ -61,6 +62,8 @@ class CorpusUploadForm(forms.Form):
 class NewClassifierNameMixin:
     """A form for a new classifier of `corpus`: its name must be free in that corpus."""
 
+    cleaned_data: dict[str, Any]  # provided by the forms.Form it is mixed into
+
     def __init__(self, *args, corpus: Corpus, **kwargs):
         super().__init__(*args, **kwargs)
         self.corpus = corpus
@@ -78,7 +81,9 @@ class KeywordClassifierForm(NewClassifierNameMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="One term or phrase per line. A document is retrieved when any term occurs in a chosen field.",
     )
-    fields = forms.MultipleChoiceField(
+    # A form field named "fields": the form metaclass moves it into base_fields, but django-stubs
+    # cannot model that and sees it replacing BaseForm.fields.
+    fields = forms.MultipleChoiceField(  # type: ignore[assignment]
         choices=KEYWORD_FIELDS, initial=["title", "text"], widget=forms.CheckboxSelectMultiple,
         label="Search in",
     )
@@ -94,7 +99,7 @@ class KeywordPreviewForm(forms.Form):
     """The preview needs only terms and fields; no name, so it can run while typing."""
 
     terms = forms.CharField(required=False)
-    fields = forms.MultipleChoiceField(choices=KEYWORD_FIELDS, required=False)
+    fields = forms.MultipleChoiceField(choices=KEYWORD_FIELDS, required=False)  # type: ignore[assignment]  # see above
 
     def clean_terms(self) -> list[str]:
         return split_terms(self.cleaned_data["terms"])
@@ -148,6 +153,20 @@ def _classifier_label(classifier: Classifier) -> str:
     return f"{classifier.name} · {classifier.corpus.name} · {classifier.retrieved_count} retrieved"
 
 
+class ClassifierChoiceField(forms.ModelChoiceField):
+    """A classifier choice labelled with its corpus and retrieved count."""
+
+    def label_from_instance(self, obj: Classifier) -> str:
+        return _classifier_label(obj)
+
+
+class ClassifierMultipleChoiceField(forms.ModelMultipleChoiceField):
+    """Several classifiers, each labelled with its corpus and retrieved count."""
+
+    def label_from_instance(self, obj: Classifier) -> str:
+        return _classifier_label(obj)
+
+
 class TopicForm(forms.Form):
     name = forms.CharField(max_length=200)
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.defer("documents_bitmap"), empty_label=None)
@@ -157,13 +176,13 @@ class TopicForm(forms.Form):
     )
     seed_terms = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
                                  help_text="Optional: the terms that define the topic, one per line (kept for reference).")
-    c1 = forms.ModelChoiceField(queryset=_classifier_choices(), label="First classifier of the pair")
-    c2 = forms.ModelChoiceField(queryset=_classifier_choices(), label="Second classifier of the pair",
-                                help_text="Recall is measured from the overlap of the pair: choose two classifiers that "
-                                "find relevant documents in different ways (e.g. different vocabularies).")
-    extra = forms.ModelMultipleChoiceField(queryset=_classifier_choices(), required=False,
-                                           label="Further classifiers to measure",
-                                           widget=forms.CheckboxSelectMultiple)
+    c1 = ClassifierChoiceField(queryset=_classifier_choices(), label="First classifier of the pair")
+    c2 = ClassifierChoiceField(queryset=_classifier_choices(), label="Second classifier of the pair",
+                               help_text="Recall is measured from the overlap of the pair: choose two classifiers that "
+                               "find relevant documents in different ways (e.g. different vocabularies).")
+    extra = ClassifierMultipleChoiceField(queryset=_classifier_choices(), required=False,
+                                          label="Further classifiers to measure",
+                                          widget=forms.CheckboxSelectMultiple)
     target_recall = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8)
     confidence = forms.FloatField(min_value=0.51, max_value=0.999, initial=0.95)
     crowd = forms.ChoiceField(choices=Topic.Crowd.choices, initial=Topic.Crowd.LOCAL)
@@ -178,8 +197,6 @@ class TopicForm(forms.Form):
     def __init__(self, *args, instance: Topic | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance = instance
-        for name in ("c1", "c2", "extra"):
-            self.fields[name].label_from_instance = _classifier_label
 
 
     def clean_name(self) -> str:

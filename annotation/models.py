@@ -256,7 +256,10 @@ class Worker(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.mturk_worker_id or (self.user.get_username() if self.user_id else f"worker {self.pk}")
+        if self.mturk_worker_id:
+            return self.mturk_worker_id
+        user = self.user if self.user_id else None
+        return user.get_username() if user is not None else f"worker {self.pk}"
 
 
 class Hit(models.Model):

@@ -221,11 +221,13 @@ def topic_precision_guesses(*, topic: Topic) -> dict[str, float]:
         doc_ids = SampledDocument.objects.filter(
             topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR
         ).values("document_id")
-        majorities = list(
-            Label.objects.filter(topic=topic, document_id__in=doc_ids, majority__isnull=False).values_list(
-                "majority", flat=True
-            )
-        )
+        majorities = [
+            majority
+            for majority in Label.objects.filter(
+                topic=topic, document_id__in=doc_ids, majority__isnull=False
+            ).values_list("majority", flat=True)
+            if majority is not None
+        ]
         if len(majorities) >= PILOT_MIN_JUDGED:
             guesses[region] = precision_guess_from_pilot(relevant=sum(majorities), judged=len(majorities))
     return guesses

@@ -17,7 +17,7 @@ from config.celery import app as celery_app
 from estimation.models import EstimateSnapshot
 from estimation.services import recompute
 from estimation.services.reports import topic_report_build
-from tests.estimation.test_reports import _label, build_topic
+from tests.factories import build_topic, make_label
 
 WAIT_SECONDS = 30
 
@@ -69,9 +69,10 @@ def _wait_for(predicate, what: str):
 
 def _add_label(built, position: int, relevant: bool) -> None:
     draw = SampleDraw.objects.filter(topic=built.topic, region=Region.B2).first()
+    assert draw is not None  # build_topic draws region B2
     SampledDocument.objects.create(draw=draw, topic=built.topic, document_id=built.docs[position], region=Region.B2,
                                    inclusion_probability=0.5)
-    _label(built.topic, built.docs[position], relevant=relevant)
+    make_label(built.topic, built.docs[position], relevant=relevant)
 
 
 def _without_time(report: dict) -> dict:

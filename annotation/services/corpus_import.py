@@ -117,7 +117,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     except OSError as exc:
         raise CorpusImportError(path=path, line=None, problem=f"cannot open: {exc.strerror or exc}") from exc
     if raw.peek(2)[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw
 
 

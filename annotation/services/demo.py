@@ -116,7 +116,7 @@ def demo_corpus_write(
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(tmp, "wt", encoding="utf-8") as out:  # type: ignore[operator]
+    with opener(tmp, "wt", encoding="utf-8") as out:
         for record in demo_corpus_records(documents=documents, seed=seed, topics=topics):
             out.write(json.dumps(record, ensure_ascii=False))
             out.write("\n")

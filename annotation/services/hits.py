@@ -45,10 +45,10 @@ def topic_committed_cost(*, topic: Topic) -> Decimal:
         Hit.objects.filter(topic=topic)
         .exclude(status=Hit.Status.CANCELLED)
         .values("reward")
-        .annotate(assignments=Sum("max_assignments"))
+        .annotate(assignments_total=Sum("max_assignments"))
     )
     for row in rows:
-        total += crowd_cost_per_assignment(topic, reward=row["reward"]) * row["assignments"]
+        total += crowd_cost_per_assignment(topic, reward=row["reward"]) * row["assignments_total"]
     return total
 
 

@@ -54,9 +54,8 @@ def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: i
 
 def topic_gold_answers(*, topic: Topic) -> dict[int, bool]:
     """{document id: known answer} of the topic's gold documents, in document order."""
-    return dict(
-        Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
-    )
+    rows = Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
+    return {document_id: gold for document_id, gold in rows if gold is not None}
 
 
 def topic_gold_document_ids(*, topic: Topic) -> list[int]:

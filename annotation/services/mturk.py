@@ -260,6 +260,8 @@ def _create_hit(*, client: Any, request: Mapping[str, Any]) -> str:
                 "mturk: CreateHIT attempt %d/%d for token %s failed (%s); retrying with the same token",
                 attempt, PUBLISH_ATTEMPTS, request["UniqueRequestToken"], error_code(exc),
             )
+    # PUBLISH_ATTEMPTS >= 1 and every attempt returns, raises or records its transient error.
+    assert last is not None
     raise MturkUnavailable(f"MTurk did not answer CreateHIT ({error_code(last)}): {error_message(last)}") from last
 
 
@@ -402,7 +404,7 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
         Assignment.Status.SUBMITTED,
         Assignment.Status.APPROVED,
     )
-    if not recorded:
+    if assignment is None or not recorded:
         approve, feedback = False, FEEDBACK_NO_ANSWERS
     elif assignment.worker.blocked:
         approve, feedback = False, FEEDBACK_LOW_ACCURACY
@@ -502,6 +504,7 @@ def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | No
     """Review every submitted assignment of one published HIT, then expire or reopen it."""
     summary = summary if summary is not None else ReconcileSummary()
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    assert hit.mturk_hit_id is not None, "only published HITs are reconciled (_hits_to_reconcile)"
     summary.hits_checked += 1
     for found in _assignments_of(client=client, mturk_hit_id=hit.mturk_hit_id):
         if found["AssignmentStatus"] == "Submitted":

@@ -36,6 +36,7 @@ import secrets
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from django.db import transaction
@@ -115,6 +116,16 @@ def region_bitmap(*, topic: Topic, region: str, classifier: Classifier | None = 
 
 
 # --------------------------------------------------------------------------- one draw
+
+
+class _Stratum(TypedDict):
+    """The keyword arguments that name one stratum of draws (_stratum_draws, _already_sampled, region_sample_draw)."""
+
+    topic: Topic
+    purpose: str
+    region: str
+    classifier: Classifier | None
+    stratum_key: str
 
 
 def _stratum_draws(*, topic: Topic, purpose: str, region: str, classifier, stratum_key: str = ""):
@@ -389,7 +400,7 @@ def samples_draw(
 
         draws = []
         for draw_purpose, region, classifier, total in plans:
-            stratum = dict(
+            stratum = _Stratum(
                 topic=topic, purpose=draw_purpose, region=region, classifier=classifier, stratum_key=stratum_key,
             )
             bitmap = extra_bitmaps[classifier.pk] if classifier is not None else bitmaps[region]

@@ -7,7 +7,7 @@ submitted stays; an analyst can review it among the split votes.
 """
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from annotation.models import Judgment, Topic, Worker
 from annotation.services.labels import topic_gold_answers
@@ -15,7 +15,7 @@ from annotation.services.labels import topic_gold_answers
 GOLD_MIN_ANSWERS = 5
 
 
-def worker_for_user(*, user: AbstractBaseUser) -> Worker:
+def worker_for_user(*, user: User) -> Worker:
     worker, _ = Worker.objects.get_or_create(user=user)
     return worker
 

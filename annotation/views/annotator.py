@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Worker
 from annotation.roles import ANNOTATE, role_required
 from annotation.selectors import annotator_progress, assignment_answers, assignment_for_worker, assignment_items
 from annotation.services.assignments import (
@@ -25,9 +25,15 @@ from annotation.services.workers import worker_for_user
 ANSWER_VALUES = {"1": True, "0": False}
 
 
+def _worker(request: HttpRequest) -> Worker:
+    """The signed-in user's worker: role_required admits signed-in users only."""
+    assert request.user.is_authenticated
+    return worker_for_user(user=request.user)
+
+
 @role_required(ANNOTATE)
 def annotator_home(request: HttpRequest) -> HttpResponse:
-    worker = worker_for_user(user=request.user)
+    worker = _worker(request)
     return render(
         request, "annotator/home.html", {"progress": annotator_progress(worker=worker), "worker": worker}
     )
@@ -36,7 +42,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
 @role_required(ANNOTATE)
 @require_POST
 def annotator_next(request: HttpRequest) -> HttpResponse:
-    worker = worker_for_user(user=request.user)
+    worker = _worker(request)
     try:
         assignment = assignment_claim(worker=worker)
     except ClaimRefused as exc:
@@ -55,7 +61,7 @@ def _chosen_answers(post) -> dict[str, str]:
 @role_required(ANNOTATE)
 @require_http_methods(["GET", "POST"])
 def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
-    worker = worker_for_user(user=request.user)
+    worker = _worker(request)
     try:
         assignment = assignment_for_worker(worker=worker, assignment_id=assignment_id)
     except Assignment.DoesNotExist:

@@ -63,7 +63,8 @@ def _items(hit: Hit) -> list[HitItem]:
 def _rows(items: list[HitItem], answers: dict[int, bool] | None = None) -> list[tuple[HitItem, str]]:
     """Each item with the answer already chosen ("1", "0" or ""), to refill the form after an error."""
     answers = answers or {}
-    return [(item, {True: "1", False: "0"}.get(answers.get(item.document_id), "")) for item in items]
+    chosen: dict[bool | None, str] = {True: "1", False: "0"}
+    return [(item, chosen.get(answers.get(item.document_id), "")) for item in items]
 
 
 def _form_token(*, hit: Hit, assignment: Assignment, params: dict[str, str]) -> str:

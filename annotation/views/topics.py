@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django import forms
 from django.contrib import messages
 from django.db import transaction
 from django.db.models import Count, Q
@@ -45,7 +46,9 @@ def _topic_form(request: HttpRequest, *, initial: dict | None = None) -> TopicFo
     if corpus_id and str(corpus_id).isdigit():
         # Only the chosen corpus's classifiers are offered once a corpus is known.
         for name in ("c1", "c2", "extra"):
-            form.fields[name].queryset = (Classifier.objects.filter(corpus_id=int(corpus_id)).select_related("corpus")
+            field = form.fields[name]
+            assert isinstance(field, forms.ModelChoiceField)  # TopicForm declares all three as classifier choices
+            field.queryset = (Classifier.objects.filter(corpus_id=int(corpus_id)).select_related("corpus")
                                           .defer("retrieved_bitmap", "corpus__documents_bitmap"))
     return form
 

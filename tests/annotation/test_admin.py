@@ -18,18 +18,18 @@ HOSTILE = '<script>alert("pwned")</script>'
 
 @pytest.fixture
 def objects():
-    corpus = CorpusFactory(documents_bitmap=bitmap_to_bytes(bitmap_from_ids([1, 2, 3])), document_count=3)
-    doc = DocumentFactory(corpus=corpus, title=HOSTILE, text=f"body {HOSTILE}", metadata={"note": HOSTILE})
-    c1 = ClassifierFactory(corpus=corpus, ids=[doc.pk])
-    c2 = ClassifierFactory(corpus=corpus, ids=[doc.pk])
-    c3 = ClassifierFactory(corpus=corpus, ids=[])
+    corpus = CorpusFactory.create(documents_bitmap=bitmap_to_bytes(bitmap_from_ids([1, 2, 3])), document_count=3)
+    doc = DocumentFactory.create(corpus=corpus, title=HOSTILE, text=f"body {HOSTILE}", metadata={"note": HOSTILE})
+    c1 = ClassifierFactory.create(corpus=corpus, ids=[doc.pk])
+    c2 = ClassifierFactory.create(corpus=corpus, ids=[doc.pk])
+    c3 = ClassifierFactory.create(corpus=corpus, ids=[])
     score = models.ClassifierScore.objects.create(classifier=c1, document=doc, score=0.5)
-    topic = TopicFactory(corpus=corpus, instructions=HOSTILE)
+    topic = TopicFactory.create(corpus=corpus, instructions=HOSTILE)
     models.ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
     models.TopicClassifier.objects.create(topic=topic, classifier=c3)
     draw = models.SampleDraw.objects.create(topic=topic, purpose="pair", region="A12", seed=1, region_size=1, requested=1, drawn=1)
     sampled = models.SampledDocument.objects.create(draw=draw, topic=topic, document=doc, region="A12", inclusion_probability=1.0)
-    user = UserFactory(username="annotator1")
+    user = UserFactory.create(username="annotator1")
     worker = models.Worker.objects.create(user=user)
     hit = models.Hit.objects.create(topic=topic, reward=Decimal("0.10"))
     item = models.HitItem.objects.create(hit=hit, topic=topic, document=doc, position=0)
@@ -62,7 +62,7 @@ def objects():
 
 @pytest.fixture
 def superuser_client(client):
-    user = UserFactory(username="root", is_staff=True, is_superuser=True)
+    user = UserFactory.create(username="root", is_staff=True, is_superuser=True)
     client.force_login(user)
     return client
 
@@ -129,7 +129,7 @@ def test_corpus_refresh_action_calls_service(objects, superuser_client):
 
 
 def test_non_staff_cannot_open_admin(objects, client):
-    client.force_login(UserFactory(username="plain"))
+    client.force_login(UserFactory.create(username="plain"))
     response = client.get(reverse("admin:annotation_document_changelist"))
     assert response.status_code == 302 and "/login" in response["Location"]
 

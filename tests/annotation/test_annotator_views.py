@@ -5,8 +5,7 @@ from annotation.models import Assignment, Document, HitItem, Judgment
 from annotation.roles import roles_ensure
 from annotation.services.sampling import samples_launch
 from annotation.services.workers import worker_for_user
-from tests.annotation.crowd_helpers import make_documents, make_pair_world
-from tests.factories import ClassifierFactory, CorpusFactory, TopicFactory, UserFactory
+from tests.factories import ClassifierFactory, CorpusFactory, TopicFactory, UserFactory, make_documents, make_pair_world
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +18,7 @@ def groups():
 
 
 def _annotator(client, groups, name="ann1"):
-    user = UserFactory(username=name)
+    user = UserFactory.create(username=name)
     user.groups.add(groups["annotator"])
     client.force_login(user)
     return user
@@ -42,7 +41,7 @@ def _post_answers(client, assignment, value="1", then="home"):
 def test_anonymous_goes_to_sign_in_and_other_roles_get_403(client, groups):
     response = client.get("/annotate/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
-    manager = UserFactory(username="boss")
+    manager = UserFactory.create(username="boss")
     manager.groups.add(groups["manager"])
     client.force_login(manager)
     assert client.get("/annotate/").status_code == 403
@@ -149,14 +148,14 @@ def test_no_hits_and_blocked_messages(client, groups):
 
 
 def test_hostile_document_text_is_escaped(client, groups):
-    corpus = CorpusFactory()
+    corpus = CorpusFactory.create()
     ids = make_documents(corpus, 60, texts=[HOSTILE_TEXT] * 60)
     Document.objects.filter(pk__in=ids).update(title='"><img src=x onerror=alert(2)>')
-    topic = TopicFactory(corpus=corpus, status="active", instructions="<script>alert(3)</script>")
+    topic = TopicFactory.create(corpus=corpus, status="active", instructions="<script>alert(3)</script>")
     from annotation.models import ClassifierPair
 
     ClassifierPair.objects.create(
-        topic=topic, c1=ClassifierFactory(corpus=corpus, ids=ids[:40]), c2=ClassifierFactory(corpus=corpus, ids=ids[20:])
+        topic=topic, c1=ClassifierFactory.create(corpus=corpus, ids=ids[:40]), c2=ClassifierFactory.create(corpus=corpus, ids=ids[20:])
     )
     samples_launch(topic=topic, per_region=2, seed=1)
     _annotator(client, groups)
@@ -210,7 +209,7 @@ def test_keyboard_shortcuts_answer_and_submit(browser_page, live_server, groups)
 
     world = make_pair_world(n=500, prevalence=0.2, seed=3)
     samples_launch(topic=world.topic, per_region=5, seed=1)  # 15 documents: three full HITs of 5
-    user = UserFactory(username="keys")
+    user = UserFactory.create(username="keys")
     user.groups.add(groups["annotator"])
     client = Client()
     client.force_login(user)

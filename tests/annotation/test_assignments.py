@@ -18,7 +18,7 @@ from annotation.services.assignments import (
 from annotation.services.hits import hit_cancel
 from annotation.services.sampling import samples_launch
 from annotation.services.workers import worker_block
-from tests.annotation.crowd_helpers import make_pair_world, make_worker
+from tests.factories import make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db
 

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.django_db
 
 def make_corpus(docs: dict[str, tuple[str, str]]):
     """docs: external id -> (title, text); returns (corpus, {external id: pk}) with the corpus bitmap set."""
-    corpus = CorpusFactory()
-    pks = {eid: DocumentFactory(corpus=corpus, external_id=eid, title=t, text=x).pk for eid, (t, x) in docs.items()}
+    corpus = CorpusFactory.create()
+    pks = {eid: DocumentFactory.create(corpus=corpus, external_id=eid, title=t, text=x).pk for eid, (t, x) in docs.items()}
     from annotation.services.retrieved_sets import bitmap_to_bytes
 
     corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(pks.values()))
@@ -189,7 +189,7 @@ def test_threshold_refused_for_keyword_classifier_and_after_sampling(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("a,0.9\nb,0.2\n")
     scores = classifier_create_from_scores(corpus=corpus, name="s", path=path, threshold=0.5).classifier
-    topic = TopicFactory(corpus=corpus)
+    topic = TopicFactory.create(corpus=corpus)
     ClassifierPair.objects.create(topic=topic, c1=keyword, c2=scores)
     SampleDraw.objects.create(topic=topic, purpose="pair", region=Region.A12, seed=1, region_size=1, requested=1)
     with pytest.raises(ClassifierError, match="samples were already drawn"):
@@ -210,7 +210,7 @@ def test_add_classifier_command_keywords_and_errors(tmp_path):
 
 def test_keyword_preview_exact_on_small_corpus():
     corpus, pks = make_corpus({"a": ("Coffee prices", "Arabica up"), "b": ("Tea", "no"), "c": ("x", "green coffee")})
-    other = ClassifierFactory(corpus=corpus, name="other", ids=[pks["a"], pks["b"]])
+    other = ClassifierFactory.create(corpus=corpus, name="other", ids=[pks["a"], pks["b"]])
     preview = keyword_preview(corpus=corpus, terms=["coffee", "arabica"])
     assert (preview.retrieved, preview.estimated, preview.scanned) == (2, False, 3)
     by_id = {d.external_id: d for d in preview.sample}

@@ -7,7 +7,7 @@ from annotation.services import crowds
 from annotation.services.hits import BudgetExceeded, hits_create_for_draws, topic_committed_cost
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import samples_draw, samples_launch
-from tests.annotation.crowd_helpers import make_pair_world
+from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,7 @@ from annotation.services.labels import (
     labels_votes_add,
 )
 from annotation.services.sampling import samples_launch
-from tests.annotation.crowd_helpers import make_pair_world, make_worker
-from tests.factories import DocumentFactory
+from tests.factories import DocumentFactory, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +49,7 @@ def test_gold_document_add_and_wrong_corpus(world):
     assert label.gold is True
     assert gold_document_add(topic=world.topic, document=doc, relevant=False).gold is False
     with pytest.raises(GoldDocumentError, match="not in the corpus"):
-        gold_document_add(topic=world.topic, document=DocumentFactory(), relevant=True)
+        gold_document_add(topic=world.topic, document=DocumentFactory.create(), relevant=True)
 
 
 def test_dawid_skene_posteriors_follow_reliable_workers(world):

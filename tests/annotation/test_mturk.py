@@ -94,13 +94,13 @@ def stub():
 
 def _topic(**kwargs) -> Topic:
     defaults = {"crowd": Topic.Crowd.MTURK, "status": Topic.Status.ACTIVE, "reward_per_hit": Decimal("0.05")}
-    return TopicFactory(**{**defaults, **kwargs})
+    return TopicFactory.create(**{**defaults, **kwargs})
 
 
 def _hit(topic: Topic, documents: int = 2, **kwargs) -> Hit:
     hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, **kwargs)
     for position in range(documents):
-        HitItem.objects.create(hit=hit, topic=topic, document=DocumentFactory(corpus=topic.corpus), position=position)
+        HitItem.objects.create(hit=hit, topic=topic, document=DocumentFactory.create(corpus=topic.corpus), position=position)
     return Hit.objects.get(pk=hit.pk)
 
 

@@ -20,7 +20,7 @@ HOSTILE = "<script>alert('x')</script>"
 
 @pytest.fixture
 def hit() -> Hit:
-    topic = TopicFactory(
+    topic = TopicFactory.create(
         crowd=Topic.Crowd.MTURK,
         status=Topic.Status.ACTIVE,
         reward_per_hit=Decimal("0.05"),
@@ -28,8 +28,8 @@ def hit() -> Hit:
     )
     hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=MTURK_HIT_ID)
     documents = [
-        DocumentFactory(corpus=topic.corpus, title="<img src=x onerror=alert(1)>", text=f"Gold prices {HOSTILE}"),
-        DocumentFactory(corpus=topic.corpus, title="Second", text="Nothing to see & more"),
+        DocumentFactory.create(corpus=topic.corpus, title="<img src=x onerror=alert(1)>", text=f"Gold prices {HOSTILE}"),
+        DocumentFactory.create(corpus=topic.corpus, title="Second", text="Nothing to see & more"),
     ]
     for position, document in enumerate(documents):
         HitItem.objects.create(hit=hit, topic=topic, document=document, position=position)
@@ -43,7 +43,9 @@ def _url(hit: Hit, **params) -> str:
 
 
 def _token(response) -> str:
-    return re.search(r'name="token" value="([^"]+)"', response.content.decode()).group(1)
+    found = re.search(r'name="token" value="([^"]+)"', response.content.decode())
+    assert found is not None, "the page carries no token field"
+    return found.group(1)
 
 
 def _answers(hit: Hit, relevant=(True, False)) -> dict:

@@ -8,10 +8,10 @@ pytestmark = pytest.mark.django_db
 
 
 def test_region_counts_match_set_arithmetic():
-    corpus = CorpusFactory()
+    corpus = CorpusFactory.create()
     a1, a2 = set(range(0, 60)), set(range(40, 150))
-    c1 = ClassifierFactory(corpus=corpus, ids=sorted(a1))
-    c2 = ClassifierFactory(corpus=corpus, ids=sorted(a2))
+    c1 = ClassifierFactory.create(corpus=corpus, ids=sorted(a1))
+    c2 = ClassifierFactory.create(corpus=corpus, ids=sorted(a2))
     assert region_counts(c1=c1, c2=c2) == {
         "A1": len(a1), "A2": len(a2), "A12": len(a1 & a2), "B1": len(a1 - a2), "B2": len(a2 - a1),
     }

@@ -10,8 +10,7 @@ from annotation.services.sampling import (
     sample_draw_reproduce,
     samples_draw,
 )
-from tests.annotation.crowd_helpers import make_pair_world
-from tests.factories import ClassifierFactory, TopicFactory
+from tests.factories import ClassifierFactory, TopicFactory, make_pair_world
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +114,7 @@ def test_paper_design_samples_a1_a2_a12(world):
 
 
 def test_uniform_and_extra_classifier_samples(world):
-    extra = ClassifierFactory(corpus=world.topic.corpus, ids=world.doc_ids[:300])
+    extra = ClassifierFactory.create(corpus=world.topic.corpus, ids=world.doc_ids[:300])
     TopicClassifier.objects.create(topic=world.topic, classifier=extra)
     draws = samples_draw(topic=world.topic, per_region=10, uniform=40, seed=8)
     uniform = next(d for d in draws if d.region == Region.UNIFORM)
@@ -167,7 +166,7 @@ def test_errors_are_clear(world):
         samples_draw(topic=world.topic, half_width=0.05, per_region=3)
     with pytest.raises(SamplingError, match="design"):
         samples_draw(topic=world.topic, per_region=3, design="cluster")
-    lonely = TopicFactory()
+    lonely = TopicFactory.create()
     with pytest.raises(SamplingError, match="no classifier pair"):
         samples_draw(topic=lonely, per_region=3)
     with pytest.raises(SamplingError, match="certification plan"):

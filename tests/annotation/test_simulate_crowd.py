@@ -8,7 +8,7 @@ from annotation.models import Assignment, Hit, Judgment, Label, SampledDocument,
 from annotation.services.crowd_simulation import SimulationError, crowd_simulate, document_is_on_topic
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import samples_launch
-from tests.annotation.crowd_helpers import make_pair_world
+from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db
 

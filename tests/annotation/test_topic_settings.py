@@ -13,14 +13,14 @@ SETTINGS = dict(confidence=0.9, crowd="mturk", aggregator="dawid_skene", hit_siz
 
 @pytest.mark.django_db
 def test_a_draft_takes_every_setting():
-    topic = topic_settings_update(topic=TopicFactory(), instructions="Read carefully", target_recall=0.7, **SETTINGS)
+    topic = topic_settings_update(topic=TopicFactory.create(), instructions="Read carefully", target_recall=0.7, **SETTINGS)
     assert (topic.crowd, topic.hit_size, topic.budget, topic.instructions, topic.target_recall) == \
         ("mturk", 8, Decimal("40.00"), "Read carefully", 0.7)
 
 
 @pytest.mark.django_db
 def test_crowd_and_hit_size_are_fixed_once_sampling_started():
-    topic = TopicFactory(status=Topic.Status.ACTIVE)
+    topic = TopicFactory.create(status=Topic.Status.ACTIVE)
     with pytest.raises(TopicStatusError):
         topic_settings_update(topic=topic, **SETTINGS)
     topic.refresh_from_db()
@@ -32,15 +32,15 @@ def test_crowd_and_hit_size_are_fixed_once_sampling_started():
 @pytest.mark.django_db
 def test_unknown_choices_are_refused():
     with pytest.raises(TopicStatusError):
-        topic_settings_update(topic=TopicFactory(), **{**SETTINGS, "crowd": "pigeons"})
+        topic_settings_update(topic=TopicFactory.create(), **{**SETTINGS, "crowd": "pigeons"})
 
 
 @pytest.mark.django_db
 def test_pause_and_resume_are_idempotent_and_refused_for_a_draft():
-    topic = TopicFactory(status=Topic.Status.ACTIVE)
+    topic = TopicFactory.create(status=Topic.Status.ACTIVE)
     assert topic_pause(topic=topic).status == "paused"
     assert topic_pause(topic=topic).status == "paused"
     assert topic_resume(topic=topic).status == "active"
     assert topic_resume(topic=topic).status == "active"
     with pytest.raises(TopicStatusError):
-        topic_pause(topic=TopicFactory())
+        topic_pause(topic=TopicFactory.create())

@@ -10,8 +10,8 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def setup():
-    corpus = CorpusFactory(name="news")
-    c1, c2, c3 = (ClassifierFactory(corpus=corpus, name=n) for n in ("title-kw", "body-kw", "svm"))
+    corpus = CorpusFactory.create(name="news")
+    c1, c2, c3 = (ClassifierFactory.create(corpus=corpus, name=n) for n in ("title-kw", "body-kw", "svm"))
     return corpus, c1, c2, c3
 
 
@@ -32,8 +32,8 @@ def test_topic_create_with_pair_and_extras(setup):
     "change, message",
     [
         (lambda s: {"c2": s[1]}, "two different classifiers"),
-        (lambda s: {"c2": ClassifierFactory(name="elsewhere")}, "belongs to another corpus"),
-        (lambda s: {"extra_classifiers": [ClassifierFactory(name="far")]}, "belongs to another corpus"),
+        (lambda s: {"c2": ClassifierFactory.create(name="elsewhere")}, "belongs to another corpus"),
+        (lambda s: {"extra_classifiers": [ClassifierFactory.create(name="far")]}, "belongs to another corpus"),
         (lambda s: {"extra_classifiers": [s[3], s[3]]}, "listed twice"),
         (lambda s: {"extra_classifiers": [s[1]]}, "also listed as a further classifier"),
         (lambda s: {"target_recall": 1.0}, "strictly between 0 and 1"),

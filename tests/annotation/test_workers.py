@@ -6,8 +6,7 @@ from annotation.services.assignments import ClaimRefused, assignment_claim, assi
 from annotation.services.labels import gold_document_add
 from annotation.services.sampling import samples_launch
 from annotation.services.workers import GOLD_MIN_ANSWERS, worker_for_mturk_id, worker_for_user, worker_gold_check
-from tests.annotation.crowd_helpers import make_pair_world, make_worker
-from tests.factories import UserFactory
+from tests.factories import UserFactory, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +18,7 @@ def _gold(world, doc_ids):
 
 
 def test_worker_identities_are_reused():
-    user = UserFactory()
+    user = UserFactory.create()
     assert worker_for_user(user=user) == worker_for_user(user=user)
     assert worker_for_mturk_id(mturk_worker_id="A1B2") == worker_for_mturk_id(mturk_worker_id="A1B2")
 

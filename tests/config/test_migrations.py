@@ -41,8 +41,8 @@ def test_certification_links_move_to_estimation_and_back():
     from estimation.models import CertificationPlan
     from tests.factories import ClassifierFactory, TopicFactory
 
-    topic = TopicFactory()
-    classifier = ClassifierFactory(corpus=topic.corpus)
+    topic = TopicFactory.create()
+    classifier = ClassifierFactory.create(corpus=topic.corpus)
     # Draft plans: a locked one could not be deleted by the flush after this test (migration 0002).
     plans = [CertificationPlan.objects.create(topic=topic, classifier=classifier, metric="f1", target=0.7)
              for _ in range(2)]

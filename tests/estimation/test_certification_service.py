@@ -4,11 +4,10 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
-from annotation.models import Label, Region, SampledDocument, SampleDraw
+from annotation.models import Label, SampleDraw
 from annotation.services.labels import gold_document_add
-from annotation.services.sampling import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan, CertificationVerdict
-from estimation.selectors import certification_sampled_documents, certification_summary
+from estimation.selectors import certification_summary
 from estimation.services.certification_plans import (
     CertificationError,
     certification_plan_create,
@@ -20,8 +19,7 @@ from estimation.services.certification_verdicts import (
     certifications_decide_ready,
     verdict_checksum,
 )
-from tests.annotation.crowd_helpers import make_pair_world
-from tests.factories import UserFactory
+from tests.factories import UserFactory, c1, certification_ids, judge, make_pair_world, pilot, uniform_pilot
 
 pytestmark = pytest.mark.django_db
 
@@ -36,40 +34,7 @@ def world():
 
 @pytest.fixture
 def manager():
-    return UserFactory(username="manager")
-
-
-def judge(world, doc_ids) -> None:
-    """Give the documents their true majority label (three unanimous votes)."""
-    for doc_id in doc_ids:
-        relevant = doc_id in world.relevant
-        Label.objects.update_or_create(
-            topic=world.topic, document_id=doc_id,
-            defaults={"votes_total": 3, "votes_relevant": 3 if relevant else 0, "majority": relevant})
-
-
-def pilot(world, per_region=40, seed=1) -> set[int]:
-    draws = samples_draw(topic=world.topic, per_region=per_region, seed=seed)
-    ids = set(SampledDocument.objects.filter(draw__in=draws).values_list("document_id", flat=True))
-    judge(world, ids)
-    return ids
-
-
-def uniform_pilot(world, n=600, seed=2) -> set[int]:
-    draw = region_sample_draw(topic=world.topic, region=Region.UNIFORM,
-                              bitmap=region_bitmap(topic=world.topic, region=Region.UNIFORM), k=n, seed=seed,
-                              purpose=SampleDraw.Purpose.UNIFORM)
-    ids = set(SampledDocument.objects.filter(draw=draw).values_list("document_id", flat=True))
-    judge(world, ids)
-    return ids
-
-
-def certification_ids(plan) -> set[int]:
-    return set(certification_sampled_documents(plan=plan).values_list("document_id", flat=True))
-
-
-def c1(world):
-    return world.topic.pair.c1
+    return UserFactory.create(username="manager")
 
 
 # --------------------------------------------------------------------------- plan
@@ -111,7 +76,7 @@ def test_plan_without_a_pilot_says_what_to_do(world, manager):
 def test_pair_recall_needs_a_classifier_of_the_pair_and_bad_parameters_are_refused(world, manager):
     from tests.factories import ClassifierFactory
 
-    other = ClassifierFactory(corpus=world.topic.corpus, ids=world.doc_ids[:10])
+    other = ClassifierFactory.create(corpus=world.topic.corpus, ids=world.doc_ids[:10])
     with pytest.raises(CertificationError, match="one of the topic's pair"):
         certification_plan_create(topic=world.topic, classifier=other, metric=Metric.PAIR_RECALL, target=0.6)
     with pytest.raises(CertificationError, match="α"):
@@ -388,7 +353,7 @@ def test_the_immutability_triggers_are_installed_for_this_database():
 
 @pytest.mark.postgres
 def test_postgresql_refuses_to_rewrite_a_verdict(world, locked):
-    from tests.annotation.crowd_helpers import require_postgres
+    from tests.factories import require_postgres
 
     require_postgres()
     plan, _, _ = locked

@@ -10,8 +10,7 @@ from annotation.models import Classifier
 from annotation.roles import roles_ensure
 from estimation.models import CertificationPlan
 from estimation.services.certification_verdicts import certification_decide
-from tests.annotation.crowd_helpers import make_pair_world
-from tests.estimation.test_certification_service import c1, certification_ids, judge, pilot
+from tests.factories import c1, certification_ids, judge, make_pair_world, pilot
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +128,7 @@ def test_the_topic_report_shows_the_verdict_from_the_summary(world):
 
 
 def test_f1_verdict_page_shows_the_exact_bound_and_appendix_a_for_comparison(world):
-    from tests.estimation.test_certification_service import uniform_pilot
+    from tests.factories import uniform_pilot
 
     uniform_pilot(world)
     manager = login("manager", "max")

@@ -14,7 +14,7 @@ from estimation.services import recompute
 from estimation.services.inputs import inputs_checksum, topic_inputs_gather
 from estimation.services.reports import code_version_get, report_parameters, topic_report_build
 from estimation.tasks import snapshots_refresh_stale_task, topic_recompute_task
-from tests.estimation.test_reports import _draw, _label, build_topic
+from tests.factories import build_topic, make_draw, make_label
 
 DRAWS = 1_000
 
@@ -63,8 +63,8 @@ def test_snapshot_versions_and_idempotence():
     assert first.version == 1 and again.pk == first.pk
     assert EstimateSnapshot.objects.filter(topic=built.topic).count() == 1
 
-    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B2, [40], built.docs)
-    _label(built.topic, built.docs[40], relevant=True)
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B2, [40], built.docs)
+    make_label(built.topic, built.docs[40], relevant=True)
     second = recompute.topic_snapshot_create(topic_id=built.topic.pk, draws=DRAWS)
     assert second.version == 2 and second.inputs_checksum != first.inputs_checksum
     regions = {r["name"]: r for r in second.report["regions"]}
@@ -116,8 +116,8 @@ def test_labels_landing_during_a_recompute_are_in_the_stored_snapshot(monkeypatc
     def slow_report(*, inputs):
         calls.append(inputs.checksum())
         if len(calls) == 1:  # a label commits while the first report is being computed
-            _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B2, [41], built.docs)
-            _label(built.topic, built.docs[41], relevant=False)
+            make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B2, [41], built.docs)
+            make_label(built.topic, built.docs[41], relevant=False)
         return original(inputs=inputs)
 
     monkeypatch.setattr(recompute, "topic_report_from_inputs", slow_report)
@@ -180,7 +180,7 @@ def test_burst_of_label_commits_ends_with_the_from_scratch_report(small_draws):
         with transaction.atomic():
             SampledDocument.objects.create(draw=draw, topic=topic, document_id=built.docs[position],
                                            region=Region.B2, inclusion_probability=0.5)
-            _label(topic, built.docs[position], relevant=position % 2 == 0)
+            make_label(topic, built.docs[position], relevant=position % 2 == 0)
             recompute.topic_recompute_schedule(topic_id=topic.pk)
     latest = EstimateSnapshot.objects.filter(topic=topic).order_by("-version").first()
     fresh = topic_report_build(topic=topic, draws=DRAWS)
@@ -222,10 +222,10 @@ def test_redis_down_the_label_commits_and_the_sweep_repairs_the_snapshot(monkeyp
     recompute.topic_snapshot_create(topic_id=topic.pk, draws=DRAWS)
     monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
     monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", "redis://127.0.0.1:1/15")  # nothing listens there
-    _draw(topic, SampleDraw.Purpose.PAIR, Region.B2, [42], built.docs)
+    make_draw(topic, SampleDraw.Purpose.PAIR, Region.B2, [42], built.docs)
 
     with transaction.atomic():
-        _label(topic, built.docs[42], relevant=True)
+        make_label(topic, built.docs[42], relevant=True)
         recompute.topic_recompute_schedule(topic_id=topic.pk)
     assert Label.objects.filter(topic=topic, document_id=built.docs[42], majority=True).exists()
     assert [s.version for s in _snapshots(topic)] == [1]  # nothing recomputed

@@ -8,28 +8,23 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pytest
 
 from annotation.models import (
     Assignment,
-    ClassifierPair,
     Hit,
-    Label,
     Region,
-    SampledDocument,
     SampleDraw,
     Topic,
-    TopicClassifier,
     Worker,
 )
 from estimation.services.report_csv import topic_report_csv
 from estimation.services.reports import topic_report_build
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 from estimation.stats.extrapolated_precision import ExtrapolationRefused, extrapolated_precision
-from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, UserFactory
+from tests.factories import TopicFactory, UserFactory, build_topic, make_draw, make_label
 
 pytestmark = pytest.mark.django_db
 
@@ -37,65 +32,8 @@ DRAWS = 2_000
 SEED = 7
 
 
-@dataclass
-class Built:
-    topic: Topic
-    docs: list  # Document pks by position 0..59
-    c1: object
-    c2: object
-    c3: object
-    extras: dict = field(default_factory=dict)
-
-
-def build_topic(*, aggregator: str = Topic.Aggregator.MAJORITY, with_labels: bool = True) -> Built:
-    """A 60-document corpus; C1 = docs 0..29, C2 = 20..44, C3 (extra) = 10..34.
-
-    Regions: A12 = 20..29 (10), B1 = 0..19 (20), B2 = 30..44 (15).
-    """
-    corpus = CorpusFactory()
-    docs = [DocumentFactory(corpus=corpus, title="t", text="x").pk for _ in range(60)]
-    corpus.document_count = 60
-    corpus.save(update_fields=["document_count"])
-    c1 = ClassifierFactory(corpus=corpus, name="=title filter", ids=docs[0:30])
-    c2 = ClassifierFactory(corpus=corpus, name="body filter", ids=docs[20:45])
-    c3 = ClassifierFactory(corpus=corpus, name="model", ids=docs[10:35])
-    topic = TopicFactory(corpus=corpus, aggregator=aggregator, target_recall=0.8, confidence=0.95)
-    ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
-    TopicClassifier.objects.create(topic=topic, classifier=c3)
-    built = Built(topic=topic, docs=docs, c1=c1, c2=c2, c3=c3)
-    if with_labels:
-        add_samples_and_labels(built)
-    return built
-
-
-def _draw(topic, purpose, region, positions, docs, classifier=None):
-    draw = SampleDraw.objects.create(topic=topic, purpose=purpose, region=region, classifier=classifier, seed=1,
-                                     region_size=100, requested=len(positions), drawn=len(positions))
-    SampledDocument.objects.bulk_create([
-        SampledDocument(draw=draw, topic=topic, document_id=docs[p], region=region, inclusion_probability=0.5)
-        for p in positions
-    ])
-    return draw
-
-
-def _label(topic, doc, relevant=None, posterior=None, gold=None, votes=None):
-    """relevant None = incomplete (fewer than three votes)."""
-    if votes is None:
-        votes = (0, 1) if relevant is None else ((3, 3) if relevant else (0, 3))
-    Label.objects.create(topic=topic, document_id=doc, majority=relevant, posterior=posterior, gold=gold,
-                         votes_relevant=votes[0], votes_total=votes[1])
-
-
-# Hand-written design of the sample (positions in the 60-document corpus):
-#   A12 pair draw: 20..27; a second (paper) A12 draw re-draws 20, 21 (counted once).
-#     judged: 20..25 (6), relevant 20..24 (5); 26 incomplete; 27 has no label.
-#   B1: 0..9; judged 0..7 (8), relevant 0, 1 (2); 8 is gold-labelled (excluded); 9 incomplete.
-#   B2: 30..39; judged 30..36 (7), relevant 30, 31, 32 (3).
-#   R (C3): 10..15 and 33 — 33 is also judged in B2 (not relevant); relevant 10, 11, 12.
-#     -> judged 7, relevant 3.
-#   U: 50..55, judged all, relevant 50 only; 28 in U too (judged, not relevant; retrieved by C1, C2, C3).
-#   G: 29 (a gold document, region G) — excluded although labelled.
-#   certification draw: 56..59 judged relevant — excluded.
+# The hand-written design of the sample is tests.factories.add_samples_and_labels;
+# per region: (size, judged, relevant).
 EXPECTED = {
     "A12": (10, 6, 5.0),
     "B1": (20, 8, 2.0),
@@ -103,29 +41,6 @@ EXPECTED = {
     "R": (25, 7, 3.0),
     "U": (60, 7, 1.0),
 }
-
-
-def add_samples_and_labels(built: Built) -> None:
-    topic, docs = built.topic, built.docs
-    P = SampleDraw.Purpose
-    _draw(topic, P.PAIR, Region.A12, range(20, 28), docs)
-    _draw(topic, P.PAPER, Region.A12, [20, 21], docs)
-    _draw(topic, P.PAIR, Region.B1, range(0, 10), docs)
-    _draw(topic, P.PAIR, Region.B2, range(30, 40), docs)
-    _draw(topic, P.PRECISION, Region.RETRIEVED, [10, 11, 12, 13, 14, 15, 33], docs, classifier=built.c3)
-    _draw(topic, P.UNIFORM, Region.UNIFORM, [50, 51, 52, 53, 54, 55, 28], docs)
-    _draw(topic, P.PAIR, Region.GOLD, [29], docs)
-    _draw(topic, P.CERTIFICATION, Region.UNIFORM, [56, 57, 58, 59], docs)
-    relevant = {20, 21, 22, 23, 24, 0, 1, 30, 31, 32, 10, 11, 12, 50, 56, 57, 58, 59}
-    judged = set(range(20, 26)) | set(range(0, 8)) | set(range(30, 37)) | set(range(10, 16)) \
-        | set(range(50, 56)) | {28} | set(range(56, 60))
-    for position in sorted(judged):
-        _label(topic, docs[position], relevant=position in relevant,
-               posterior=0.9 if position in relevant else 0.1)
-    _label(topic, docs[26])  # incomplete
-    _label(topic, docs[9])  # incomplete
-    _label(topic, docs[8], relevant=True, gold=True, votes=(7, 9))  # gold, excluded
-    _label(topic, docs[29], relevant=True, gold=True, votes=(5, 6))  # gold, excluded
 
 
 def _expected_stratified(*, expected=EXPECTED, classifier_id, draws=DRAWS, seed=SEED):
@@ -249,10 +164,10 @@ def test_soft_labels_sum_dawid_skene_posteriors():
 def test_paper_design_samples_reach_the_paper_estimator():
     built = build_topic()
     topic, docs = built.topic, built.docs
-    _draw(topic, SampleDraw.Purpose.PAPER, Region.A1, [0, 1, 2, 3, 20, 21], docs)
-    _draw(topic, SampleDraw.Purpose.PAPER, Region.A2, [40, 41, 42, 22, 23], docs)
+    make_draw(topic, SampleDraw.Purpose.PAPER, Region.A1, [0, 1, 2, 3, 20, 21], docs)
+    make_draw(topic, SampleDraw.Purpose.PAPER, Region.A2, [40, 41, 42, 22, 23], docs)
     for position, relevant in ((40, True), (41, False), (42, False)):
-        _label(topic, docs[position], relevant=relevant)
+        make_label(topic, docs[position], relevant=relevant)
     report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
     # A1: 0..3 judged (0, 1 relevant), 20, 21 relevant -> 6 judged, 4 relevant.
     # A2: 40 relevant, 41, 42 not, 22, 23 relevant -> 5 judged, 3 relevant. A12 as before.
@@ -299,7 +214,7 @@ def test_topic_without_labels_gives_a_valid_report_with_nulls():
 
 
 def test_topic_without_pair_gives_a_valid_report():
-    topic = TopicFactory()
+    topic = TopicFactory.create()
     report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
     json.dumps(report, allow_nan=False)
     assert report["classifiers"] == [] and report["regions"] == []
@@ -308,8 +223,8 @@ def test_topic_without_pair_gives_a_valid_report():
 
 def test_only_b_regions_judged_reports_nulls_and_the_library_diagnostic():
     built = build_topic(with_labels=False)
-    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [0, 1], built.docs)
-    _label(built.topic, built.docs[0], relevant=True)
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [0, 1], built.docs)
+    make_label(built.topic, built.docs[0], relevant=True)
     report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
     assert report["recall_eq1"]["C1"]["estimate"] is None
     assert "unjudged_region" in {d["code"] for d in report["diagnostics"]}
@@ -323,9 +238,9 @@ def test_cost_sums_rewards_of_submitted_and_approved_assignments():
     from django.utils import timezone
 
     for slot, (h, status) in enumerate([(hit, "submitted"), (hit, "approved"), (hit, "rejected")]):
-        worker = Worker.objects.create(user=UserFactory())
+        worker = Worker.objects.create(user=UserFactory.create())
         Assignment.objects.create(hit=h, worker=worker, slot=slot, status=status, deadline=timezone.now())
-    worker = Worker.objects.create(user=UserFactory())
+    worker = Worker.objects.create(user=UserFactory.create())
     Assignment.objects.create(hit=other, worker=worker, slot=0, status="approved", deadline=timezone.now())
     report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
     assert report["cost"]["assignments"] == 3
@@ -380,13 +295,13 @@ def test_extreme_labels_give_a_json_report_with_reasons_not_errors(relevant_in_a
     """No relevant document in A12 (n̂ infinite) or none outside it (recall 1): nulls and diagnostics."""
     built = build_topic(with_labels=False)
     topic, docs = built.topic, built.docs
-    _draw(topic, SampleDraw.Purpose.PAIR, Region.A12, range(20, 25), docs)
-    _draw(topic, SampleDraw.Purpose.PAIR, Region.B1, range(0, 5), docs)
-    _draw(topic, SampleDraw.Purpose.PAIR, Region.B2, range(30, 35), docs)
+    make_draw(topic, SampleDraw.Purpose.PAIR, Region.A12, range(20, 25), docs)
+    make_draw(topic, SampleDraw.Purpose.PAIR, Region.B1, range(0, 5), docs)
+    make_draw(topic, SampleDraw.Purpose.PAIR, Region.B2, range(30, 35), docs)
     for position in range(20, 25):
-        _label(topic, docs[position], relevant=relevant_in_a12)
+        make_label(topic, docs[position], relevant=relevant_in_a12)
     for position in list(range(0, 5)) + list(range(30, 35)):
-        _label(topic, docs[position], relevant=relevant_in_b)
+        make_label(topic, docs[position], relevant=relevant_in_b)
     report = topic_report_build(topic=topic, draws=DRAWS, seed=SEED)
     json.dumps(report, allow_nan=False)
     c1 = _by_name(report["classifiers"], "=title filter")
@@ -413,7 +328,7 @@ def test_dependence_uses_the_three_classifier_venn_counts():
     assert row["classifier"] == "model" and row["best"] is None
     assert "101" in row["refused"]
 
-    _draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [10, 11, 12], built.docs)  # judged relevant already
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [10, 11, 12], built.docs)  # judged relevant already
     report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
     (row,) = report["dependence"]
     counts = {

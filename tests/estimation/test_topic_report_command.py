@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from estimation.services.recompute import topic_snapshot_create
-from tests.estimation.test_reports import build_topic
+from tests.factories import build_topic
 
 pytestmark = pytest.mark.django_db
 

@@ -1,24 +1,14 @@
 """A small world for the page tests: one account per role, a corpus, a pair, a launched topic with judgments.
 
-Document text and names carry hostile markup on purpose, so every page test is
-also an escaping test.
+Document text and names carry hostile markup on purpose (tests.factories.HOSTILE), so
+every page test is also an escaping test.
 """
 from __future__ import annotations
 
-import hashlib
-
 import pytest
-from django.contrib.auth import get_user_model
 
-from annotation.models import Corpus, Document, HitItem, Topic
-from annotation.roles import roles_ensure
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from tests.factories import ClassifierFactory
-
-HOSTILE_TEXT = '<script>alert(1)</script>'
-HOSTILE_ATTR = '" onmouseover="alert(1)'
-HOSTILE = HOSTILE_TEXT + HOSTILE_ATTR
-PASSWORD = "pw-for-tests-1"
+from annotation.models import HitItem, Topic
+from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
 
 
 @pytest.fixture(autouse=True)
@@ -29,14 +19,6 @@ def _fresh_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-def user_with_role(username: str, role: str | None = None, **extra):
-    roles = roles_ensure()
-    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
-    if role:
-        user.groups.add(roles[role])
-    return user
 
 
 @pytest.fixture
@@ -51,22 +33,6 @@ def accounts(db):
     }
 
 
-def corpus_build(*, name: str = "news " + HOSTILE, size: int = 60) -> tuple[Corpus, list[int]]:
-    corpus = Corpus.objects.create(name=name)
-    docs = []
-    for i in range(size):
-        title = f"Doc {i} oil {HOSTILE}" if i % 3 == 0 else f"Doc {i} wheat"
-        text = f"Text {i} about crude oil prices {HOSTILE} and more" if i % 2 == 0 else f"Text {i} about grain"
-        docs.append(Document(corpus=corpus, external_id=f"d{i}", title=title, text=text,
-                             content_hash=hashlib.sha256(f"{title}{text}".encode()).hexdigest()))
-    Document.objects.bulk_create(docs)
-    ids = list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
-    corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(ids))
-    corpus.document_count = len(ids)
-    corpus.save()
-    return corpus, ids
-
-
 @pytest.fixture
 def world(accounts):
     """A launched topic whose first HITs are fully judged (three workers)."""
@@ -76,9 +42,9 @@ def world(accounts):
     from annotation.services.workers import worker_for_user
 
     corpus, ids = corpus_build()
-    c1 = ClassifierFactory(corpus=corpus, name="kw " + HOSTILE, ids=ids[0:30])
-    c2 = ClassifierFactory(corpus=corpus, name="model " + HOSTILE, ids=ids[15:45])
-    extra = ClassifierFactory(corpus=corpus, name="extra", ids=ids[10:20])
+    c1 = ClassifierFactory.create(corpus=corpus, name="kw " + HOSTILE, ids=ids[0:30])
+    c2 = ClassifierFactory.create(corpus=corpus, name="model " + HOSTILE, ids=ids[15:45])
+    extra = ClassifierFactory.create(corpus=corpus, name="extra", ids=ids[10:20])
     topic = topic_create(corpus=corpus, name="oil " + HOSTILE, c1=c1, c2=c2, instructions="Oil? " + HOSTILE,
                          extra_classifiers=[extra])
     samples_launch(topic=topic, per_region=5, seed=7)

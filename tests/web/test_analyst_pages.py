@@ -10,8 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Topic
-from tests.factories import ClassifierFactory
-from tests.web.conftest import HOSTILE, corpus_build, user_with_role
+from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
 
 
 @pytest.fixture
@@ -85,7 +84,7 @@ def corpus(db):
 
 
 def test_keyword_preview_counts_highlights_and_escapes(analyst, corpus):
-    ClassifierFactory(corpus=corpus, name="other " + HOSTILE, ids=[])
+    ClassifierFactory.create(corpus=corpus, name="other " + HOSTILE, ids=[])
     response = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "crude oil", "fields": ["text"]})
     html = response.content.decode()
     assert response.status_code == 200
@@ -145,9 +144,9 @@ def _topic_post(corpus, c1, c2, **overrides):
 
 
 def test_topic_form_errors_stay_next_to_their_fields(analyst, corpus):
-    c1 = ClassifierFactory(corpus=corpus, ids=[])
+    c1 = ClassifierFactory.create(corpus=corpus, ids=[])
     other_corpus, _ = corpus_build(name="other", size=3)
-    foreign = ClassifierFactory(corpus=other_corpus, ids=[])
+    foreign = ClassifierFactory.create(corpus=other_corpus, ids=[])
     response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c1, name="Kept topic"))
     html = response.content.decode()
     assert "Choose two different classifiers" in html and 'value="Kept topic"' in html
@@ -160,8 +159,8 @@ def test_topic_form_errors_stay_next_to_their_fields(analyst, corpus):
 
 def test_topic_create_plan_launch_pause_resume_topup(analyst, db, django_capture_on_commit_callbacks):
     corpus, ids = corpus_build(name="big", size=300)
-    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:150])
-    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[100:250])
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:150])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[100:250])
     response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, budget="50", crowd="local"))
     topic = Topic.objects.get(name="Oil")
     assert response.status_code == 302 and topic.budget == 50 and topic.pair.c1 == c1
@@ -189,8 +188,8 @@ def test_topic_create_plan_launch_pause_resume_topup(analyst, db, django_capture
 
 def test_launch_over_budget_is_refused_with_a_message(analyst, corpus, django_capture_on_commit_callbacks):
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
-    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:20])
-    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[10:30])
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:20])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[10:30])
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, budget="0.01"))
     topic = Topic.objects.get()
     page = reverse("analyst:topic", args=[topic.pk])
@@ -203,8 +202,8 @@ def test_launch_over_budget_is_refused_with_a_message(analyst, corpus, django_ca
 
 def test_launch_without_overlap_is_refused_with_a_message(analyst, corpus, django_capture_on_commit_callbacks):
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
-    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:10])
-    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[10:20])
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:10])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[10:20])
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
     topic = Topic.objects.get()
     page = reverse("analyst:topic", args=[topic.pk])
@@ -225,8 +224,8 @@ def test_hit_preview_uses_the_annotator_page_with_overlap_documents(analyst, cor
     from annotation.services.topics import topic_create
 
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
-    topic = topic_create(corpus=corpus, name="t", instructions="Judge oil news", c1=ClassifierFactory(corpus=corpus, ids=ids[:10]),
-                         c2=ClassifierFactory(corpus=corpus, ids=ids[8:20]))
+    topic = topic_create(corpus=corpus, name="t", instructions="Judge oil news", c1=ClassifierFactory.create(corpus=corpus, ids=ids[:10]),
+                         c2=ClassifierFactory.create(corpus=corpus, ids=ids[8:20]))
     response = analyst.get(reverse("analyst:topic_hit_preview", args=[topic.pk]))
     html = response.content.decode()
     assert response.status_code == 200 and 'id="hit-form"' in html and "Judge oil news" in html
@@ -241,8 +240,8 @@ def test_hit_preview_uses_the_annotator_page_with_overlap_documents(analyst, cor
 def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, django_capture_on_commit_callbacks, settings):
     settings.MTURK_EXTERNAL_BASE_URL = ""
     corpus, ids = corpus_build(name="mt", size=100)
-    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:50])
-    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[30:80])
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:50])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[30:80])
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, crowd="mturk"))
     topic = Topic.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
@@ -255,8 +254,8 @@ def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, djang
 
 def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampling(analyst, db, django_capture_on_commit_callbacks):
     corpus, ids = corpus_build(name="ed", size=100)
-    c1 = ClassifierFactory(corpus=corpus, name="a", ids=ids[:50])
-    c2 = ClassifierFactory(corpus=corpus, name="b", ids=ids[30:80])
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:50])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[30:80])
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
     topic = Topic.objects.get()
     url = reverse("analyst:topic_edit", args=[topic.pk])
@@ -317,7 +316,7 @@ def test_repeated_preview_is_served_from_the_cache_until_a_classifier_changes(an
     url = reverse("analyst:keyword_preview", args=[corpus.pk])
     first = analyst.get(url, {"terms": "grain"}).content
     assert analyst.get(url, {"terms": "grain"}).content == first and len(calls) == 1
-    ClassifierFactory(corpus=corpus, name="new one", ids=[])
+    ClassifierFactory.create(corpus=corpus, name="new one", ids=[])
     assert b"new one" in analyst.get(url, {"terms": "grain"}).content and len(calls) == 2
 
 
@@ -328,8 +327,8 @@ def _draft_topic(corpus):
     from annotation.services.topics import topic_create
 
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
-    return topic_create(corpus=corpus, name="t", instructions="Oil?", c1=ClassifierFactory(corpus=corpus, ids=ids[:10]),
-                        c2=ClassifierFactory(corpus=corpus, ids=ids[8:20]))
+    return topic_create(corpus=corpus, name="t", instructions="Oil?", c1=ClassifierFactory.create(corpus=corpus, ids=ids[:10]),
+                        c2=ClassifierFactory.create(corpus=corpus, ids=ids[8:20]))
 
 
 def test_an_application_error_without_a_form_becomes_a_flash_message(analyst, corpus):

@@ -51,7 +51,7 @@ def _shot(page, name: str) -> None:
 
 
 def _sign_in(page, live_server, username: str) -> None:
-    from tests.web.conftest import PASSWORD
+    from tests.factories import PASSWORD
 
     page.goto(live_server.url + "/accounts/login/")
     page.fill("#id_username", username)
@@ -62,7 +62,7 @@ def _sign_in(page, live_server, username: str) -> None:
 
 def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_server, tmp_path):
     from annotation.models import Hit, Topic
-    from tests.web.conftest import user_with_role
+    from tests.factories import user_with_role
 
     user_with_role("ana", "analyst")
     rows = [{"id": f"n{i}", "title": f"Oil market {i}" if i % 3 == 0 else f"Grain report {i}",
@@ -116,20 +116,19 @@ def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_
 def _launched_topic():
     from annotation.services.sampling import samples_launch
     from annotation.services.topics import topic_create
-    from tests.factories import ClassifierFactory
-    from tests.web.conftest import HOSTILE, corpus_build
+    from tests.factories import HOSTILE, ClassifierFactory, corpus_build
 
     corpus, ids = corpus_build(size=40)
     topic = topic_create(corpus=corpus, name="oil " + HOSTILE, instructions="Oil? " + HOSTILE,
-                         c1=ClassifierFactory(corpus=corpus, name="kw", ids=ids[:20]),
-                         c2=ClassifierFactory(corpus=corpus, name="model", ids=ids[10:30]))
+                         c1=ClassifierFactory.create(corpus=corpus, name="kw", ids=ids[:20]),
+                         c2=ClassifierFactory.create(corpus=corpus, name="model", ids=ids[10:30]))
     samples_launch(topic=topic, per_region=3, seed=5)
     return topic
 
 
 def test_annotator_completes_a_hit(page, live_server):
     from annotation.models import Judgment
-    from tests.web.conftest import user_with_role
+    from tests.factories import user_with_role
 
     topic = _launched_topic()
     user_with_role("ann", "annotator")
@@ -160,7 +159,7 @@ def test_manager_opens_the_report_and_sees_numbers_and_plots(page, live_server):
     from annotation.models import HitItem
     from annotation.services.assignments import assignment_claim, assignment_submit
     from annotation.services.workers import worker_for_user
-    from tests.web.conftest import user_with_role
+    from tests.factories import user_with_role
 
     topic = _launched_topic()
     for i in range(3):

@@ -93,12 +93,11 @@ def test_printable_page_has_print_css_and_no_forms_in_print(world, manager):
 
 def test_topic_without_judgments_has_an_empty_report_not_an_error(accounts, db):
     from annotation.services.topics import topic_create
-    from tests.factories import ClassifierFactory
-    from tests.web.conftest import corpus_build
+    from tests.factories import ClassifierFactory, corpus_build
 
     corpus, ids = corpus_build(name="fresh", size=10)
-    topic = topic_create(corpus=corpus, name="fresh topic", c1=ClassifierFactory(corpus=corpus, ids=ids[:5]),
-                         c2=ClassifierFactory(corpus=corpus, ids=ids[3:8]))
+    topic = topic_create(corpus=corpus, name="fresh topic", c1=ClassifierFactory.create(corpus=corpus, ids=ids[:5]),
+                         c2=ClassifierFactory.create(corpus=corpus, ids=ids[3:8]))
     client = Client()
     client.force_login(accounts["manager"])
     html = client.get(reverse("reports:topic", args=[topic.pk])).content.decode()

@@ -180,7 +180,7 @@ def test_home_sends_anonymous_visitors_to_sign_in_and_explains_a_missing_role(ac
 
 @pytest.mark.django_db
 def test_sign_in_with_the_standard_form_lands_on_the_role_page(accounts):
-    from tests.web.conftest import PASSWORD
+    from tests.factories import PASSWORD
 
     client = Client()
     page = client.get(reverse("login"))
