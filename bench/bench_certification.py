@@ -12,6 +12,8 @@ import pathlib
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
@@ -48,17 +50,20 @@ QBCB_PILOTS = [  # (label, relevant, found, judged, target)
     ("recall 0.85, 2,000 judged, 100 relevant, target 0.75", 100, 85, 2000, 0.75),
 ]
 
+_T = TypeVar("_T")
+
 FIGURE_3 = [[145, 1, 2, 1, 0], [5, 256, 22, 9, 6], [5, 24, 234, 36, 19],
             [1, 18, 32, 243, 25], [1, 5, 9, 38, 254]]
 
 
-def _time(function, repeats: int = 3) -> tuple[float, object]:
-    times, result = [], None
+def _time(function: Callable[[], _T], repeats: int = 3) -> tuple[float, _T]:
+    times: list[float] = []
+    results: list[_T] = []
     for _ in range(repeats):
         start = time.perf_counter()
-        result = function()
+        results.append(function())
         times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+    return statistics.median(times), results[-1]
 
 
 def main() -> None:

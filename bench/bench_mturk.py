@@ -76,8 +76,8 @@ def run(n_hits: int) -> None:
     from tests.factories import DocumentFactory, TopicFactory
 
     settings.MTURK_EXTERNAL_BASE_URL = "https://recall.example.org"
-    topic = TopicFactory(crowd=Topic.Crowd.MTURK, status=Topic.Status.ACTIVE, reward_per_hit=Decimal("0.05"))
-    documents = [DocumentFactory(corpus=topic.corpus) for _ in range(n_hits * topic.hit_size)]
+    topic = TopicFactory.create(crowd=Topic.Crowd.MTURK, status=Topic.Status.ACTIVE, reward_per_hit=Decimal("0.05"))
+    documents = [DocumentFactory.create(corpus=topic.corpus) for _ in range(n_hits * topic.hit_size)]
     hits = []
     for h in range(n_hits):
         hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=f"3HIT{h:026d}")
@@ -92,6 +92,7 @@ def run(n_hits: int) -> None:
     get_seconds = post_seconds = 0.0
     pages = 0
     for h, (hit, chunk) in enumerate(hits):
+        assert hit.mturk_hit_id is not None  # created with one above
         for slot in range(3):
             query = {
                 "assignmentId": f"3A{h:08d}{slot}", "hitId": hit.mturk_hit_id,
@@ -110,7 +111,7 @@ def run(n_hits: int) -> None:
     print(f"HIT page, {topic.hit_size} documents: accept {pages / get_seconds:.0f}/s, submit {pages / post_seconds:.0f}/s "
           f"({pages} assignments, {connection.vendor})")
 
-    listing = {}
+    listing: dict[str | None, list[dict[str, str | None]]] = {}
     for assignment in Assignment.objects.select_related("worker", "hit"):
         listing.setdefault(assignment.hit.mturk_hit_id, []).append(
             {"AssignmentId": assignment.mturk_assignment_id, "WorkerId": assignment.worker.mturk_worker_id,

@@ -31,6 +31,8 @@ import pathlib
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,20 +43,24 @@ CORPUS_SIZE = 1_000_000
 FAKE_ID_BASE = 10_000_000  # ids of the bitmap-only documents, far above the real rows
 REPEATS = 15
 
+_T = TypeVar("_T")
 
-def _median_ms(fn, repeats: int = REPEATS) -> tuple[float, float, object]:
+
+def _median_ms(fn: Callable[[], _T], repeats: int = REPEATS) -> tuple[float, float, _T]:
     """Median wall-clock and median CPU time (all threads of this process), in ms.
 
     CPU time is shown because the machine is shared: under load the wall clock
     includes time spent waiting for a core.
     """
-    walls, cpus, result = [], [], None
+    walls: list[float] = []
+    cpus: list[float] = []
+    results: list[_T] = []
     for _ in range(repeats):
         wall, cpu = time.perf_counter(), time.process_time()
-        result = fn()
+        results.append(fn())
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000, result
+    return statistics.median(walls) * 1000, statistics.median(cpus) * 1000, results[-1]
 
 
 def build(rng):
@@ -252,15 +258,17 @@ def main() -> None:
         median, best, _ = _median_ms(lambda: topic_report_build(topic=topic))
         print(f"full report (topic_report_build):                   median {median:6.1f} ms  (CPU {best:.1f})")
 
+        snapshot_seed = 0
+
         def fresh_snapshot():
             # A changed parameter forces a new version, so every call does the full work.
-            fresh_snapshot.seed += 1
-            return recompute.topic_snapshot_create(topic_id=topic.pk, seed=fresh_snapshot.seed)
+            nonlocal snapshot_seed
+            snapshot_seed += 1
+            return recompute.topic_snapshot_create(topic_id=topic.pk, seed=snapshot_seed)
 
-        fresh_snapshot.seed = 0
         median, best, _ = _median_ms(fresh_snapshot)
         print(f"snapshot (topic_snapshot_create, new version):      median {median:6.1f} ms  (CPU {best:.1f})")
-        median, best, _ = _median_ms(lambda: recompute.topic_snapshot_create(topic_id=topic.pk, seed=fresh_snapshot.seed))
+        median, best, _ = _median_ms(lambda: recompute.topic_snapshot_create(topic_id=topic.pk, seed=snapshot_seed))
         print(f"snapshot, inputs unchanged (no new version):        median {median:6.1f} ms  (CPU {best:.1f})")
         assert report["pooled_recall"] is not None and report["recall_eq1"]["C1"]["estimate"] is not None
         print(f"  (report: r1 = {report['recall_eq1']['C1']['estimate']:.3f}, "

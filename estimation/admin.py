@@ -10,8 +10,8 @@ class EstimateSnapshotAdmin(ReadOnlyAdmin):
     list_display = ["topic", "version", "aggregator", "judgments", "code_version", "created_at"]
     list_filter = ["aggregator", "topic"]
     list_select_related = ["topic"]
-    fields = ["topic", "version", "aggregator", "judgments", "code_version", "inputs_checksum", "report_json", "inputs_json", "created_at"]
-    readonly_fields = fields
+    # A tuple: Django's stubs type fields and readonly_fields as different (invariant) lists.
+    fields = readonly_fields = ("topic", "version", "aggregator", "judgments", "code_version", "inputs_checksum", "report_json", "inputs_json", "created_at")
 
     @admin.display(description="report")
     def report_json(self, obj):
@@ -42,8 +42,8 @@ class CertificationVerdictAdmin(ReadOnlyAdmin):
     list_display = ["plan", "passed", "estimate", "lower_bound", "code_version", "created_at"]
     list_filter = ["passed"]
     list_select_related = ["plan"]
-    fields = ["plan", "passed", "estimate", "lower_bound", "code_version", "checksum", "inputs_json", "created_at"]
-    readonly_fields = fields
+    # A tuple: Django's stubs type fields and readonly_fields as different (invariant) lists.
+    fields = readonly_fields = ("plan", "passed", "estimate", "lower_bound", "code_version", "checksum", "inputs_json", "created_at")
 
     @admin.display(description="inputs")
     def inputs_json(self, obj):

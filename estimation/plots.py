@@ -7,8 +7,9 @@ users) goes through `_text`, which escapes it; numbers are formatted by us.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 PALETTE = ("#2456a6", "#c2571a", "#1e7a46", "#7b3fa0", "#a52a2a", "#5b6477", "#b08800", "#00838f")
 FONT = 'font-family="system-ui, sans-serif"'
@@ -163,16 +164,22 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
 # --------------------------------------------------------------------------- recall over time
 
 
-def recall_history_svg(series: dict[str, Sequence[dict]], *, width: int = 520, height: int = 320) -> str:
+def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, width: int = 520,
+                       height: int = 320) -> str:
     """Recall estimate (line) and interval (band) against judgments collected, one series per classifier.
 
     `series` maps a classifier name to points {"judgments", "estimate", "low", "high"}.
     """
-    clean = {}
+    # (judgments, estimate, low, high); points without a finite judgments count or estimate are dropped.
+    clean: dict[str, list[tuple[float, float, float | None, float | None]]] = {}
     for name, points in series.items():
-        rows = sorted(((float(p["judgments"]), _num(p.get("estimate")), _num(p.get("low")), _num(p.get("high")))
-                       for p in points if _num(p.get("judgments")) is not None and _num(p.get("estimate")) is not None),
-                      key=lambda t: t[0])
+        parsed: list[tuple[float, float, float | None, float | None]] = []
+        for p in points:
+            estimate = _num(p.get("estimate"))
+            if _num(p.get("judgments")) is None or estimate is None:
+                continue
+            parsed.append((float(p["judgments"]), estimate, _num(p.get("low")), _num(p.get("high"))))
+        rows = sorted(parsed, key=lambda t: t[0])
         if rows:
             clean[name] = rows
     if not clean:
@@ -191,13 +198,13 @@ def recall_history_svg(series: dict[str, Sequence[dict]], *, width: int = 520, h
     legend = []
     for i, (name, rows) in enumerate(clean.items()):
         color = PALETTE[i % len(PALETTE)]
-        banded = [r for r in rows if r[2] is not None and r[3] is not None]
+        banded = [(j, lo, hi) for j, _, lo, hi in rows if lo is not None and hi is not None]
         if len(banded) >= 2:
-            upper = [f"{frame.x(j):.1f},{frame.y(min(1, hi)):.1f}" for j, _, _, hi in banded]
-            lower = [f"{frame.x(j):.1f},{frame.y(max(0, lo)):.1f}" for j, _, lo, _ in reversed(banded)]
+            upper = [f"{frame.x(j):.1f},{frame.y(min(1, hi)):.1f}" for j, _, hi in banded]
+            lower = [f"{frame.x(j):.1f},{frame.y(max(0, lo)):.1f}" for j, lo, _ in reversed(banded)]
             body.append(f'<polygon points="{" ".join(upper + lower)}" fill="{color}" opacity=".15"/>')
         elif len(banded) == 1:
-            j, _, lo, hi = banded[0]
+            j, lo, hi = banded[0]
             body.append(f'<line x1="{frame.x(j):.1f}" y1="{frame.y(max(0, lo)):.1f}" x2="{frame.x(j):.1f}" y2="{frame.y(min(1, hi)):.1f}" stroke="{color}" stroke-width="2"/>')
         line = " ".join(f"{frame.x(j):.1f},{frame.y(min(1, max(0, e))):.1f}" for j, e, _, _ in rows)
         body.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')

@@ -68,6 +68,12 @@ def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]
     return documents
 
 
+def _locked_seed(plan: CertificationPlan) -> int:
+    """The plan's seed: set when the plan is locked, and only locked plans are evaluated."""
+    assert plan.seed is not None
+    return plan.seed
+
+
 def _monitoring_order(documents: list[dict], seed: int) -> list[dict]:
     """A seeded random order of the sample (fixed at lock time, independent of the labels).
 
@@ -105,7 +111,7 @@ def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retriev
         result = stratified_pair_recall(
             a12=regions["A12"], b1=regions[other] if which == "r2" else empty,
             b2=regions[other] if which == "r1" else empty, confidence=1.0 - 2.0 * plan.alpha,
-            draws=VERDICT_DRAWS, seed=int(plan.seed) % (2**32), delta1_grid=(0.8, 0.9, 1.0, 1.1, 1.25))
+            draws=VERDICT_DRAWS, seed=int(_locked_seed(plan)) % (2**32), delta1_grid=(0.8, 0.9, 1.0, 1.1, 1.25))
         estimate = result.r1 if which == "r1" else result.r2
         low = 0.0 if estimate.low is None or math.isnan(estimate.low) else float(estimate.low)
         band = [{"delta1": p.delta1, "lower_bound": getattr(p, f"{which}_low"),
@@ -188,7 +194,7 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict]) -> tuple[dict[s
     early_stop = None
     used = documents
     if plan.monitoring:
-        ordered = _monitoring_order(documents, plan.seed)
+        ordered = _monitoring_order(documents, _locked_seed(plan))
         prefix = _judged_prefix(ordered)
         bound = _sequence_bound(plan=plan, prefix=prefix, retrieved=retrieved)
         if bound < plan.target and not complete:
@@ -295,4 +301,7 @@ def certifications_decide_schedule(*, topic_id: int) -> None:
     from estimation.tasks import certification_decide_task
 
     for plan_id in plan_ids:
-        transaction.on_commit(lambda plan_id=plan_id: certification_decide_task.delay(plan_id=plan_id), robust=True)
+        def decide(plan_id: int = plan_id) -> None:
+            certification_decide_task.delay(plan_id=plan_id)
+
+        transaction.on_commit(decide, robust=True)

@@ -136,6 +136,14 @@ class TopicInputs:
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
 
+    @property
+    def pair(self) -> tuple[ClassifierInputs, ClassifierInputs] | None:
+        """(c1, c2), or None without a pair: the two are gathered together, from the topic's ClassifierPair."""
+        if self.c1 is None:
+            return None
+        assert self.c2 is not None
+        return self.c1, self.c2
+
     def as_dict(self) -> dict[str, Any]:
         """The stored (JSON) form.  Built by hand: dataclasses.asdict deep-copies every
         tuple of a 1,500-document sample and was the slowest step of a recompute."""
@@ -267,10 +275,10 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         .exclude(draw__purpose=SampleDraw.Purpose.CERTIFICATION)
         .values_list("document_id", "region", "draw__classifier_id")
     )
-    for document_id, region, classifier_id in rows:
+    for document_id, region, draw_classifier_id in rows:
         if document_id in gold:
             continue
-        key = f"R:{classifier_id}" if region == Region.RETRIEVED else region
+        key = f"R:{draw_classifier_id}" if region == Region.RETRIEVED else region
         drawn[key].add(document_id)
 
     corpus_size = int(corpus.document_count)

@@ -26,7 +26,7 @@ from annotation.models import Hit, Topic
 # What the stats library raises on counts it cannot use; the report turns them into
 # nulls with a reason instead of failing (a report must always render).
 from estimation.services.extrapolation import STATS_ERRORS, precision_extrapolate
-from estimation.services.inputs import SampleInputs, TopicInputs, topic_inputs_gather
+from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs, topic_inputs_gather
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 from estimation.stats.capture_recapture import capture_recapture
 
@@ -102,6 +102,11 @@ def topic_report_from_inputs(*, inputs: TopicInputs, generated_at: str | None = 
     return report
 
 
+def _pair_list(inputs: TopicInputs) -> list[ClassifierInputs]:
+    """[c1, c2], or [] without a pair."""
+    return list(inputs.pair) if inputs.pair is not None else []
+
+
 def _region(sample: SampleInputs | None, size: int) -> pair_recall.RegionSample:
     if sample is None:
         return pair_recall.RegionSample(size=int(size), judged=0, relevant=0.0)
@@ -163,6 +168,7 @@ class _ReportBuilder:
         primary = self._primary()
         classifiers = self._classifiers(primary)
         uniform_plan, cost_ratio = self._uniform_comparison(primary)
+        pair = inputs.pair
         report = {
             "schema": REPORT_SCHEMA,
             "topic": {
@@ -171,7 +177,7 @@ class _ReportBuilder:
             },
             "parameters": {"draws": self.draws, "seed": self.seed, "confidence": self.confidence},
             "corpus_size": inputs.corpus_size,
-            "pair": None if inputs.c1 is None else {"c1": inputs.c1.name, "c2": inputs.c2.name},
+            "pair": None if pair is None else {"c1": pair[0].name, "c2": pair[1].name},
             "classifiers": classifiers,
             "regions": self._regions(),
             "design": primary["design"],
@@ -214,13 +220,13 @@ class _ReportBuilder:
     def _run_stratified(self, corpus_size: int | None) -> None:
         inputs = self.inputs
         keys = ("A12", "B1", "B2")
-        if not any(inputs.sample(k) and inputs.sample(k).judged for k in keys):
+        if not any(sample.judged for sample in self._samples(*keys)):
             return
-        others = {
-            str(c.id): _region(inputs.sample(f"R:{c.id}"), c.retrieved)
-            for c in inputs.extras
-            if inputs.sample(f"R:{c.id}") is not None and inputs.sample(f"R:{c.id}").judged
-        }
+        others = {}
+        for c in inputs.extras:
+            sample = inputs.sample(f"R:{c.id}")
+            if sample is not None and sample.judged:
+                others[str(c.id)] = _region(sample, c.retrieved)
         try:
             self.stratified = pair_recall.stratified_pair_recall(
                 a12=_region(inputs.sample("A12"), inputs.region_sizes["A12"]),
@@ -276,8 +282,12 @@ class _ReportBuilder:
         return {"design": None, "p1": None, "p2": None, "r1": None, "r2": None, "n_hat": None, "chapman": None,
                 "eq1": empty, "eq2": dict(empty), "judged": {"c1": 0, "c2": 0, "pair": 0}}
 
+    def _samples(self, *keys: str) -> list[SampleInputs]:
+        """The samples of ``keys`` that exist, in that order."""
+        return [sample for sample in map(self.inputs.sample, keys) if sample is not None]
+
     def _judged(self, *keys: str) -> int:
-        return sum(self.inputs.sample(k).judged for k in keys if self.inputs.sample(k) is not None)
+        return sum(sample.judged for sample in self._samples(*keys))
 
     # ----------------------------------------------------------------- classifiers
 
@@ -349,7 +359,7 @@ class _ReportBuilder:
 
     def _extrapolated(self, *, precision: float | None, recall: float | None, n_hat: float | None) -> dict[str, Any]:
         target = self.inputs.target_recall
-        result = {"target_recall": target, "estimate": None, "refused": None}
+        result: dict[str, Any] = {"target_recall": target, "estimate": None, "refused": None}
         if precision is None or recall is None or n_hat is None or not self.corpus_size:
             result["refused"] = "Precision, recall and the number of relevant documents are needed first."
             return result
@@ -361,7 +371,7 @@ class _ReportBuilder:
 
     def _regions(self) -> list[dict[str, Any]]:
         inputs = self.inputs
-        names = {c.id: c.name for c in ([inputs.c1, inputs.c2] if inputs.c1 else []) + list(inputs.extras)}
+        names: dict[int | None, str] = {c.id: c.name for c in _pair_list(inputs) + list(inputs.extras)}
         rows = []
         order = ["A12", "B1", "B2", "A1", "A2"]
         for key in order:
@@ -486,20 +496,23 @@ class _ReportBuilder:
         it (A12, B1, B2 split by membership of C; C's own precision sample for "001").
         """
         inputs = self.inputs
-        if inputs.c1 is None or not inputs.extras:
+        pair = inputs.pair
+        if pair is None or not inputs.extras:
             return None
         rows = []
         for info in inputs.extras:
             sizes = inputs.venn3.get(str(info.id)) or {}
-            counts, missing = self._venn3_counts(info.id, sizes)
+            counts, missing = self._venn3_counts(info.id, sizes, pair)
             row: dict[str, Any] = {"id": info.id, "classifier": info.name, "counts": counts, "best": None,
                                    "summary": None, "models": [], "refused": None}
             if missing:
                 row["refused"] = (f"No judged document yet in the region(s) {', '.join(missing)} of the diagram of "
                                   f"C1, C2 and {info.name} (history \"x1x2x3\": 1 = found by C1, C2, {info.name}).")
             else:
+                # No region is missing, so every count is known.
+                known = {history: count for history, count in counts.items() if count is not None}
                 try:
-                    result = capture_recapture(counts=counts)
+                    result = capture_recapture(counts=known)
                 except STATS_ERRORS as exc:
                     row["refused"] = str(exc)
                 else:
@@ -508,8 +521,10 @@ class _ReportBuilder:
             rows.append(row)
         return rows
 
-    def _venn3_counts(self, classifier_id: int, sizes: dict[str, int]) -> tuple[dict[str, float | None], list[str]]:
+    def _venn3_counts(self, classifier_id: int, sizes: dict[str, int],
+                      pair: tuple[ClassifierInputs, ClassifierInputs]) -> tuple[dict[str, float | None], list[str]]:
         inputs = self.inputs
+        c1, c2 = pair
         # (sample key, history when the document is in C, history when it is not)
         split = {"A12": ("111", "110"), "B1": ("101", "100"), "B2": ("011", "010")}
         judged: dict[str, list[float]] = {h: [] for h in ("111", "110", "101", "100", "011", "010", "001")}
@@ -522,7 +537,7 @@ class _ReportBuilder:
         own = inputs.sample(f"R:{classifier_id}")
         if own is not None:
             for label, holders in zip(own.labels, own.retrieved_by):
-                if inputs.c1.id not in holders and inputs.c2.id not in holders:
+                if c1.id not in holders and c2.id not in holders:
                     judged["001"].append(label)
         counts: dict[str, float | None] = {}
         missing = []
@@ -546,10 +561,12 @@ class _ReportBuilder:
         """
         inputs = self.inputs
         uniform = inputs.sample("U")
-        systems_info = ([inputs.c1, inputs.c2] if inputs.c1 else []) + list(inputs.extras)
+        systems_info = _pair_list(inputs) + list(inputs.extras)
         if len(systems_info) < 3 or uniform is None or uniform.judged == 0:
             return None
-        sample_for = {inputs.c1.id: inputs.sample("A1"), inputs.c2.id: inputs.sample("A2")}
+        pair = inputs.pair
+        assert pair is not None  # topics are created with their pair (annotation.services.topics.topic_create)
+        sample_for = {pair[0].id: inputs.sample("A1"), pair[1].id: inputs.sample("A2")}
         sample_for.update({c.id: inputs.sample(f"R:{c.id}") for c in inputs.extras})
         systems = []
         for info in systems_info:

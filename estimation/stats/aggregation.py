@@ -264,7 +264,8 @@ def _m_step(posterior: np.ndarray, data: _Labels, *, model: str, smoothing: floa
     priors = priors / priors.sum()
     # counts[w, k, l] = expected number of times worker w said l when the truth was k.
     counts = np.zeros((data.n_workers, k, k))
-    np.add.at(counts, (data.workers, slice(None), data.labels), posterior[data.items])
+    # numpy's stub types ufunc.at indices as integer arrays only; a tuple with a slice is valid numpy indexing.
+    np.add.at(counts, (data.workers, slice(None), data.labels), posterior[data.items])  # type: ignore[arg-type]
     if model == "full":
         smoothed = counts + smoothing
         confusion = smoothed / smoothed.sum(axis=2, keepdims=True)

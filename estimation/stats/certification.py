@@ -219,6 +219,7 @@ def f1_interval(*, tp: int, fp: int, fn: int, tn: int | None = None,
     if (retrieved_size is None) != (unretrieved_size is None):
         raise ValueError("give both retrieved_size and unretrieved_size, or neither")
     if retrieved_size is not None:
+        assert unretrieved_size is not None  # both or neither, checked above
         if tn is None:
             raise ValueError("a stratified sample needs tn (the unretrieved sample's non-relevant count)")
         if retrieved_size < tp + fp or unretrieved_size < fn + tn:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Literal
 
 import numpy as np
 from scipy.stats import beta, betabinom, binom, norm, qmc
@@ -257,7 +258,7 @@ def pair_recall_verdict_power(*, n_a12: int, n_other: int, size_a12: int, size_o
     other_cdf = np.minimum(np.cumsum(other_pmf), 1.0)
     # t is only located within k_other's central range [low, high]; low − 1 stands for "below it".
     low = int(np.searchsorted(other_cdf, _POWER_TAIL, side="right"))
-    high = int(min(n_other, np.searchsorted(other_cdf, 1.0 - _POWER_TAIL, side="left")))
+    high = int(min(n_other, int(np.searchsorted(other_cdf, 1.0 - _POWER_TAIL, side="left"))))
     passing_cdf = np.concatenate([[0.0], other_cdf])  # passing_cdf[t + 1] = P(k_other ≤ t), t ≥ −1
 
     def passes(k: int, k_other: int) -> bool:
@@ -400,7 +401,7 @@ def _check_posterior_ceiling(*, pilot: dict, size_a12: int, size_other: int, tar
 
 
 def pair_recall_calibrated_size(*, size_a12: int, size_other: int, p12: float, p_other: float, target: float,
-                                alpha: float = 0.05, power: float = 0.9, which: str = "r1",
+                                alpha: float = 0.05, power: float = 0.9, which: Literal["r1", "r2"] = "r1",
                                 draws: int = BOUND_DRAWS, seed: int | None = 0,
                                 relative_tolerance: float = 0.05, factor_hint: float | None = None,
                                 pilot: dict | None = None) -> dict:
@@ -488,6 +489,7 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
     low, high, high_value = (None, factor, value) if value >= power else (factor, None, None)
     previous = None  # the factor evaluated before the current end, for the secant
     while high is None:  # step up until the power is reached
+        assert low is not None  # exactly one end of the bracket is unknown
         if is_full(low):
             refuse(value)
         guess = predicted(previous, low) if previous is not None else None
@@ -500,6 +502,7 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
             previous, low = low, candidate
     while low is None:  # step down until the power is missed, or factor 1 is reached
         if high <= 1.0:
+            assert high_value is not None  # set with every high
             return 1.0, high_value
         guess = predicted(previous, high) if previous is not None else None
         step = min(4.0, max(1.1, high / guess)) if guess else first_step
@@ -517,7 +520,7 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
         span = math.log(high / low)
         guess = None if bisect_next else predicted(low, high)
         bisecting = guess is None
-        candidate = math.sqrt(low * high) if bisecting else guess * (1.0 + tolerance / 3.0)
+        candidate = math.sqrt(low * high) if guess is None else guess * (1.0 + tolerance / 3.0)
         candidate = min(max(candidate, low * math.exp(0.1 * span)), low * math.exp(0.9 * span))
         value = evaluate(candidate)
         if value < power:
@@ -533,4 +536,5 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
                 else:
                     low = check
         bisect_next = not bisecting and math.log(high / low) > span / 2.0
+    assert high_value is not None  # set with every high
     return high, high_value

@@ -142,10 +142,14 @@ def _side_increments(outcomes: np.ndarray, bets: np.ndarray, grid: np.ndarray, s
 
 def _hedged(log_plus: np.ndarray | None, log_minus: np.ndarray | None, side: str) -> np.ndarray:
     """log of the capital used for the test: hedged max, or one side alone."""
+    # Callers compute (at least) the sides ``side`` reads; see ``_side_increments``.
     if side == "lower":
+        assert log_plus is not None
         return log_plus
     if side == "upper":
+        assert log_minus is not None
         return log_minus
+    assert log_plus is not None and log_minus is not None
     return np.maximum(math.log(0.5) + log_plus, math.log(0.5) + log_minus)
 
 
@@ -333,7 +337,7 @@ class RunningConfidenceSequence:
             stop = min(values.size, start + _CHUNK - offset)
             increments = _side_increments(values[start:stop], bets[start:stop], self._grid, self.side)
             complete = offset + stop - start == _CHUNK
-            logs = []
+            logs: list[np.ndarray | None] = []
             for j, inc in enumerate(increments):
                 if inc is None:
                     logs.append(None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import overload
 
 import numpy as np
 from scipy.optimize import brentq
@@ -50,6 +51,10 @@ def _log_term(beta: float) -> float:
     return math.log1p(beta * beta) / (2.0 * beta * math.atan(beta))
 
 
+@overload
+def model_probability(*, recall: float, prevalence: float, beta: float) -> float: ...
+@overload
+def model_probability(*, recall: np.ndarray, prevalence: float, beta: float) -> float | np.ndarray: ...
 def model_probability(*, recall: float | np.ndarray, prevalence: float,
                       beta: float) -> float | np.ndarray:
     """Model probability of relevance x(R; rho, beta) — seed 001, Eq. 10.
@@ -66,6 +71,10 @@ def model_probability(*, recall: float | np.ndarray, prevalence: float,
     return float(result) if np.ndim(result) == 0 else result
 
 
+@overload
+def model_precision(*, recall: float, prevalence: float, beta: float) -> float: ...
+@overload
+def model_precision(*, recall: np.ndarray, prevalence: float, beta: float) -> float | np.ndarray: ...
 def model_precision(*, recall: float | np.ndarray, prevalence: float,
                     beta: float) -> float | np.ndarray:
     """Reference precision curve X(R; rho, beta) — seed 001, Eq. 11.

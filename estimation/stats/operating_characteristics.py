@@ -42,6 +42,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Generic, SupportsIndex, TypeVar
 
 import numpy as np
 
@@ -69,6 +70,8 @@ __all__ = [
 ]
 
 METRICS = ("pair_recall", "f1", "qbcb_recall")
+
+_T = TypeVar("_T")
 
 # Monte Carlo draws of stratified_pair_recall's bound inside the simulation (as when sizing;
 # see certification_sizing.BOUND_DRAWS).
@@ -218,7 +221,7 @@ def _noisy(rng: np.random.Generator, relevant: np.ndarray, total: np.ndarray, er
     return rng.binomial(relevant, 1.0 - error) + rng.binomial(total - relevant, error)
 
 
-def _draw(rng: np.random.Generator, good: np.ndarray, bad: np.ndarray, n: np.ndarray) -> np.ndarray:
+def _draw(rng: np.random.Generator, good: np.ndarray | int, bad: np.ndarray | int, n: np.ndarray) -> np.ndarray:
     """Relevant documents among n drawn without replacement (vectorised over runs)."""
     good = np.asarray(good, dtype=np.int64)
     bad = np.asarray(bad, dtype=np.int64)
@@ -243,14 +246,14 @@ def _uniform_cells(rng, remaining: dict[str, np.ndarray], n: np.ndarray) -> dict
     return drawn
 
 
-class _Cache:
+class _Cache(Generic[_T]):
     """Memoises a scalar function of integer inputs (runs often repeat the same counts)."""
 
-    def __init__(self, function: Callable[..., object]):
+    def __init__(self, function: Callable[..., _T]):
         self.function = function
-        self.values: dict[tuple, object] = {}
+        self.values: dict[tuple, _T] = {}
 
-    def __call__(self, *key: int) -> object:
+    def __call__(self, *key: int) -> _T:
         if key not in self.values:
             self.values[key] = self.function(*key)
         return self.values[key]
@@ -263,6 +266,7 @@ class _Metric:
 
     name: str
     strata: tuple[str, ...]
+    target: float
 
     def pilot(self, rng, runs: int) -> dict[str, np.ndarray]:  # observed pilot inputs per run
         raise NotImplementedError
@@ -277,6 +281,18 @@ class _Metric:
         raise NotImplementedError
 
     def truth(self) -> dict[str, np.ndarray]:  # the population itself, as a one-run "pilot"
+        raise NotImplementedError
+
+    def snapshot(self) -> object:  # the sampling state, for ``restore`` after the monitored protocol
+        raise NotImplementedError
+
+    def restore(self, state) -> None:
+        raise NotImplementedError
+
+    def sequence_parts(self, increment) -> dict[str, tuple[np.ndarray, np.ndarray]]:  # (ones, zeros) per sequence
+        raise NotImplementedError
+
+    def sequence_bound(self, state: dict, run: SupportsIndex, batches: dict[str, np.ndarray]) -> float:
         raise NotImplementedError
 
 
@@ -330,8 +346,9 @@ class _PairRecallMetric(_Metric):
             if planned is not None and planned.get("factor"):
                 hint = planned["factor"]
         for i, key in enumerate(keys):
-            if plans[key] is not None:
-                sizes[i] = [plans[key].get(stratum, 0) for stratum in self.strata]
+            plan = plans[key]
+            if plan is not None:
+                sizes[i] = [plan.get(stratum, 0) for stratum in self.strata]
         return sizes
 
     def sample(self, rng, sizes):
@@ -353,7 +370,7 @@ class _PairRecallMetric(_Metric):
     def sequence_parts(self, increment):
         return {key: (increment[key][0], increment[key][1] - increment[key][0]) for key in self.strata}
 
-    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+    def sequence_bound(self, state: dict, run: SupportsIndex, batches: dict[str, np.ndarray]) -> float:
         # The run's running CSs (lower on p12, upper on p_B2), made at its first look.
         if "bound" not in state:
             if self.region_size["A12"][run] <= 0:  # no A12 document to judge: never passes
@@ -421,6 +438,7 @@ class _UniformMetric(_Metric):
     strata = ("n",)
     cells = ("tp", "fp", "fn", "tn")
     running_bound: type  # the metric's running confidence-sequence bound (confidence_sequence.Running*Bound)
+    _plan_one: Callable[..., int]  # the planned size for the pilot key ``_plan_key`` gives (0 = impossible)
 
     def __init__(self, *, population: ConfusionPopulation, target: float, alpha: float, power: float,
                  pilot_size: int, error: float, seed_base: int, plan_simulations: int):
@@ -462,7 +480,7 @@ class _UniformMetric(_Metric):
     def sample(self, rng, sizes):
         return self._observe(rng, _uniform_cells(rng, self.remaining, sizes[:, 0].astype(np.int64)))
 
-    def sequence_bound(self, state: dict, run: int, batches: dict[str, np.ndarray]) -> float:
+    def sequence_bound(self, state: dict, run: SupportsIndex, batches: dict[str, np.ndarray]) -> float:
         """The metric's anytime-valid bound after this look (one running sequence per run, in ``state``)."""
         if "bound" not in state:
             state["bound"] = self.running_bound(alpha=self.alpha, grid_size=SIM_CS_GRID)
@@ -619,16 +637,22 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
 
     if metric == "pair_recall":
         population = population or pair_population(true_recall=true_value)
+        if not isinstance(population, PairPopulation):
+            raise TypeError("metric 'pair_recall' needs a PairPopulation")
         model: _Metric = _PairRecallMetric(population=population, target=target, alpha=alpha, power=power,
                                            pilot_size=pilot_size or 100, error=error, planner=pair_planner,
                                            seed_base=seed_base)
     elif metric == "f1":
         population = population or f1_population(true_f1=true_value)
+        if not isinstance(population, ConfusionPopulation):
+            raise TypeError("metric 'f1' needs a ConfusionPopulation")
         model = _F1Metric(population=population, target=target, alpha=alpha, power=power,
                           pilot_size=pilot_size or 2000, error=error, seed_base=seed_base,
                           plan_simulations=plan_simulations)
     else:
         population = population or recall_population(true_recall=true_value)
+        if not isinstance(population, ConfusionPopulation):
+            raise TypeError("metric 'qbcb_recall' needs a ConfusionPopulation")
         model = _QbcbMetric(population=population, target=target, alpha=alpha, power=power,
                             pilot_size=pilot_size or 2000, error=error, seed_base=seed_base,
                             plan_simulations=plan_simulations)
@@ -672,6 +696,7 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
                 now[active] = model.passes(_subset(observed, active))
             peek_judged = np.where(active, done.sum(axis=1), peek_judged)
             peek_passed |= now
+    assert observed is not None  # looks >= 1: at least one batch was drawn
     passed = np.zeros(runs, dtype=bool)
     if planned.any():
         passed[planned] = model.passes(_subset(observed, planned))

@@ -371,7 +371,7 @@ def _count_draws_one(
         return np.full(draws, relevant)
     if remainder >= _NORMAL_REMAINDER * judged:
         sd = np.sqrt(remainder * p * (1.0 - p))
-        unjudged = np.clip(remainder * p + sd * rng.standard_normal(draws), 0.0, remainder)
+        unjudged: np.ndarray = np.clip(remainder * p + sd * rng.standard_normal(draws), 0.0, remainder)
     else:
         unjudged = rng.binomial(remainder, p)
     return relevant + unjudged
@@ -401,7 +401,7 @@ def _count_draws_array(
         # the variance (ratio ≈ n/(N − n)), so its normal approximation changes
         # nothing visible and is several times faster than exact binomial draws.
         sd = np.sqrt(remainder * p * (1.0 - p))
-        unjudged = np.clip(remainder * p + sd * rng.standard_normal(shape), 0.0, remainder)
+        unjudged: np.ndarray = np.clip(remainder * p + sd * rng.standard_normal(shape), 0.0, remainder)
     else:
         unjudged = rng.binomial(remainder, p)
     return relevant[..., None] + unjudged
@@ -560,6 +560,7 @@ class _PairAlgebra:
         t1, t2 = c.t12 + c.tb1, c.t12 + c.tb2
         own_total, other_total = (self.a1, self.a2) if which == 1 else (self.a2, self.a1)
         own_t, other_t = (t1, t2) if which == 1 else (t2, t1)
+        assert self.u is not None, "Eq. 2 needs the corpus size; callers check it first"
         # (1−p_own)|A_own| is the number of non-relevant documents of the set.
         off_topic = (own_total - own_t) * (other_total - other_t) / (self.u * self.a12)
         return _ratio(self.a12 * (1.0 - off_topic), other_t)
@@ -1055,7 +1056,9 @@ def paper_design_pair_recall(
     if binding:
         diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share))
     for label, e1, e2 in (("C1", eq1_r1, eq2_r1), ("C2", eq1_r2, eq2_r2)):
-        if e2 is not None and None not in (e1.low, e2.low) and (e2.low > e1.high or e2.high < e1.low):
+        # Clamped recalls: an interval's low and high are both None (region not judged) or both finite.
+        if (e2 is not None and e1.low is not None and e2.low is not None and e1.high is not None
+                and e2.high is not None and (e2.low > e1.high or e2.high < e1.low)):
             diagnostics.append(Diagnostic("eq_disagree", "warning",
                 f"For {label}, Eq. 1 gives {_fmt(e1.point)} [{_fmt(e1.low)}, {_fmt(e1.high)}] and Eq. 2 gives "
                 f"{_fmt(e2.point)} [{_fmt(e2.low)}, {_fmt(e2.high)}]: the intervals do not overlap."))

@@ -42,8 +42,9 @@ class CertificationPlanForm(forms.Form):
 
     def __init__(self, *args, topic: Topic, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["classifier"].queryset = (Classifier.objects.filter(corpus_id=topic.corpus_id)
-                                              .defer("retrieved_bitmap").order_by("name"))
+        classifier = self.fields["classifier"]
+        assert isinstance(classifier, forms.ModelChoiceField)  # declared above
+        classifier.queryset = Classifier.objects.filter(corpus_id=topic.corpus_id).defer("retrieved_bitmap").order_by("name")
 
 
 def _topic(topic_id: int) -> Topic:
@@ -108,7 +109,7 @@ def certification_plan_replan(request: HttpRequest, plan_id: int) -> HttpRespons
     return redirect("reports:certification_plan", plan_id=plan.pk)
 
 
-ASSUMPTIONS = {
+ASSUMPTIONS: dict[str, list[str]] = {
     CertificationPlan.Metric.PAIR_RECALL: [
         "The two classifiers of the pair are conditionally independent on relevant documents (seed 000, "
         "Assumption 1: δ1 = 1). Dependence is a bias that no number of judgments removes; the band below "
