@@ -184,6 +184,8 @@ class Region(models.TextChoices):
     RETRIEVED = "R", "Retrieved set of a further classifier"
     UNIFORM = "U", "Uniform over the corpus"
     GOLD = "G", "Gold documents"
+    # The complement of the pair's union: its sample is the dependence check (issue 11).
+    NEITHER = "N", "Retrieved by neither classifier: U ∖ (A1 ∪ A2)"
 
 
 class SampleDraw(models.Model):

@@ -45,7 +45,6 @@ from pyroaring import BitMap
 from annotation.models import (
     Classifier,
     ClassifierPair,
-    Document,
     Hit,
     Label,
     Region,
@@ -60,7 +59,7 @@ from annotation.services.retrieved_sets import (
     bitmap_from_ids,
     bitmap_to_bytes,
     classifier_bitmap,
-    corpus_bitmap,
+    corpus_documents,
     pair_regions,
 )
 from core.errors import ApplicationError
@@ -94,16 +93,12 @@ def topic_pair(*, topic: Topic) -> ClassifierPair:
 
 
 def _corpus_documents(*, topic: Topic) -> BitMap:
-    bitmap = corpus_bitmap(corpus=topic.corpus)
-    if not bitmap:
-        # A corpus imported without its bitmap (older data): fall back to the table.
-        bitmap = bitmap_from_ids(Document.objects.filter(corpus_id=topic.corpus_id).values_list("pk", flat=True))
-    return bitmap
+    return corpus_documents(corpus_id=topic.corpus_id)
 
 
 def region_bitmap(*, topic: Topic, region: str, classifier: Classifier | None = None) -> BitMap:
-    """The ids of a region of the topic (R needs the further classifier)."""
-    if region in ("A12", "B1", "B2", "A1", "A2"):
+    """The ids of a region of the topic (R needs the further classifier; N is U ∖ (A1 ∪ A2))."""
+    if region in ("A12", "B1", "B2", "A1", "A2", Region.NEITHER):
         pair = topic_pair(topic=topic)
         return pair_regions(c1=pair.c1, c2=pair.c2).by_code(region)
     if region == Region.RETRIEVED:
