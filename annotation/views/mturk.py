@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from csp.constants import SELF
+from csp.decorators import csp_replace
 from django.conf import settings
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
@@ -27,7 +29,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from annotation.crowds.mturk_client import PREVIEW_ASSIGNMENT_ID, WORKER_FRAME_ANCESTORS
+from annotation.crowds.mturk_client import PREVIEW_ASSIGNMENT_ID, WORKER_FRAME_ANCESTORS, WORKER_SUBMIT_HOSTS
 from annotation.models import Assignment, Hit, HitItem, Topic
 from annotation.services.assignments import SubmitRefused
 from annotation.services.mturk import (
@@ -39,17 +41,17 @@ from annotation.services.mturk import (
 )
 
 FORM_SALT = "annotation.mturk.hit-form"
-FRAME_POLICY = "frame-ancestors 'self' " + " ".join(WORKER_FRAME_ANCESTORS)
-
-
-def _framed(response: HttpResponse) -> HttpResponse:
-    # X-Frame-Options cannot name two sites; CSP frame-ancestors can, and wins where supported.
-    response["Content-Security-Policy"] = FRAME_POLICY
-    return response
+# The site-wide Content-Security-Policy (config/settings/base.py) with two directives replaced:
+# X-Frame-Options cannot name two sites, CSP frame-ancestors can (MTurk frames this page);
+# the hand-back form posts to MTurk's externalSubmit. Its one inline script carries the nonce.
+MTURK_POLICY = {
+    "frame-ancestors": [SELF, *WORKER_FRAME_ANCESTORS],
+    "form-action": [SELF, *WORKER_SUBMIT_HOSTS],
+}
 
 
 def _page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
-    return _framed(render(request, template, context, status=status))
+    return render(request, template, context, status=status)
 
 
 def _refused(request: HttpRequest, message: str, status: int = 400) -> HttpResponse:
@@ -94,6 +96,7 @@ def _cross_site(request: HttpRequest) -> bool:
 
 @csrf_exempt  # replaced by the signed form token and the Origin check (module docstring)
 @xframe_options_exempt
+@csp_replace(MTURK_POLICY)  # type: ignore[arg-type]  # django-csp types a view as taking only a request
 @require_http_methods(["GET", "POST"])
 def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
     hit = Hit.objects.select_related("topic").filter(pk=hit_id, topic__crowd=Topic.Crowd.MTURK).first()

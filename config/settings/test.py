@@ -13,6 +13,14 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
+# No collectstatic in tests: WhiteNoise finds files where the finders do, as in development.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
+
+# Django's test client signs in without a request, which django-axes refuses; the
+# throttling tests (tests/web/test_security_login.py) turn it on.
+AXES_ENABLED = False
+
 # Tests run tasks in-process; the tests that exercise a real worker start one
 # against REDIS_URL themselves (tests/test_celery_worker.py).
 CELERY_TASK_ALWAYS_EAGER = True

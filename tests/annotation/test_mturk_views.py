@@ -81,12 +81,29 @@ def test_preview_shows_instructions_and_documents_without_a_form(client, hit):
     assert not Worker.objects.exists() and not Assignment.objects.exists()
 
 
+def _policy(response) -> dict[str, str]:
+    parts = [part.strip().split(" ", 1) for part in response.headers["Content-Security-Policy"].split(";")]
+    return {part[0]: part[1] if len(part) > 1 else "" for part in parts if part[0]}
+
+
 def test_page_may_be_framed_by_mturk_only(client, hit):
-    response = client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE"))
-    assert "X-Frame-Options" not in response.headers
-    assert response.headers["Content-Security-Policy"] == (
-        "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
-    )
+    # Issue 15: the page now carries the site-wide policy, with MTurk's two directives replaced.
+    for response in (client.get(_url(hit, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE")), client.get(_url(hit)),
+                     client.get(_url(hit, turkSubmitTo="https://evil.example.com"))):
+        assert "X-Frame-Options" not in response.headers
+        policy = _policy(response)
+        assert policy["frame-ancestors"] == "'self' https://www.mturk.com https://workersandbox.mturk.com"
+        assert policy["form-action"] == "'self' https://www.mturk.com https://workersandbox.mturk.com"
+        assert policy["default-src"] == "'self'" and policy["object-src"] == "'none'"
+        assert policy["script-src"] == "'self'"  # no inline script on the preview, the form or a refusal
+
+
+def test_the_hand_back_script_runs_by_its_nonce_only(client, hit):
+    response = _post(client, hit, _accept(client, hit))
+    nonce = re.search(r'<script nonce="([^"]+)">', response.content.decode())
+    assert nonce is not None
+    assert _policy(response)["script-src"] == f"'self' 'nonce-{nonce.group(1)}'"
+    assert "'unsafe-inline'" not in _policy(response)["script-src"]
 
 
 def test_hostile_text_is_escaped(client, hit):
