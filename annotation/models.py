@@ -332,6 +332,10 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     mturk_assignment_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     feedback = models.CharField(max_length=1024, blank=True)
+    # Mechanical Turk answers ({document id: relevant}) waiting for MTurk to confirm the
+    # assignment (annotation.services.mturk): they count only once confirmed, when they become
+    # judgments and this is cleared. Pending while "claimed"; kept, never counted, once "expired".
+    provisional_answers = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
