@@ -19,14 +19,24 @@ A worker may label an item at most once.  Counts default to max index + 1.
 Ties are never broken silently: a tied item gets the uniform posterior over
 its tied labels, hard label −1 and ``tied = True`` (crowd-kit breaks ties
 toward the first label; the notes say not to copy that).
+
+Dawid–Skene takes an optional ``strata`` (one stratum index per item) and
+then fits one class prior per stratum (ESTIMATION-NOTES §8): one prior across
+strata of different prevalence pulls every stratum's posterior mass toward the
+average, which biased the pair's recall by −0.047 in simulation (see
+docs/aggregation.md).  :func:`label_quality` turns the vote counts into the
+agreement figures and the low-agreement warning a report shows.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy import stats
 from scipy.special import logsumexp
 
 from .proportions import jsonable
@@ -152,6 +162,10 @@ class DawidSkeneResult:
     label: argmax of the posterior, −1 where the top classes tie exactly.
     worker_accuracy: P(worker's label is right), averaged over the class priors.
     confusion: for model "full", confusion[w][k][l] = P(worker w says l | truth k); None for "one_coin".
+    class_priors: the fitted class shares; with ``strata``, the item-weighted
+        mixture of the per-stratum priors (the share over all items).
+    stratum_priors: with ``strata``, (n_strata × n_classes) the class prior of
+        each stratum; None without strata.
     """
 
     model: str
@@ -164,6 +178,7 @@ class DawidSkeneResult:
     iterations: int
     converged: bool
     log_likelihood: float
+    stratum_priors: np.ndarray | None = None
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -180,6 +195,7 @@ def dawid_skene(
     n_classes: int | None = None,
     gold_items: ArrayLike | None = None,
     gold_labels: ArrayLike | None = None,
+    strata: ArrayLike | None = None,
     smoothing: float = 1.0,
     max_iter: int = 200,
     tol: float = 1e-7,
@@ -199,6 +215,13 @@ def dawid_skene(
 
     E-step: log T_ik = log ρ_k + Σ_j log π_{w_j}[k, l_j] over item i's labels.
     M-step: ρ_k ∝ Σ_i T_ik + s;  π_w[k, l] ∝ Σ_{j by w, label l} T_{i_j k} + s.
+
+    strata (one non-negative integer per item; ``n_items`` defaults to its
+    length): fit one class prior per stratum, ρ_{g,k} ∝ Σ_{i in g} T_ik + s,
+    and use ρ_{g(i)} in item i's E-step; the workers' confusion matrices stay
+    shared across strata (ESTIMATION-NOTES §8: the pair's regions A12 ≈ 87%
+    and B1/B2 ≈ 50% relevant).  Without ``strata`` the result is exactly the
+    single-prior model's.
     """
     if model not in ("one_coin", "full"):
         raise ValueError(f"model must be 'one_coin' or 'full', got {model!r}")
@@ -206,8 +229,11 @@ def dawid_skene(
         raise ValueError(f"smoothing must be ≥ 0, got {smoothing!r}")
     if max_iter < 1:
         raise ValueError(f"max_iter must be ≥ 1, got {max_iter!r}")
+    if strata is not None and n_items is None:
+        n_items = int(np.asarray(strata).size)
     data = _validate(items=items, workers=workers, labels=labels, n_items=n_items, n_workers=n_workers, n_classes=n_classes)
     gold_mask, gold_onehot = _gold(gold_items, gold_labels, data)
+    stratum_of = _strata(strata, data)
 
     posterior = majority_vote(items=data.items, labels=data.labels, n_items=data.n_items, n_classes=data.n_classes).posterior
     posterior = np.where(gold_mask[:, None], gold_onehot, posterior)
@@ -216,8 +242,8 @@ def dawid_skene(
     converged = False
     iteration = 0
     for iteration in range(1, max_iter + 1):  # noqa: B007 - read after the loop
-        priors, confusion = _m_step(posterior, data, model=model, smoothing=smoothing)
-        joint = _log_joint(priors, confusion, data)
+        priors, confusion = _m_step(posterior, data, model=model, smoothing=smoothing, strata=stratum_of)
+        joint = _log_joint(priors, confusion, data, strata=stratum_of)
         log_likelihood = _log_likelihood(joint, gold_mask, gold_onehot)
         posterior = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
         posterior = np.where(gold_mask[:, None], gold_onehot, posterior)
@@ -226,6 +252,10 @@ def dawid_skene(
             break
         previous = log_likelihood
 
+    stratum_priors = None
+    if stratum_of is not None:
+        stratum_priors = priors
+        priors = priors[stratum_of].mean(axis=0) if data.n_items else priors.mean(axis=0)
     accuracy = np.einsum("k,wkk->w", priors, confusion)
     top = posterior.max(axis=1, keepdims=True)
     exact_tie = (np.isclose(posterior, top, rtol=0, atol=1e-12)).sum(axis=1) > 1
@@ -235,7 +265,17 @@ def dawid_skene(
         worker_labels=np.bincount(data.workers, minlength=data.n_workers),
         confusion=confusion if model == "full" else None, class_priors=priors,
         iterations=iteration, converged=converged, log_likelihood=float(log_likelihood),
+        stratum_priors=stratum_priors,
     )
+
+
+def _strata(strata: ArrayLike | None, data: _Labels) -> np.ndarray | None:
+    if strata is None:
+        return None
+    index = _as_index_array(strata, "strata")
+    if index.size != data.n_items:
+        raise ValueError(f"strata must give one stratum per item ({data.n_items}), got {index.size}")
+    return index
 
 
 def _gold(gold_items, gold_labels, data: _Labels) -> tuple[np.ndarray, np.ndarray]:
@@ -258,10 +298,18 @@ def _gold(gold_items, gold_labels, data: _Labels) -> tuple[np.ndarray, np.ndarra
     return mask, onehot
 
 
-def _m_step(posterior: np.ndarray, data: _Labels, *, model: str, smoothing: float):
+def _m_step(posterior: np.ndarray, data: _Labels, *, model: str, smoothing: float, strata: np.ndarray | None = None):
     k = data.n_classes
-    priors = posterior.sum(axis=0) + smoothing
-    priors = priors / priors.sum()
+    if strata is None:
+        priors = posterior.sum(axis=0) + smoothing
+        priors = priors / priors.sum()
+    else:
+        # One prior per stratum (rows); an empty stratum without smoothing gets the uniform prior.
+        sums = np.zeros((int(strata.max()) + 1 if strata.size else 1, k))
+        np.add.at(sums, strata, posterior)
+        sums += smoothing
+        totals = sums.sum(axis=1, keepdims=True)
+        priors = np.divide(sums, totals, out=np.full_like(sums, 1.0 / k), where=totals > 0)
     # counts[w, k, l] = expected number of times worker w said l when the truth was k.
     counts = np.zeros((data.n_workers, k, k))
     # numpy's stub types ufunc.at indices as integer arrays only; a tuple with a slice is valid numpy indexing.
@@ -282,9 +330,12 @@ def _m_step(posterior: np.ndarray, data: _Labels, *, model: str, smoothing: floa
     return priors, confusion
 
 
-def _log_joint(priors: np.ndarray, confusion: np.ndarray, data: _Labels) -> np.ndarray:
-    """log ρ_k + Σ log π_w[k, l] for every item and class."""
-    joint = np.tile(np.log(priors), (data.n_items, 1))
+def _log_joint(priors: np.ndarray, confusion: np.ndarray, data: _Labels, *, strata: np.ndarray | None = None) -> np.ndarray:
+    """log ρ_k + Σ log π_w[k, l] for every item and class (ρ of the item's stratum when strata are given)."""
+    if strata is None:
+        joint = np.tile(np.log(priors), (data.n_items, 1))
+    else:
+        joint = np.log(priors)[strata]  # fancy indexing: a fresh (n_items × k) array
     np.add.at(joint, data.items, np.log(confusion[data.workers, :, data.labels]))
     return joint
 
@@ -365,3 +416,202 @@ def worker_agreement(
     return WorkerAgreement(
         labels=np.bincount(data.workers, minlength=data.n_workers), compared=compared.astype(int), agreement=agreement
     )
+
+
+# =========================================================================== label quality
+
+# Thresholds of the low-agreement warning (docs/aggregation.md, "Label quality", has the simulations).
+#
+# The split-vote share is the primary trigger.  Under the one-coin model a document judged by
+# three workers of accuracy a gets a split vote with probability 3a(1−a), whatever its true label,
+# so the share does not depend on prevalence; 0.35 corresponds to a ≈ 0.865, where the majority of
+# three is wrong about 5% of the time (0.9 → 0.27 and 2.8%; 0.8 → 0.48 and 10.4%, notes §3).
+# A stratum alone (e.g. hard documents in B2) trips it when its split share is above 0.35 with 95%
+# confidence (one-sided Clopper–Pearson lower bound) and it has at least STRATUM_MIN_DOCUMENTS
+# documents: a report has five or more strata of 20–100 documents, and the point share of a
+# 30-document stratum of 0.9-accurate workers (expected 0.27, standard error 0.08) passed 0.45 in
+# 9.5% of simulated five-stratum topics; with the bound it takes about 0.50 at 30 documents, 0.43 at 100.
+# Fleiss' κ is depressed at extreme prevalence (0.95-accurate workers on a 1%-prevalence sample
+# give κ ≈ 0.14), so κ < 0.4 fires only while the share of relevant votes lies in [0.25, 0.75],
+# where κ ≈ (2a−1)² (0.4 ↔ a ≈ 0.82) is not distorted; it adds what the split share misses:
+# workers who agree with each other by answering alike regardless of the document.
+SPLIT_SHARE_THRESHOLD = 0.35
+STRATUM_CONFIDENCE = 0.95
+STRATUM_MIN_DOCUMENTS = 20
+KAPPA_THRESHOLD = 0.4
+KAPPA_BALANCED_SHARE = (0.25, 0.75)
+
+
+@dataclass(frozen=True)
+class StratumAgreement:
+    """Agreement within one stratum: documents, Fleiss' κ (None when undefined) and split-vote share."""
+
+    documents: int
+    fleiss_kappa: float | None
+    split_share: float | None
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class LabelQuality:
+    """Result of :func:`label_quality`.
+
+    fleiss_kappa: over all documents (None when undefined: fewer than one document
+        with two votes, or every vote the same).
+    split_share: share of documents whose votes were not unanimous (None without documents).
+    per_stratum: the same figures per stratum (empty without strata).
+    low_agreement: a threshold above was crossed; ``reasons`` says which
+        ("split_share", "stratum_split_share:<stratum>", "kappa").
+    message: plain words for a manager (None when agreement is adequate).
+    majority_error: with three votes per document, the chance that a majority
+        label is wrong implied by the split share under the one-coin model
+        (None otherwise).
+    """
+
+    documents: int
+    fleiss_kappa: float | None
+    split_share: float | None
+    relevant_vote_share: float | None
+    per_stratum: Mapping[str, StratumAgreement]
+    low_agreement: bool
+    reasons: tuple[str, ...]
+    message: str | None
+    majority_error: float | None
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def _binary_fleiss_kappa(relevant: np.ndarray, total: np.ndarray) -> float | None:
+    """Fleiss' κ for two labels, allowing a different number of raters per document.
+
+    P_i = (k_i² + (n_i−k_i)² − n_i)/(n_i(n_i−1)), P̄ their mean, p = Σk_i/Σn_i,
+    P̄_e = p² + (1−p)².  With the same n for every document this is
+    :func:`fleiss_kappa` exactly.  Documents with fewer than two votes are left out.
+    """
+    keep = total >= 2
+    k, n = relevant[keep].astype(float), total[keep].astype(float)
+    if n.size == 0:
+        return None
+    per_item = (k**2 + (n - k) ** 2 - n) / (n * (n - 1.0))
+    p = k.sum() / n.sum()
+    p_e = p**2 + (1.0 - p) ** 2
+    if math.isclose(p_e, 1.0):
+        return None
+    return float((per_item.mean() - p_e) / (1.0 - p_e))
+
+
+def _lower_bound(successes: int, n: int) -> float:
+    """One-sided Clopper–Pearson lower confidence bound (level STRATUM_CONFIDENCE) of a proportion."""
+    if successes <= 0:
+        return 0.0
+    return float(stats.beta.ppf(1.0 - STRATUM_CONFIDENCE, successes, n - successes + 1))
+
+
+def _split(relevant: np.ndarray, total: np.ndarray) -> float | None:
+    if relevant.size == 0:
+        return None
+    return float(np.mean((relevant > 0) & (relevant < total)))
+
+
+def majority_error_from_split_share(split_share: float) -> float | None:
+    """P(majority of three is wrong) implied by a split-vote share under the one-coin model.
+
+    Split share s = 3a(1−a) for workers of accuracy a (≥ 1/2), so
+    a = (1 + √(1 − 4s/3))/2 and the majority errs with 3a(1−a)² + (1−a)³
+    (notes §3: a = 0.8 → 0.104).  None above s = 0.75, the share of a crowd
+    that answers at random (a = 1/2, error 1/2).
+    """
+    if not 0.0 <= split_share <= 0.75:
+        return None
+    a = (1.0 + math.sqrt(max(0.0, 1.0 - 4.0 * split_share / 3.0))) / 2.0
+    return 3.0 * a * (1.0 - a) ** 2 + (1.0 - a) ** 3
+
+
+def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | None = None) -> LabelQuality:
+    """Agreement of the crowd on complete documents, and a warning when it is too low to trust.
+
+    votes: (relevant votes, total votes) per complete document; strata: the
+    document's stratum (e.g. "A12", "B2", "U"), parallel to votes.  Fleiss'
+    κ (Fleiss 1971, two labels, see :func:`_binary_fleiss_kappa`) and the
+    share of documents with a split vote, overall and per stratum.  The
+    thresholds are the module constants above (ESTIMATION-NOTES §3; the issue's
+    crowd had κ 0.31–0.36 and raised no warning).
+    """
+    pairs = [(int(k), int(n)) for k, n in votes]
+    if any(n < 1 or not 0 <= k <= n for k, n in pairs):
+        raise ValueError("each document needs 0 ≤ relevant votes ≤ total votes and at least one vote")
+    if strata is not None and len(strata) != len(pairs):
+        raise ValueError(f"strata must be parallel to votes ({len(pairs)} documents), got {len(strata)}")
+    relevant = np.array([k for k, _ in pairs], dtype=np.int64)
+    total = np.array([n for _, n in pairs], dtype=np.int64)
+    kappa = _binary_fleiss_kappa(relevant, total)
+    split = _split(relevant, total)
+    vote_share = float(relevant.sum() / total.sum()) if total.size else None
+
+    per_stratum: dict[str, StratumAgreement] = {}
+    if strata is not None:
+        keys = np.array([str(s) for s in strata], dtype=object)
+        for key in sorted(set(keys.tolist())):
+            mask = keys == key
+            per_stratum[key] = StratumAgreement(
+                documents=int(mask.sum()),
+                fleiss_kappa=_binary_fleiss_kappa(relevant[mask], total[mask]),
+                split_share=_split(relevant[mask], total[mask]),
+            )
+
+    reasons: list[str] = []
+    if split is not None and split > SPLIT_SHARE_THRESHOLD:
+        reasons.append("split_share")
+    noisy_strata = [
+        key for key, s in per_stratum.items()
+        if s.documents >= STRATUM_MIN_DOCUMENTS and s.split_share is not None
+        and _lower_bound(round(s.split_share * s.documents), s.documents) > SPLIT_SHARE_THRESHOLD
+    ]
+    reasons.extend(f"stratum_split_share:{key}" for key in noisy_strata)
+    low, high = KAPPA_BALANCED_SHARE
+    if kappa is not None and kappa < KAPPA_THRESHOLD and vote_share is not None and low <= vote_share <= high:
+        reasons.append("kappa")
+
+    three_votes = total.size > 0 and bool(np.all(total == 3))
+    majority_error = majority_error_from_split_share(split) if (three_votes and split is not None) else None
+    message = _quality_message(
+        documents=len(pairs), kappa=kappa, split=split, noisy_strata=noisy_strata, per_stratum=per_stratum,
+        kappa_fired="kappa" in reasons, majority_error=majority_error,
+    ) if reasons else None
+    return LabelQuality(
+        documents=len(pairs), fleiss_kappa=kappa, split_share=split, relevant_vote_share=vote_share,
+        per_stratum=per_stratum, low_agreement=bool(reasons), reasons=tuple(reasons), message=message,
+        majority_error=majority_error,
+    )
+
+
+def _percent(value: float) -> str:
+    return f"{100.0 * value:.0f}%"
+
+
+def _quality_message(
+    *, documents: int, kappa: float | None, split: float | None, noisy_strata: list[str],
+    per_stratum: Mapping[str, StratumAgreement], kappa_fired: bool, majority_error: float | None,
+) -> str:
+    parts = []
+    kappa_text = f" (Fleiss' κ {kappa:.2f})" if kappa is not None else ""
+    if split is not None:
+        parts.append(f"The workers disagreed on {_percent(split)} of the {documents} judged documents{kappa_text}.")
+    if noisy_strata:
+        listed = ", ".join(f"{key} ({_percent(per_stratum[key].split_share or 0.0)} of "
+                           f"{per_stratum[key].documents})" for key in noisy_strata)
+        parts.append(f"Disagreement is high in {listed}.")
+    if kappa_fired and not noisy_strata and (split is None or split <= SPLIT_SHARE_THRESHOLD):
+        parts.append("Their answers agree little more than chance would make them agree.")
+    if majority_error is not None and majority_error >= 0.01:
+        parts.append(f"At this level about 1 majority label in {max(2, round(1.0 / majority_error))} is wrong.")
+    parts.append(
+        "Wrong labels bias the recall figures, and their intervals count only the sampling error, "
+        "so treat them as too narrow. To improve: add gold documents (known answers) so unreliable "
+        "workers are found and weighed down, make the instructions clearer with examples of borderline "
+        "documents, and aggregate with Dawid–Skene rather than majority vote."
+    )
+    return " ".join(parts)
