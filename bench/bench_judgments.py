@@ -48,9 +48,16 @@ def _setup_django(redis_url: str | None):
 
     django.setup()
     if not redis_url:
+        import estimation.receivers as receivers
         import estimation.services.recompute as recompute
 
-        recompute.topic_recompute_schedule = lambda *, topic_id: None
+        # The label event's receiver imported the scheduler by name: replace it there too,
+        # or the eager test settings run every recompute inside the submitting thread.
+        def no_recompute(*, topic_id: int) -> None:
+            return None
+
+        recompute.topic_recompute_schedule = no_recompute
+        receivers.topic_recompute_schedule = no_recompute  # type: ignore[assignment]
 
 
 def _build(documents: int, annotators: int) -> int:
