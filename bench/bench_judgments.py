@@ -57,7 +57,7 @@ def _setup_django(redis_url: str | None):
             return None
 
         recompute.topic_recompute_schedule = no_recompute
-        receivers.topic_recompute_schedule = no_recompute  # type: ignore[assignment]
+        receivers.topic_recompute_schedule = no_recompute
 
 
 def _build(documents: int, annotators: int) -> int:
