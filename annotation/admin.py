@@ -8,6 +8,8 @@ only summarised; document text is escaped like everything Django renders.
 import json
 
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.html import format_html
 
 from annotation import models
@@ -278,3 +280,25 @@ if hasattr(models, "CorpusUpload"):
         list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]
         list_filter = ["status"]
         search_fields = ["corpus_name", "original_name"]
+
+
+# --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------
+
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserWithRolesAdmin(DjangoUserAdmin):
+    """Django's user admin with a roles column; roles are the groups of annotation/roles.py."""
+
+    list_display = ["username", "email", "roles", "is_active", "is_staff", "last_login"]
+    list_filter = ["groups", "is_active", "is_staff", "is_superuser"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups")
+
+    @admin.display(description="roles")
+    def roles(self, obj) -> str:
+        return ", ".join(sorted(group.name for group in obj.groups.all())) or "—"

@@ -159,3 +159,21 @@ def test_crowd_and_hit_size_are_read_only_once_the_topic_left_draft(objects, sup
     superuser_client.post(url, {**data, "crowd": "mturk", "hit_size": before[1] + 7})
     topic.refresh_from_db()
     assert (topic.crowd, topic.hit_size) == before
+
+
+def test_the_user_list_shows_each_users_roles_and_filters_by_them(superuser_client):
+    """Issue 15 item 1: the admin shows each user's roles."""
+    from django.contrib.auth.models import Group
+
+    from annotation.roles import roles_ensure
+    from tests.factories import user_with_role
+
+    user_with_role("alice", "analyst")
+    user_with_role("bob", "manager").groups.add(roles_ensure()["annotator"])
+    user_with_role("nobody")
+    url = reverse("admin:auth_user_changelist")
+    body = superuser_client.get(url).content.decode()
+    assert "column-roles" in body
+    assert ">analyst<" in body and ">annotator, manager<" in body and ">—<" in body
+    filtered = superuser_client.get(url, {"groups__id__exact": Group.objects.get(name="analyst").pk}).content.decode()
+    assert "alice" in filtered and "bob" not in filtered
