@@ -7,12 +7,12 @@ several samples of the topic is judged once and the label serves them all.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 from django.db import transaction
 
-from annotation.models import Document, Hit, Judgment, Label, Topic
+from annotation.models import Document, Hit, Judgment, Label, Region, SampledDocument, SampleDraw, Topic
 from core.errors import ApplicationError
 
 
@@ -78,15 +78,78 @@ def gold_document_add(*, topic: Topic, document: Document, relevant: bool) -> La
     return label
 
 
+# =========================================================================== strata
+
+GOLD_STRATUM = "G"
+UNSAMPLED_STRATUM = "-"  # judged but in no sample (not expected: HITs are made from samples)
+
+# When a document was sampled by several strata it takes the first of this order (then the
+# smallest key): the pair's regions and N partition the corpus and carry the headline figures, so
+# each keeps every document it sampled; certification samples are drawn fresh and rarely overlap;
+# the paper design's A1/A2, a further classifier's precision sample and the uniform sample span
+# several regions, so they give way.
+_STRATUM_RANK: dict[str, int] = {Region.A12: 1, Region.B1: 1, Region.B2: 1, Region.NEITHER: 2, Region.A1: 4, Region.A2: 4,
+                 Region.RETRIEVED: 5, Region.UNIFORM: 6}
+_CERTIFICATION_RANK = 3
+_OTHER_RANK = 7
+
+
+def _stratum_of_draw(*, region: str, purpose: str, classifier_id: int | None, stratum_key: str) -> tuple[int, str]:
+    """(rank, key) of the stratum a draw samples; the key reads like estimation's sample keys."""
+    if region == Region.GOLD:
+        return 0, GOLD_STRATUM
+    if purpose == SampleDraw.Purpose.CERTIFICATION:
+        # A plan samples several regions (A12 and B2) whose shares differ: one stratum per region.
+        return _CERTIFICATION_RANK, f"{stratum_key or 'certification'}/{region}"
+    if region == Region.RETRIEVED:
+        return _STRATUM_RANK[Region.RETRIEVED], f"R:{classifier_id}"
+    return _STRATUM_RANK.get(region, _OTHER_RANK), str(region)
+
+
+def labels_strata(*, topic: Topic, document_ids: Collection[int] | None = None) -> dict[int, str]:
+    """{document id: stratum key} of the topic's sampled (and gold) documents, optionally only these.
+
+    The stratum is the sample that drew the document: "A12", "B1", "B2", "N", "A1", "A2",
+    "R:<classifier id>" (a further classifier's precision sample), "U" (the uniform sample),
+    "<stratum_key>/<region>" for a certification draw, "G" for gold documents. A document drawn
+    by several samples takes one by the fixed rule of ``_STRATUM_RANK`` (pair regions, then N,
+    certification, A1/A2, R, U; ties to the smallest key), so the result never depends on the
+    order rows come back in. Dawid–Skene fits one class prior per stratum (docs/aggregation.md).
+    """
+    wanted = None if document_ids is None else set(document_ids)
+    best: dict[int, tuple[int, str]] = {}
+    rows = SampledDocument.objects.filter(topic=topic).values_list(
+        "document_id", "region", "draw__purpose", "draw__classifier_id", "draw__stratum_key"
+    )
+    for document_id, region, purpose, classifier_id, stratum_key in rows.iterator(chunk_size=5000):
+        if wanted is not None and document_id not in wanted:
+            continue
+        candidate = _stratum_of_draw(region=region, purpose=purpose, classifier_id=classifier_id, stratum_key=stratum_key)
+        current = best.get(document_id)
+        if current is None or candidate < current:
+            best[document_id] = candidate
+    strata = {document_id: key for document_id, (_, key) in best.items()}
+    for document_id in topic_gold_document_ids(topic=topic):
+        if wanted is None or document_id in wanted:
+            strata[document_id] = GOLD_STRATUM  # known answers are not a sample of any region
+    return strata
+
+
 def labels_posteriors_recompute(*, topic: Topic) -> int:
     """Dawid–Skene (one-coin) posteriors over all the topic's judgments; returns labels updated.
 
     Gold documents anchor the model with their known answer. Only complete labels
-    get a posterior (an incomplete one would mix in a partial vote count).
+    get a posterior (an incomplete one would mix in a partial vote count). The class
+    prior is fitted per stratum (:func:`labels_strata`: the sample that drew the
+    document), the workers' accuracies across all strata: one prior across A12
+    (mostly relevant) and B1/B2 (about half) biased the pair's recall (issue 11).
     """
     from estimation.stats.aggregation import dawid_skene
 
-    rows = list(Judgment.objects.filter(topic=topic).values_list("document_id", "worker_id", "relevant"))
+    rows = list(
+        Judgment.objects.filter(topic=topic).order_by("document_id", "worker_id")
+        .values_list("document_id", "worker_id", "relevant")
+    )
     if not rows:
         return 0
     doc_index: dict[int, int] = {}
@@ -97,6 +160,9 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
         workers.append(worker_index.setdefault(worker_id, len(worker_index)))
         answers.append(int(relevant))
     gold = {doc_id: answer for doc_id, answer in topic_gold_answers(topic=topic).items() if doc_id in doc_index}
+    stratum_of = labels_strata(topic=topic, document_ids=doc_index)
+    stratum_keys = sorted({stratum_of.get(d, UNSAMPLED_STRATUM) for d in doc_index})
+    stratum_index = {key: i for i, key in enumerate(stratum_keys)}
     result = dawid_skene(
         items=np.array(items),
         workers=np.array(workers),
@@ -104,6 +170,7 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
         n_classes=2,
         gold_items=np.array([doc_index[d] for d in gold], dtype=np.int64) if gold else None,
         gold_labels=np.array([int(g) for g in gold.values()], dtype=np.int64) if gold else None,
+        strata=np.array([stratum_index[stratum_of.get(d, UNSAMPLED_STRATUM)] for d in doc_index], dtype=np.int64),
     )
     with transaction.atomic():
         labels = list(
