@@ -7,7 +7,7 @@ one. Quality reads (worker agreement, split votes) are for analysts.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -197,10 +197,13 @@ def topic_progress(*, topic: Topic) -> dict:
 PAIR_REGIONS = ("A12", "B1", "B2")
 
 
-def topic_region_progress(*, topic: Topic) -> dict[str, dict[str, int]]:
-    """{region: {"sampled", "judged"}}: documents of the pair's sample in each region, and those with a majority."""
+def topic_region_progress(*, topic: Topic, regions: Sequence[str] = PAIR_REGIONS) -> dict[str, dict[str, int]]:
+    """{region: {"sampled", "judged"}}: documents of the pair's sample in each region, and those with a majority.
+
+    `regions` may add "N", the dependence check's sample of the documents neither classifier retrieved.
+    """
     progress = {}
-    for region in PAIR_REGIONS:
+    for region in regions:
         sampled = SampledDocument.objects.filter(topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR)
         judged = Label.objects.filter(topic=topic, majority__isnull=False,
                                       document_id__in=sampled.values("document_id")).count()
@@ -240,13 +243,13 @@ class LaunchSize:
 
 
 def topic_launch_size(*, topic: Topic, targets: Mapping[str, int]) -> LaunchSize:
-    """What a launch up to `targets` (total documents per pair region) adds to the pair's sample.
+    """What a launch up to `targets` (total documents per pair region, "N" for the dependence check) adds.
 
     The same arithmetic as samples_draw: a region smaller than its target is taken whole,
     and documents already sampled in the region count toward its total.
     """
     pair = topic.pair
-    sizes = region_counts(c1=pair.c1, c2=pair.c2)
+    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=bool(targets.get("N")))
     sampled = dict(
         SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.PAIR)
         .values("region").annotate(n=Count("pk")).values_list("region", "n")
