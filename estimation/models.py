@@ -45,6 +45,15 @@ class CertificationPlan(models.Model):
     alpha = models.FloatField(default=0.05)
     power = models.FloatField(default=0.9)
     monitoring = models.BooleanField(default=False, help_text="Anytime-valid confidence sequence")
+    # The dependence band the verdict is decided at (pair recall): the least favourable δ1 in [low, high].
+    delta1_low = models.FloatField(default=0.8)
+    delta1_high = models.FloatField(default=1.25)
+    # Attempts declared for this (classifier, metric, target): alpha is then the per-attempt level
+    # (Šidák split of family_alpha); family_alpha is null for a single declared attempt.
+    attempts = models.PositiveSmallIntegerField(default=1)
+    family_alpha = models.FloatField(null=True, blank=True)
+    # Pair recall with a complement sample (region N): decided on the design-based bound.
+    dependence_check = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     pilot = models.JSONField(default=dict)
     sample_size = models.JSONField(default=dict)
@@ -62,6 +71,15 @@ class CertificationPlan(models.Model):
             models.CheckConstraint(condition=Q(power__gt=0.5) & Q(power__lt=1), name="plan_power_range"),
             models.CheckConstraint(
                 condition=Q(status="draft") | Q(locked_at__isnull=False), name="plan_locked_has_time"
+            ),
+            models.CheckConstraint(
+                condition=Q(delta1_low__gt=0) & Q(delta1_low__lte=1) & Q(delta1_high__gte=1),
+                name="plan_delta1_band",
+            ),
+            models.CheckConstraint(condition=Q(attempts__gte=1), name="plan_attempts_positive"),
+            models.CheckConstraint(
+                condition=Q(family_alpha__isnull=True) | (Q(family_alpha__gt=0) & Q(family_alpha__lt=0.5)),
+                name="plan_family_alpha_range",
             ),
         ]
 

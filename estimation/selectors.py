@@ -5,12 +5,14 @@ recompute service (``topic_snapshot_latest_or_create``), never from a read.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
-from annotation.models import Label, SampledDocument, Topic
+from annotation.models import Hit, Label, SampledDocument, Topic
 from estimation.models import CertificationPlan, CertificationVerdict, EstimateSnapshot
+from estimation.stats.certification import familywise_false_pass_bound
 
 HISTORY_POINTS = 200
 
@@ -90,26 +92,74 @@ def certification_state(*, topic: Topic) -> dict:
     return {"state": plan.status, "label": plan.get_status_display(), "plan": plan}
 
 
-def _plan_state(plan: CertificationPlan, verdict: CertificationVerdict | None) -> str:
+def certification_drawn_planned(*, plan: CertificationPlan) -> dict[str, dict[str, int]]:
+    """{region: {"drawn", "planned"}} for every region the plan planned or drew (drawn is 0 before the lock)."""
+    planned = {region: int(n) for region, n in (plan.sample_size or {}).items() if region != "total"}
+    drawn: dict[str, int] = {}
+    if plan.status != Status.DRAFT:
+        drawn = dict(certification_sampled_documents(plan=plan).order_by().values("region")
+                     .annotate(n=Count("id")).values_list("region", "n"))
+    return {region: {"drawn": int(drawn.get(region, 0)), "planned": planned.get(region, 0)}
+            for region in sorted(set(planned) | set(drawn))}
+
+
+def certification_shortfall(*, plan: CertificationPlan) -> str | None:
+    """Why a locked plan cannot be decided: its drawn sample differs from its plan (plans locked before the
+    lock checked its draws); None when the sample is as planned (or the plan is a draft)."""
+    if plan.status == Status.DRAFT:
+        return None
+    counts = certification_drawn_planned(plan=plan)
+    if all(c["drawn"] == c["planned"] for c in counts.values()):
+        return None
+    drawn = sum(c["drawn"] for c in counts.values())
+    planned = sum(c["planned"] for c in counts.values())
+    regions = ", ".join(f"{r} {c['drawn']} of {c['planned']}" for r, c in counts.items())
+    return (f"This plan cannot be decided: drawn {drawn} of {planned} planned (region {regions}). A verdict "
+            "from a sample other than the one planned would not have the planned error rates; plan a new "
+            "certification.")
+
+
+def certification_lock_preview(*, plan: CertificationPlan) -> dict[str, Any]:
+    """What locking the plan will draw and cost: documents per region, HITs, judgments, crowd and cost."""
+    regions = {region: int(n) for region, n in (plan.sample_size or {}).items() if region != "total"}
+    documents = sum(regions.values())
+    topic = plan.topic
+    hits = math.ceil(documents / max(1, topic.hit_size))
+    return {"regions": regions, "documents": documents, "hits": hits,
+            "judgments": documents * Hit.ASSIGNMENTS_PER_HIT, "assignments_per_hit": Hit.ASSIGNMENTS_PER_HIT,
+            "crowd": topic.get_crowd_display(), "reward_per_hit": str(topic.reward_per_hit),
+            "cost": None if plan.estimated_cost is None else str(plan.estimated_cost),
+            "enumerated": list((plan.pilot or {}).get("enumerated") or [])}
+
+
+def _plan_state(plan: CertificationPlan, verdict: CertificationVerdict | None, shortfall: str | None) -> str:
     if verdict is not None:
         return "pass" if verdict.passed else "fail"
     if plan.status == Status.LOCKED:
-        return "pending"
+        return "undecidable" if shortfall else "pending"
     return "draft" if plan.pilot.get("feasible") else "infeasible"
 
 
 def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
     """A plain, JSON-able description of a plan and its verdict, for reports and pages."""
     verdict = CertificationVerdict.objects.filter(plan=plan).first()
-    state = _plan_state(plan, verdict)
+    shortfall = certification_shortfall(plan=plan) if verdict is None else None
+    state = _plan_state(plan, verdict, shortfall)
+    pilot = plan.pilot or {}
     data: dict[str, Any] = {
         "plan_id": plan.pk, "classifier": plan.classifier.name, "classifier_id": plan.classifier_id,
         "metric": plan.metric, "metric_label": plan.get_metric_display(), "target": plan.target,
         "alpha": plan.alpha, "confidence": 1.0 - plan.alpha, "power": plan.power, "monitoring": plan.monitoring,
         "status": plan.status, "state": state, "sample_size": plan.sample_size,
         "estimated_cost": None if plan.estimated_cost is None else str(plan.estimated_cost),
-        "pilot_estimate": plan.pilot.get("estimate"), "reason": plan.pilot.get("reason"),
+        "pilot_estimate": pilot.get("estimate"), "reason": pilot.get("reason"),
         "locked_at": plan.locked_at.isoformat() if plan.locked_at else None,
+        "drawn_planned": certification_drawn_planned(plan=plan),
+        "fresh": pilot.get("fresh"), "enumerated": list(pilot.get("enumerated") or []),
+        "delta1_band": [plan.delta1_low, plan.delta1_high] if plan.metric == CertificationPlan.Metric.PAIR_RECALL
+        else None,
+        "attempts": plan.attempts, "family_alpha": plan.family_alpha, "dependence_check": plan.dependence_check,
+        "design_warnings": list(pilot.get("design_warnings") or []),
     }
     if plan.status != Status.DRAFT:
         documents = certification_sampled_documents(plan=plan)
@@ -118,24 +168,69 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
                                       document_id__in=documents.values("document_id")).count()
         data["progress"] = {"judged": judged, "documents": total}
     if verdict is not None:
+        evaluation = (verdict.inputs or {}).get("evaluation") or {}
         data["verdict"] = {"passed": verdict.passed, "estimate": verdict.estimate,
                            "lower_bound": verdict.lower_bound, "checksum": verdict.checksum,
                            "code_version": verdict.code_version, "created_at": verdict.created_at.isoformat(),
-                           "early_stop": (verdict.inputs or {}).get("early_stop")}
+                           "early_stop": (verdict.inputs or {}).get("early_stop"),
+                           "pair_lower_bound": evaluation.get("pair_lower_bound"),
+                           "least_favourable_delta1": evaluation.get("least_favourable_delta1"),
+                           "assumes": evaluation.get("assumes")}
+    elif state == "undecidable":
+        data["note"] = shortfall
     elif state == "pending":
         data["note"] = ("Pending: the certification sample is not fully judged. Estimates shown before the "
                         "verdict do not certify anything.")
     elif state == "infeasible":
-        data["note"] = plan.pilot.get("reason")
+        data["note"] = pilot.get("reason")
     return data
 
 
+def _attempt_families(described: list[dict[str, Any]], plans: list[CertificationPlan]) -> list[dict[str, Any]]:
+    """Group the attempts (locked or decided plans) by (classifier, metric, target), oldest first, and attach to
+    each plan that passed after an earlier attempt the family-wise false-pass bound over the attempts made
+    (notes §8 "Retries": k attempts at α each pass by luck with probability up to 1 − Π(1 − α_i))."""
+    groups: dict[tuple, list[tuple[CertificationPlan, dict[str, Any]]]] = {}
+    for plan, info in sorted(zip(plans, described, strict=True), key=lambda pair: (pair[0].created_at, pair[0].pk)):
+        if plan.status == Status.DRAFT:
+            continue
+        groups.setdefault((plan.classifier_id, plan.metric, plan.target), []).append((plan, info))
+    families = []
+    for (_, metric, target), members in groups.items():
+        for index, (plan, info) in enumerate(members):
+            if info["state"] != "pass" or index == 0:
+                continue
+            made = [p for p, _ in members[: index + 1]]
+            bound = familywise_false_pass_bound(alphas=[p.alpha for p in made]).independent_attempts
+            fails = sum(1 for _, i in members[:index] if i["state"] == "fail")
+            info["family"] = {
+                "attempts": len(made), "earlier_fails": fails, "familywise_false_pass": bound,
+                "bonferroni": familywise_false_pass_bound(alphas=[p.alpha for p in made]).bonferroni,
+                "plans": [p.pk for p in made],
+                "note": (f"{len(made)} attempts: the chance that at least one passes by luck is up to "
+                         f"{bound:.0%} (not the {plan.alpha:.0%} of one attempt). Every attempt on this "
+                         "classifier, metric and target is part of the record."),
+            }
+        last = members[-1][1]
+        bound = familywise_false_pass_bound(alphas=[p.alpha for p, _ in members]).independent_attempts
+        families.append({"classifier": last["classifier"], "classifier_id": members[-1][0].classifier_id,
+                         "metric": metric, "target": target, "attempts": len(members),
+                         "plans": [p.pk for p, _ in members], "states": [i["state"] for _, i in members],
+                         "familywise_false_pass": bound,
+                         "note": (last.get("family") or {}).get("note") or (
+                             f"{len(members)} attempt{'s' if len(members) > 1 else ''}: the chance that at least "
+                             f"one passes by luck is up to {bound:.0%}.")})
+    return families
+
+
 def certification_summary(*, topic: Topic) -> dict[str, Any]:
-    """The report's certification block: the latest plan's state, then every plan of the topic."""
-    plans = list(CertificationPlan.objects.filter(topic=topic).select_related("classifier")
-                 .order_by("-created_at", "-pk")[:20])
+    """The report's certification block: the latest plan's state, then every plan of the topic (no truncation),
+    and the attempts grouped by (classifier, metric, target) with their family-wise false-pass bound."""
+    plans = list(CertificationPlan.objects.filter(topic=topic).select_related("classifier", "topic")
+                 .order_by("-created_at", "-pk"))
     if not plans:
         return {"state": "none"}
     described = [certification_plan_describe(plan=plan) for plan in plans]
+    families = _attempt_families(described, plans)
     latest = described[0]
-    return {"state": latest["state"], "latest": latest, "plans": described}
+    return {"state": latest["state"], "latest": latest, "plans": described, "families": families}

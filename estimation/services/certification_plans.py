@@ -7,12 +7,25 @@ The protocol (docs/certification.md):
    F1, per-region sizes for pair-based recall, a QBCB size for recall on a
    uniform sample.  A pilot at or below the target cannot be certified; the
    plan then stores why (``pilot["reason"]``) instead of a size.
+   Pair recall is decided at the least favourable δ1 of the plan's declared band
+   (``delta1_low``–``delta1_high``), so it is sized for the pair's bound to reach
+   τ·δ1_high; a nested, identical or disjoint pair is refused
+   (``pair_recall.pair_design_problems``).  The plan counts the *fresh*
+   documents of each planned region (not sampled, labelled or gold before:
+   ``_excluded_documents``) and stores them (``pilot["fresh"]``): a pair region
+   whose planned size reaches its fresh documents is judged whole and marked
+   *enumerated* (``pilot["enumerated"]``; its count is then exact, pilot
+   included); a uniform sample larger than what remains is refused, naming the
+   region and the shortfall.  With ``attempts`` > 1 the plan's ``alpha`` is the
+   per-attempt (Šidák) share of ``family_alpha``.
 2. ``certification_plan_lock`` freezes the plan (the database refuses any later
-   change: migration 0002) and draws the sample fresh — never a document the
+   change: migrations 0002 and 0004) and draws the sample fresh — never a document the
    topic sampled before, never a gold document — with the plan's own seed, and
    publishes it as HITs like any other sample.  The draws are a stratum of their
    own in annotation's sampling (``certification_stratum_key``), linked to the
-   plan here (``CertificationPlanDraw``).
+   plan here (``CertificationPlanDraw``).  A draw that comes back short of the
+   plan rolls the lock back: the plan stays a draft.  Locking is a paid step:
+   the page asks the manager to confirm the cost first (the view's job).
 3. The verdict: ``estimation.services.certification_verdicts``.
 
 Sizing is the slow part (seconds): ``certification_plan_update`` computes it
@@ -51,12 +64,16 @@ from estimation.stats import certification as cert_stats
 from estimation.stats import certification_sizing as sizing
 from estimation.stats import operating_characteristics as oc
 from estimation.stats import planning
+from estimation.stats.pair_recall import pair_design_problems
 
 Metric = CertificationPlan.Metric
 Status = CertificationPlan.Status
 
 # Fields that define the test; frozen once the plan is locked (service and database).
-FROZEN_FIELDS = ("metric", "target", "alpha", "power", "monitoring", "sample_size", "seed", "classifier", "topic")
+FROZEN_FIELDS = ("metric", "target", "alpha", "power", "monitoring", "sample_size", "seed", "classifier", "topic",
+                 "delta1_low", "delta1_high", "attempts", "family_alpha", "dependence_check")
+# The declared dependence band by default (notes §1: "a sensitivity band ... from 0.8 to 1.25").
+DEFAULT_DELTA1_BAND = (0.8, 1.25)
 # Alg. 1 simulations per candidate size when planning F1.
 PLAN_SIMULATIONS = 10_000
 # Bound draws used while calibrating pair-recall sizes (see estimation.stats.certification_sizing).
@@ -137,8 +154,14 @@ def _uniform_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
 # =========================================================================== plan computation
 
 
+def pair_sizing_target(*, target: float, delta1_high: float) -> float:
+    """The pair bound the verdict needs: at the least favourable δ1 of [low, high] (high ≥ 1) the bound
+    on recall is min(1, pair bound / δ1_high), so the plan is sized for the pair bound to reach τ·δ1_high."""
+    return target * max(1.0, delta1_high)
+
+
 def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power: float, seed: int,
-                monitoring: bool) -> tuple[dict[str, int], float | None, str | None]:
+                monitoring: bool, delta1_high: float = 1.0) -> tuple[dict[str, int], float | None, str | None]:
     """(sample sizes by region, pilot estimate, reason when no size can reach the power)."""
     if metric == Metric.PAIR_RECALL:
         regions, other = pilot["regions"], pilot["other_region"]
@@ -152,6 +175,21 @@ def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power:
                 f"The pilot estimate of recall ({estimate:.3f}) is not above the target {target:.3f}: no "
                 "certification sample of any size would pass with the required power (seed 004, Alg. 2, "
                 "line 1). Improve the classifier, or judge more pilot documents if the pilot is small.")
+        needed = pair_sizing_target(target=target, delta1_high=delta1_high)
+        if needed >= 1.0:
+            return {}, estimate, (
+                f"The verdict is decided at the least favourable dependence of the declared band (δ1 up to "
+                f"{delta1_high:g}): the pair's bound would have to reach {target:g} × {delta1_high:g} = "
+                f"{needed:.3f}, and no bound can exceed 1. Lower the target, or narrow the band only if you can "
+                "justify that the two classifiers are close to independent.")
+        if estimate is not None and estimate <= needed:
+            return {}, estimate, (
+                f"The pilot estimate of recall ({estimate:.3f}) is not above the target {target:.3f} times the "
+                f"band's upper δ1 {delta1_high:g} ({needed:.3f}): the verdict is decided at the least favourable "
+                "dependence, so no certification sample of any size would pass with the required power. Improve "
+                "the classifier, lower the target, or narrow the band only if you can justify that the two "
+                "classifiers are close to independent.")
+        target = needed
         guess = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
                  for r in ("A12", other)}
         try:
@@ -206,7 +244,8 @@ def _cost(*, topic: Topic, documents: int) -> Decimal:
 
 
 def _check_parameters(*, topic: Topic, classifier: Classifier, metric: str, target: float, alpha: float,
-                      power: float, monitoring: bool) -> None:
+                      power: float, monitoring: bool, delta1_low: float = DEFAULT_DELTA1_BAND[0],
+                      delta1_high: float = DEFAULT_DELTA1_BAND[1], attempts: int = 1) -> None:
     if metric not in Metric.values:
         raise CertificationError(f"Unknown metric {metric!r}; choose one of {', '.join(Metric.values)}.")
     if not 0.0 < target < 1.0:
@@ -215,25 +254,98 @@ def _check_parameters(*, topic: Topic, classifier: Classifier, metric: str, targ
         raise CertificationError(f"α must lie strictly between 0 and 0.5 (got {alpha!r}).")
     if not 0.5 < power < 1.0:
         raise CertificationError(f"The power must lie strictly between 0.5 and 1 (got {power!r}).")
+    if not 0.0 < delta1_low <= 1.0 <= delta1_high:
+        raise CertificationError(
+            f"The dependence band must contain δ1 = 1 (independence): 0 < low ≤ 1 ≤ high (got δ1 from "
+            f"{delta1_low!r} to {delta1_high!r}).")
+    if not 1 <= int(attempts) <= 100 or int(attempts) != attempts:
+        raise CertificationError(f"The number of attempts must be a whole number from 1 to 100 (got {attempts!r}).")
     if classifier.corpus_id != topic.corpus_id:
         raise CertificationError(f"Classifier {classifier.name!r} does not belong to the topic's corpus.")
     if metric == Metric.PAIR_RECALL:
-        _pair_role(topic=topic, classifier=classifier)
+        pair, _, _ = _pair_role(topic=topic, classifier=classifier)
+        _refuse_unmeasurable_pair(pair)
+
+
+def _refuse_unmeasurable_pair(pair: ClassifierPair) -> list[str]:
+    """Refuse a pair whose Venn regions fix recall by construction (nested, identical, disjoint); else its warnings."""
+    sizes = pair_regions(c1=pair.c1, c2=pair.c2).counts()
+    check = pair_design_problems(size_a12=sizes["A12"], size_b1=sizes["B1"], size_b2=sizes["B2"])
+    names = f"(C1 is {pair.c1.name}, C2 is {pair.c2.name})"
+    if check.refused:
+        reasons = " ".join(d.message for d in check.problems if d.severity == "error")
+        raise CertificationError(f"This pair cannot certify recall {names}: {reasons}")
+    return [f"{d.message} {names}" for d in check.problems]
+
+
+def _attempt_alpha(*, alpha: float, attempts: int) -> tuple[float, float | None]:
+    """(per-attempt α, family α or None): α split over the declared attempts (Šidák, notes §8 "Retries")."""
+    if attempts <= 1:
+        return float(alpha), None
+    return cert_stats.alpha_per_attempt(alpha=alpha, attempts=int(attempts)).sidak, float(alpha)
+
+
+def _fresh_counts(*, topic: Topic, regions: list[str]) -> dict[str, int]:
+    """Documents of each region that no earlier sample, label, gold or certification draw used."""
+    excluded = _excluded_documents(topic=topic)
+    return {region: len(region_bitmap(topic=topic, region=region) - excluded) for region in regions}
+
+
+def _fit_to_fresh(*, metric: str, monitoring: bool, sizes: dict[str, int],
+                  fresh: dict[str, int]) -> tuple[dict[str, int], list[str], str | None]:
+    """(sizes that can be drawn, enumerated regions, reason when the plan cannot be carried out).
+
+    A pair region whose plan reaches its fresh documents is taken whole: every document of the region is
+    then judged (the pilot's and the new ones), so its relevant count is exact — at least as good as any
+    sample of the planned size.  A monitored plan's size is a ceiling: it is cut to what remains.  A
+    uniform sample larger than the fresh corpus cannot be drawn: refused, naming the shortfall.
+    """
+    fitted, enumerated, short = dict(sizes), [], []
+    for region, n in sizes.items():
+        if n < fresh[region]:
+            continue
+        if monitoring:
+            fitted[region] = min(n, fresh[region])
+        elif metric == Metric.PAIR_RECALL:
+            fitted[region] = fresh[region]
+            enumerated.append(region)
+        elif n > fresh[region]:
+            short.append(f"{region} needs {n} fresh documents, {fresh[region]} remain")
+    if short:
+        return {}, [], ("The certification sample cannot be drawn as planned: " + "; ".join(short) + " (the "
+                        "others were sampled, labelled or used as gold before). Lower the target or the power "
+                        "(a smaller sample), or certify on a topic with more unjudged documents.")
+    if sum(fitted.values()) == 0:
+        return {}, [], ("Every document of the planned regions was judged before (the pilot): nothing fresh is "
+                        "left to certify on.")
+    return fitted, sorted(enumerated), None
 
 
 def _fill(plan: CertificationPlan) -> None:
     """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed)."""
+    warnings: list[str] = []
     if plan.metric == Metric.PAIR_RECALL:
         pilot = _pair_pilot(topic=plan.topic, classifier=plan.classifier)
+        pair, _, _ = _pair_role(topic=plan.topic, classifier=plan.classifier)
+        warnings = _refuse_unmeasurable_pair(pair)
     else:
         pilot = _uniform_pilot(topic=plan.topic, classifier=plan.classifier)
     planning_seed = int(plan.pilot.get("planning_seed") or secrets.randbits(31))
     sizes, estimate, reason = _plan_sizes(metric=plan.metric, pilot=pilot, target=plan.target, alpha=plan.alpha,
-                                          power=plan.power, seed=planning_seed, monitoring=plan.monitoring)
+                                          power=plan.power, seed=planning_seed, monitoring=plan.monitoring,
+                                          delta1_high=plan.delta1_high)
+    fresh = _fresh_counts(topic=plan.topic, regions=sorted(sizes)) if sizes else {}
+    enumerated: list[str] = []
+    if reason is None:
+        sizes, enumerated, reason = _fit_to_fresh(metric=plan.metric, monitoring=plan.monitoring, sizes=sizes,
+                                                  fresh=fresh)
     total = sum(sizes.values())
+    sizing_target = (pair_sizing_target(target=plan.target, delta1_high=plan.delta1_high)
+                     if plan.metric == Metric.PAIR_RECALL else plan.target)
     plan.pilot = json_safe({**pilot, "estimate": estimate, "feasible": reason is None, "reason": reason,
                             "planning_seed": planning_seed, "classifier_fingerprint": plan.classifier.fingerprint,
-                            "planned_at": timezone.now().isoformat()})
+                            "planned_at": timezone.now().isoformat(), "fresh": fresh, "enumerated": enumerated,
+                            "sizing_target": sizing_target, "design_warnings": warnings})
     plan.sample_size = {**sizes, "total": total} if reason is None else {}
     plan.estimated_cost = _cost(topic=plan.topic, documents=total) if reason is None else None
 
@@ -258,17 +370,24 @@ def json_safe(value: Any) -> Any:
 
 def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: str, target: float,
                               alpha: float = 0.05, power: float = 0.9, monitoring: bool = False,
-                              user=None) -> CertificationPlan:
+                              delta1_low: float = DEFAULT_DELTA1_BAND[0], delta1_high: float = DEFAULT_DELTA1_BAND[1],
+                              attempts: int = 1, user=None) -> CertificationPlan:
     """A draft plan: the pilot, the certification sample size by power analysis, and its cost.
 
     When no size can reach the power (pilot at or below the target, no pilot,
-    a pilot too uncertain), the plan is still stored, with ``pilot["feasible"]``
-    false and the reason in ``pilot["reason"]``; it cannot be locked.
+    a pilot too uncertain, too few fresh documents), the plan is still stored,
+    with ``pilot["feasible"]`` false and the reason in ``pilot["reason"]``; it
+    cannot be locked.  A pair that cannot measure recall (nested, identical,
+    disjoint) is refused with a CertificationError.  ``alpha`` is the family's
+    false-pass rate: with ``attempts`` > 1 each attempt tests at its Šidák share.
     """
     _check_parameters(topic=topic, classifier=classifier, metric=metric, target=target, alpha=alpha, power=power,
-                      monitoring=monitoring)
+                      monitoring=monitoring, delta1_low=delta1_low, delta1_high=delta1_high, attempts=attempts)
+    per_attempt, family = _attempt_alpha(alpha=alpha, attempts=attempts)
     plan = CertificationPlan(topic=topic, classifier=classifier, metric=metric, target=float(target),
-                             alpha=float(alpha), power=float(power), monitoring=bool(monitoring), created_by=user)
+                             alpha=per_attempt, family_alpha=family, attempts=int(attempts), power=float(power),
+                             monitoring=bool(monitoring), delta1_low=float(delta1_low),
+                             delta1_high=float(delta1_high), created_by=user)
     _fill(plan)
     plan.save()
     return plan
@@ -276,7 +395,7 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
 
 # What certification_plan_update compares under the lock: the draft it sized must be the draft stored.
 _DRAFT_FIELDS = ("status", "metric", "target", "alpha", "power", "monitoring", "classifier_id", "pilot",
-                 "sample_size", "estimated_cost")
+                 "sample_size", "estimated_cost", "delta1_low", "delta1_high", "attempts", "family_alpha")
 
 
 def _draft_state(plan: CertificationPlan) -> tuple:
@@ -292,10 +411,16 @@ def _refuse_unless_draft(plan: CertificationPlan) -> None:
 def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> CertificationPlan:
     """The draft with ``changes`` applied, checked and re-sized from the current pilot (in memory)."""
     _refuse_unless_draft(plan)
+    changes = dict(changes)
+    family = changes.pop("alpha", plan.family_alpha if plan.family_alpha is not None else plan.alpha)
+    attempts = changes.pop("attempts", plan.attempts)
     for name, value in changes.items():
         setattr(plan, name, value)
     _check_parameters(topic=plan.topic, classifier=plan.classifier, metric=plan.metric, target=plan.target,
-                      alpha=plan.alpha, power=plan.power, monitoring=plan.monitoring)
+                      alpha=family, power=plan.power, monitoring=plan.monitoring, delta1_low=plan.delta1_low,
+                      delta1_high=plan.delta1_high, attempts=attempts)
+    plan.alpha, plan.family_alpha = _attempt_alpha(alpha=family, attempts=attempts)
+    plan.attempts = int(attempts)
     plan.pilot = {"planning_seed": (plan.pilot or {}).get("planning_seed")}
     _fill(plan)
     return plan
@@ -304,7 +429,8 @@ def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> Certificatio
 def certification_plan_update(*, plan_id: int, metric: str | None = None, target: float | None = None,
                               alpha: float | None = None, power: float | None = None,
                               monitoring: bool | None = None, classifier: Classifier | None = None,
-                              user=None) -> CertificationPlan:
+                              delta1_low: float | None = None, delta1_high: float | None = None,
+                              attempts: int | None = None, user=None) -> CertificationPlan:
     """Change a draft plan and re-plan it from the current pilot.  Locked and decided plans are refused.
 
     The sizing runs on a plain read of the plan, outside any lock; the plan's row
@@ -314,7 +440,9 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
     """
     changes = {name: value for name, value in (("metric", metric), ("target", target), ("alpha", alpha),
                                                ("power", power), ("monitoring", monitoring),
-                                               ("classifier", classifier)) if value is not None}
+                                               ("classifier", classifier), ("delta1_low", delta1_low),
+                                               ("delta1_high", delta1_high), ("attempts", attempts))
+               if value is not None}
     plans = CertificationPlan.objects.select_related("topic", "topic__corpus", "classifier")
     read = plans.get(pk=plan_id)
     before = _draft_state(read)
@@ -341,7 +469,9 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
                             publish: bool = True) -> CertificationPlan:
     """Lock a draft plan, choose its seed, draw the fresh certification sample and publish its HITs.
 
-    One transaction: if the budget refuses the HITs, the plan stays a draft.
+    One transaction: if the budget refuses the HITs, or a region's draw comes back short of the plan
+    (its fresh documents ran out since planning), the plan stays a draft and nothing is drawn.
+    The manager confirms the cost before this is called (the lock view's job).
     """
     with transaction.atomic():
         topic_id = CertificationPlan.objects.values_list("topic_id", flat=True).get(pk=plan_id)
@@ -371,6 +501,22 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
                 topic=topic, region=region, bitmap=region_bitmap(topic=topic, region=region), k=int(k),
                 seed=draw_seed_derive(seed=plan.seed, stream=index, shift=LOCK_SEED_SHIFT),
                 purpose=SampleDraw.Purpose.CERTIFICATION, stratum_key=key, exclude=exclude))
+        short = [f"{d.region} gave {d.drawn} of {d.requested}" for d in draws if d.drawn != d.requested]
+        if short:
+            raise CertificationError(
+                "The certification sample came back short of its plan (" + "; ".join(short) + "): other samples "
+                "used those regions' fresh documents since the plan was made. Nothing was drawn and the plan is "
+                "still a draft: recompute it from the current pilot, then lock it.")
+        drawn_ids = BitMap()
+        for draw in draws:
+            drawn_ids |= bitmap_from_ids(SampledDocument.objects.filter(draw=draw).values_list("document_id",
+                                                                                            flat=True))
+        for region in plan.pilot.get("enumerated") or []:
+            left = len(region_bitmap(topic=topic, region=region) - exclude - drawn_ids)
+            if left:
+                raise CertificationError(
+                    f"Region {region} was planned to be judged whole, but {left} of its documents would be left "
+                    "undrawn (its documents changed since the plan was made). Recompute the plan, then lock it.")
         CertificationPlanDraw.objects.bulk_create([CertificationPlanDraw(plan=plan, draw=draw) for draw in draws])
         if sum(d.drawn for d in draws) == 0:
             raise CertificationError("Every document of the sampled regions was used by the pilot: nothing is left "

@@ -28,8 +28,9 @@ from pyroaring import BitMap
 
 from annotation.models import Classifier, Label
 from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.services.sampling import region_bitmap
 from estimation.models import CertificationPlan, CertificationVerdict
-from estimation.selectors import certification_sampled_documents
+from estimation.selectors import certification_sampled_documents, certification_shortfall
 from estimation.services.certification_plans import CertificationError, json_safe
 from estimation.services.recompute import topic_recompute_schedule
 from estimation.services.reports import code_version_get
@@ -97,30 +98,88 @@ def _judged_prefix(documents: list[dict]) -> list[dict]:
 # =========================================================================== evaluation
 
 
-def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retrieved: BitMap) -> dict[str, Any]:
+def _delta1_grid(plan: CertificationPlan) -> tuple[float, ...]:
+    """The plan's declared band as a grid: its ends, 1, and the default grid's points inside it."""
+    low, high = float(plan.delta1_low), float(plan.delta1_high)
+    inside = {d for d in cert_stats.DEFAULT_DELTA1_BAND if low <= d <= high}
+    return tuple(sorted(inside | {low, 1.0, high}))
+
+
+def _whole_region_counts(*, plan: CertificationPlan) -> dict[str, tuple[int, int, int]] | None:
+    """(size, judged, relevant) of each whole pair region, pilot labels included; None until every document of an
+    enumerated region has its label (only then is its count exact).  Only for plans with an enumerated region."""
+    other = plan.pilot["other_region"]
+    topic = plan.topic
+    labels = [(doc_id, majority if majority is not None else gold) for doc_id, majority, gold in
+              Label.objects.filter(topic_id=plan.topic_id).values_list("document_id", "majority", "gold")]
+    counts = {}
+    for region in ("A12", other):
+        bitmap = region_bitmap(topic=topic, region=region)
+        known = [bool(label) for doc_id, label in labels if label is not None and doc_id in bitmap]
+        counts[region] = (len(bitmap), len(known), sum(known))
+        if region in plan.pilot.get("enumerated", []) and len(known) < len(bitmap):
+            return None
+    return counts
+
+
+def _pair_evaluation(*, plan: CertificationPlan, documents: list[dict],
+                     whole: dict[str, tuple[int, int, int]] | None) -> dict[str, Any]:
+    """Pair recall decided at the least favourable δ1 of the plan's declared band (notes §8).
+
+    Regions are the fresh certification sample of each region (the sub-population the pilot did not use)
+    or, when the plan enumerates a region, every region whole with the pilot's labels counted: an
+    enumerated region then has judged = size, an exact count.
+    """
+    pilot = plan.pilot
+    other, which = pilot["other_region"], pilot["which"]
+    regions: dict[str, tuple[int, int, int]] = {}
+    for region in ("A12", other):
+        if whole is not None:
+            regions[region] = whole[region]
+            continue
+        judged = [d for d in documents if d["region"] == region]
+        population = judged[0]["population"] if judged else 0
+        regions[region] = (population, len(judged), sum(d["label"] for d in judged))
+    empty = (0, 0, 0)
+    a12 = regions["A12"]
+    b1 = regions[other] if which == "r2" else empty
+    b2 = regions[other] if which == "r1" else empty
+    seed = int(_locked_seed(plan)) % (2**32)
+    grid = _delta1_grid(plan)
+    result = stratified_pair_recall(a12=a12, b1=b1, b2=b2, confidence=1.0 - 2.0 * plan.alpha, draws=VERDICT_DRAWS,
+                                    seed=seed, delta1_grid=grid)
+    estimate = result.r1 if which == "r1" else result.r2
+    bound = cert_stats.pair_recall_least_favourable_bound(a12=a12, b1=b1, b2=b2, which=which, alpha=plan.alpha,
+                                                          delta1_grid=grid, draws=VERDICT_DRAWS, seed=seed)
+    low = 0.0 if bound.lower_bound is None else float(bound.lower_bound)
+    band = [{"delta1": p.delta1, "lower_bound": getattr(p, f"{which}_low"),
+             "passes": (getattr(p, f"{which}_low") or 0.0) >= plan.target} for p in result.sensitivity]
+    enumerated = sorted(pilot.get("enumerated") or [])
+    assumes = (f"The two classifiers may depend on each other on relevant documents anywhere from δ1 = "
+               f"{plan.delta1_low:g} to {plan.delta1_high:g} (1 = independent); the verdict uses the least "
+               f"favourable value, δ1 = {bound.least_favourable_delta1:g}." if bound.least_favourable_delta1
+               else "No bound: a needed region has no judged document.")
+    if enumerated:
+        assumes += (f" Region{'s' if len(enumerated) > 1 else ''} {', '.join(enumerated)} "
+                    f"{'were' if len(enumerated) > 1 else 'was'} judged whole (pilot included): "
+                    "no sampling error there.")
+    return {"method": "least favourable δ1 of the declared band: stratified_pair_recall's one-sided lower bound "
+                      f"(lower end of the two-sided {1 - 2 * plan.alpha:.0%} conservative Monte Carlo interval) "
+                      "divided by δ1, minimum over the band (certification.pair_recall_least_favourable_bound)",
+            "counts": {r: {"population": v[0], "judged": v[1], "relevant": v[2]} for r, v in regions.items()},
+            "estimate": float(estimate.point) if estimate.point is not None else math.nan,
+            "lower_bound": low, "passed": bound.passes(target=plan.target), "sensitivity": band,
+            "pair_lower_bound": bound.pair_lower_bound, "by_delta1": [list(p) for p in bound.by_delta1],
+            "least_favourable_delta1": bound.least_favourable_delta1,
+            "delta1_band": [plan.delta1_low, plan.delta1_high], "enumerated": enumerated,
+            "whole_regions": whole is not None, "assumes": assumes}
+
+
+def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retrieved: BitMap,
+                      whole: dict[str, tuple[int, int, int]] | None = None) -> dict[str, Any]:
     """The one-shot test on the whole judged sample: estimate, one-sided lower bound, pass."""
     if plan.metric == Metric.PAIR_RECALL:
-        pilot = plan.pilot
-        other, which = pilot["other_region"], pilot["which"]
-        regions = {}
-        for region in ("A12", other):
-            judged = [d for d in documents if d["region"] == region]
-            population = judged[0]["population"] if judged else 0
-            regions[region] = (population, len(judged), sum(d["label"] for d in judged))
-        empty = (0, 0, 0)
-        result = stratified_pair_recall(
-            a12=regions["A12"], b1=regions[other] if which == "r2" else empty,
-            b2=regions[other] if which == "r1" else empty, confidence=1.0 - 2.0 * plan.alpha,
-            draws=VERDICT_DRAWS, seed=int(_locked_seed(plan)) % (2**32), delta1_grid=(0.8, 0.9, 1.0, 1.1, 1.25))
-        estimate = result.r1 if which == "r1" else result.r2
-        low = 0.0 if estimate.low is None or math.isnan(estimate.low) else float(estimate.low)
-        band = [{"delta1": p.delta1, "lower_bound": getattr(p, f"{which}_low"),
-                 "passes": (getattr(p, f"{which}_low") or 0.0) >= plan.target} for p in result.sensitivity]
-        return {"method": "stratified_pair_recall: one-sided lower bound = lower end of the two-sided "
-                          f"{1 - 2 * plan.alpha:.0%} conservative Monte Carlo interval",
-                "counts": {r: {"population": v[0], "judged": v[1], "relevant": v[2]} for r, v in regions.items()},
-                "estimate": float(estimate.point) if estimate.point is not None else math.nan,
-                "lower_bound": low, "passed": low >= plan.target, "sensitivity": band}
+        return _pair_evaluation(plan=plan, documents=documents, whole=whole)
     counts = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     for d in documents:
         hit = d["id"] in retrieved
@@ -176,15 +235,27 @@ def _finite(value: float) -> float:
     return value if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
-def _sample_checksum(*, documents: list[dict], fingerprint: str) -> str:
-    """What a verdict is computed from, besides the frozen plan: the sample, its labels, the classifier."""
-    canonical = json.dumps([fingerprint, [[d["id"], d["region"], d["label"], d["population"]] for d in documents]],
+def _sample_checksum(*, documents: list[dict], fingerprint: str,
+                     whole: dict[str, tuple[int, int, int]] | None = None) -> str:
+    """What a verdict is computed from, besides the frozen plan: the sample, its labels, the classifier
+    (and, for a plan with an enumerated region, the whole regions' counts, pilot labels included)."""
+    rows = [[d["id"], d["region"], d["label"], d["population"]] for d in documents]
+    canonical = json.dumps([fingerprint, rows] + ([sorted(whole.items())] if whole is not None else []),
                            separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _evaluate(*, plan: CertificationPlan, documents: list[dict]) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(evaluation, verdict inputs) of a locked plan, or None while its sample is not ready (no writes)."""
+def _needs_whole_regions(plan: CertificationPlan) -> bool:
+    return plan.metric == Metric.PAIR_RECALL and not plan.monitoring and bool(plan.pilot.get("enumerated"))
+
+
+def _evaluate(*, plan: CertificationPlan, documents: list[dict],
+              whole: dict[str, tuple[int, int, int]] | None = None) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(evaluation, verdict inputs) of a locked plan, or None while its sample is not ready (no writes).
+
+    ``whole``: the whole regions' counts of a plan with an enumerated region (``_whole_region_counts``);
+    None there means an enumerated region is not fully labelled yet.
+    """
     if plan.pilot.get("classifier_fingerprint") != plan.classifier.fingerprint:
         raise CertificationError(
             f"Classifier {plan.classifier.name!r} changed after plan {plan.pk} was locked: the locked sample "
@@ -210,9 +281,9 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict]) -> tuple[dict[s
                           "reason": "the confidence sequence cleared the target before the sample was "
                                     "fully judged"}
     else:
-        if not complete:
+        if not complete or (_needs_whole_regions(plan) and whole is None):
             return None
-        evaluation = _fixed_evaluation(plan=plan, documents=documents, retrieved=retrieved)
+        evaluation = _fixed_evaluation(plan=plan, documents=documents, retrieved=retrieved, whole=whole)
     inputs = {
         "schema": VERDICT_SCHEMA,
         "plan": {"id": plan.pk, "topic": plan.topic_id, "classifier": plan.classifier_id,
@@ -221,6 +292,10 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict]) -> tuple[dict[s
                  "monitoring": plan.monitoring, "seed": plan.seed, "sample_size": plan.sample_size},
         "documents": [[d["id"], d["region"], int(d["label"]), int(d["id"] in retrieved)] for d in used],
         "populations": {d["region"]: d["population"] for d in documents},
+        "whole_regions": ({r: {"size": v[0], "judged": v[1], "relevant": v[2]} for r, v in whole.items()}
+                          if whole is not None else None),
+        "delta1_band": [plan.delta1_low, plan.delta1_high] if plan.metric == Metric.PAIR_RECALL else None,
+        "attempts": plan.attempts, "family_alpha": plan.family_alpha,
         "evaluation": json_safe(evaluation),
         "early_stop": early_stop,
         "verdict_draws": VERDICT_DRAWS if plan.metric == Metric.PAIR_RECALL else None,
@@ -247,13 +322,20 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
     existing = CertificationVerdict.objects.filter(plan=plan).first()
     if existing is not None or plan.status != Status.LOCKED:
         return existing
-    documents = _certification_documents(plan=plan)
-    if not documents:
+    shortfall = certification_shortfall(plan=plan)
+    if shortfall is not None:
+        # A plan locked before the lock checked its draws: its sample is not the one planned, so no verdict
+        # (pass or fail) would have the planned error rates.  Nothing is recorded; the pages say why.
+        logger.warning("certification plan %s not decided: %s", plan.pk, shortfall)
         return None
-    outcome = _evaluate(plan=plan, documents=documents)
+    documents = _certification_documents(plan=plan)
+    if not documents and not _needs_whole_regions(plan):
+        return None
+    whole = _whole_region_counts(plan=plan) if _needs_whole_regions(plan) else None
+    outcome = _evaluate(plan=plan, documents=documents, whole=whole)
     if outcome is None:
         return None
-    checksum = _sample_checksum(documents=documents, fingerprint=plan.classifier.fingerprint)
+    checksum = _sample_checksum(documents=documents, fingerprint=plan.classifier.fingerprint, whole=whole)
 
     with transaction.atomic():
         plan = _plans().select_for_update(of=("self",)).get(pk=plan_id)
@@ -261,11 +343,13 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
         if existing is not None or plan.status != Status.LOCKED:
             return existing  # decided meanwhile: the stored verdict stands
         current = _certification_documents(plan=plan)
+        current_whole = _whole_region_counts(plan=plan) if _needs_whole_regions(plan) else None
         fingerprint = Classifier.objects.values_list("fingerprint", flat=True).get(pk=plan.classifier_id)
-        if _sample_checksum(documents=current, fingerprint=fingerprint) != checksum:
+        if _sample_checksum(documents=current, fingerprint=fingerprint, whole=current_whole) != checksum:
             # Labels (or the classifier) moved while the bound was computed: evaluate what is committed now.
             plan.classifier.fingerprint = fingerprint
-            outcome = _evaluate(plan=plan, documents=current) if current else None
+            outcome = (_evaluate(plan=plan, documents=current, whole=current_whole)
+                       if current or current_whole else None)
             if outcome is None:
                 return None
         evaluation, inputs = outcome

@@ -6,8 +6,11 @@ do the work, and user mistakes come back as messages, never as 500s.
 """
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
+
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -17,8 +20,9 @@ from annotation.roles import READ_REPORTS, role_required
 from annotation.services.hits import BudgetExceeded
 from annotation.services.sampling import SamplingError
 from estimation.models import CertificationPlan, CertificationVerdict
-from estimation.selectors import certification_plan_describe
+from estimation.selectors import certification_lock_preview, certification_plan_describe, certification_summary
 from estimation.services.certification_plans import (
+    DEFAULT_DELTA1_BAND,
     CertificationError,
     certification_plan_create,
     certification_plan_lock,
@@ -39,6 +43,28 @@ class CertificationPlanForm(forms.Form):
     monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid)",
                                     help_text="Look after every batch and stop as soon as the confidence sequence "
                                               "clears τ. The sample is sized four times larger as a ceiling.")
+    delta1_low = forms.FloatField(required=False, min_value=0.01, max_value=1.0, initial=DEFAULT_DELTA1_BAND[0],
+                                  label="Dependence band: lowest δ1",
+                                  help_text="Pair recall only. δ1 = 1 means the two classifiers find relevant "
+                                            "documents independently; the verdict is decided at the least "
+                                            "favourable δ1 of the band.")
+    delta1_high = forms.FloatField(required=False, min_value=1.0, max_value=3.0, initial=DEFAULT_DELTA1_BAND[1],
+                                   label="Dependence band: highest δ1",
+                                   help_text="Two keyword filters on the same words can reach 1.35 (Reuters "
+                                             "'earn'); the sample is sized for the bound to reach τ × this.")
+    attempts = forms.IntegerField(required=False, min_value=1, max_value=100, initial=1,
+                                  label="Attempts declared",
+                                  help_text="If you may certify this classifier again after a fail, declare how "
+                                            "many attempts: α is split across them so that all of them together "
+                                            "keep the false-pass rate at α.")
+
+    def clean(self):
+        data = super().clean() or {}
+        defaults = {"delta1_low": DEFAULT_DELTA1_BAND[0], "delta1_high": DEFAULT_DELTA1_BAND[1], "attempts": 1}
+        for name, default in defaults.items():
+            if data.get(name) is None and name not in self.errors:
+                data[name] = default
+        return data
 
     def __init__(self, *args, topic: Topic, **kwargs):
         super().__init__(*args, **kwargs)
@@ -68,23 +94,49 @@ def certification_topic(request: HttpRequest, topic_id: int) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("reports:certification_plan", plan_id=plan.pk)
-    plans = [certification_plan_describe(plan=p) for p in
-             CertificationPlan.objects.filter(topic=topic).select_related("classifier").order_by("-created_at", "-pk")]
-    return render(request, "certification/topic.html", {"topic": topic, "form": form, "plans": plans},
+    summary = certification_summary(topic=topic)
+    page = Paginator(summary.get("plans", []), PLANS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "certification/topic.html",
+                  {"topic": topic, "form": form, "plans": page.object_list, "page": page,
+                   "families": [f for f in summary.get("families", []) if f["attempts"] > 1]},
                   status=400 if request.method == "POST" else 200)
+
+
+PLANS_PER_PAGE = 50
+
+
+def _page_context(plan: CertificationPlan) -> dict:
+    return {"plan": plan, "topic": plan.topic, "info": certification_plan_describe(plan=plan),
+            "preview": certification_lock_preview(plan=plan)}
 
 
 @role_required(READ_REPORTS)
 def certification_plan(request: HttpRequest, plan_id: int) -> HttpResponse:
     plan = _plan(plan_id)
-    return render(request, "certification/plan.html",
-                  {"plan": plan, "topic": plan.topic, "info": certification_plan_describe(plan=plan)})
+    return render(request, "certification/plan.html", _page_context(plan))
+
+
+def _confirmed(request: HttpRequest, plan: CertificationPlan) -> bool:
+    """The POST confirms the cost shown: ``confirm_cost`` equal to the plan's estimated cost."""
+    if plan.estimated_cost is None:
+        return False
+    try:
+        return Decimal(request.POST.get("confirm_cost", "")) == plan.estimated_cost
+    except (InvalidOperation, ValueError):
+        return False
 
 
 @role_required(READ_REPORTS)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def certification_plan_lock_view(request: HttpRequest, plan_id: int) -> HttpResponse:
+    """GET: what locking will draw and cost.  POST: lock, only with the cost confirmed (a paid step)."""
     plan = _plan(plan_id)
+    if request.method == "GET":
+        return render(request, "certification/lock.html", _page_context(plan))
+    if plan.status == CertificationPlan.Status.DRAFT and not _confirmed(request, plan):
+        messages.error(request, "Locking draws the certification sample and publishes paid HITs: confirm the "
+                                f"cost (${plan.estimated_cost}) to lock the plan. Nothing was drawn.")
+        return redirect("reports:certification_lock", plan_id=plan.pk)
     try:
         certification_plan_lock(plan_id=plan.pk, user=request.user)
     except (CertificationError, BudgetExceeded, SamplingError) as exc:
@@ -111,9 +163,12 @@ def certification_plan_replan(request: HttpRequest, plan_id: int) -> HttpRespons
 
 ASSUMPTIONS: dict[str, list[str]] = {
     CertificationPlan.Metric.PAIR_RECALL: [
-        "The two classifiers of the pair are conditionally independent on relevant documents (seed 000, "
-        "Assumption 1: δ1 = 1). Dependence is a bias that no number of judgments removes; the band below "
-        "shows the bound for δ1 from 0.8 to 1.25.",
+        "The pair measures recall as if its two classifiers were conditionally independent on relevant "
+        "documents (seed 000, Assumption 1: δ1 = 1). Dependence is a bias that no number of judgments "
+        "removes, so the verdict does not rest on δ1 = 1: it is decided at the least favourable δ1 of the band "
+        "declared in the plan. If the classifiers depend on each other more than the band allows (two keyword "
+        "filters on the same words can reach δ1 = 1.35), the verdict can be wrong; only a sample of the "
+        "documents neither classifier retrieved can test that.",
         "The certification sample is a simple random sample of each region (A12 and the region only the other "
         "classifier retrieves), drawn after the plan was locked, from documents the pilot did not use.",
         "The recall certified is that of the documents the pilot did not use (the pilot's few documents are "
@@ -154,6 +209,12 @@ def certification_verdict(request: HttpRequest, plan_id: int) -> HttpResponse:
     if verdict is not None and band:
         changes = any(bool(point.get("passes")) != verdict.passed for point in band)
     assumptions = list(ASSUMPTIONS.get(plan.metric, [])) + COMMON_ASSUMPTIONS
+    if evaluation.get("assumes"):
+        assumptions.insert(0, evaluation["assumes"])
+    if plan.attempts > 1 and plan.family_alpha is not None:
+        assumptions.append(f"{plan.attempts} attempts were declared for this classifier, metric and target: each "
+                           f"tests at α = {plan.alpha:.4f}, so that all of them together pass a classifier below "
+                           f"the target with probability at most {plan.family_alpha:g}.")
     if plan.monitoring:
         assumptions.append("Monitoring: the anytime-valid confidence sequence (Waudby-Smith & Ramdas) reads the "
                            "judged documents in an order fixed by the plan's seed; stopping early keeps α. The "

@@ -103,8 +103,11 @@ def test_draft_plans_can_be_updated(world, manager):
     plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
                                      target=0.6, user=manager)
     first = plan.sample_size["total"]
-    plan = certification_plan_update(plan_id=plan.pk, target=0.7)
-    assert plan.target == 0.7 and plan.sample_size["total"] > first
+    # Issue 11: sized at the band's δ1 = 1.25, so a target of 0.7 needs a pair bound of 0.875 (above this
+    # pilot's 0.85); 0.65 needs 0.8125.
+    plan = certification_plan_update(plan_id=plan.pk, target=0.65)
+    assert plan.pilot["feasible"], plan.pilot["reason"]
+    assert plan.target == 0.65 and plan.sample_size["total"] > first
 
 
 # --------------------------------------------------------------------------- lock and draw

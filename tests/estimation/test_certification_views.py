@@ -53,8 +53,13 @@ def test_manager_plans_locks_and_reads_the_verdict(world):
     page = manager.get(response["Location"]).content.decode()
     assert "Lock the plan" in page and HOSTILE not in page and "&lt;script&gt;" in page
     lock = reverse("reports:certification_lock", kwargs={"plan_id": plan.pk})
-    assert manager.get(lock).status_code == 405  # locking is a POST only
+    # Issue 11: GET shows what locking draws and costs (it was 405); the POST must confirm the cost.
+    confirm = manager.get(lock).content.decode()
+    assert f"${plan.estimated_cost}" in confirm and "confirm_cost" in confirm
     assert manager.post(lock).status_code == 302
+    plan.refresh_from_db()
+    assert plan.status == CertificationPlan.Status.DRAFT  # no confirmation: nothing drawn
+    assert manager.post(lock, {"confirm_cost": str(plan.estimated_cost)}).status_code == 302
     plan.refresh_from_db()
     assert plan.status == CertificationPlan.Status.LOCKED
     page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
@@ -65,7 +70,7 @@ def test_manager_plans_locks_and_reads_the_verdict(world):
     assert "Passed" in page and "conditionally independent" in page and "δ1" in page
     assert "Majority of three wrong" in page and HOSTILE not in page
     # Locking twice is refused with a message, not an error page.
-    response = manager.post(lock, follow=True)
+    response = manager.post(lock, {"confirm_cost": str(plan.estimated_cost)}, follow=True)
     assert response.status_code == 200 and "already" in response.content.decode()
 
 
@@ -101,7 +106,8 @@ def test_lock_requires_csrf(world):
     plan = CertificationPlan.objects.get()
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(get_user_model().objects.get(username="max"))
-    response = strict.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}))
+    response = strict.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}),
+                           {"confirm_cost": str(plan.estimated_cost)})
     assert response.status_code == 403
     plan.refresh_from_db()
     assert plan.status == CertificationPlan.Status.DRAFT
@@ -115,7 +121,8 @@ def test_the_topic_report_shows_the_verdict_from_the_summary(world):
                  {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6", "alpha": "0.05",
                   "power": "0.9"})
     plan = CertificationPlan.objects.get()
-    manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}))
+    manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}),
+                 {"confirm_cost": str(plan.estimated_cost)})
     topic_snapshot_create(topic_id=world.topic.pk)
     page = manager.get(reverse("reports:topic", kwargs={"topic_id": world.topic.pk})).content.decode()
     assert 'id="certification"' in page and "Passed:" not in page
@@ -137,7 +144,8 @@ def test_f1_verdict_page_shows_the_exact_bound_and_appendix_a_for_comparison(wor
                                   "alpha": "0.05", "power": "0.9"})
     plan = CertificationPlan.objects.get()
     assert response.status_code == 302
-    assert manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk})).status_code == 302
+    assert manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}),
+                        {"confirm_cost": str(plan.estimated_cost)}).status_code == 302
     judge(world, certification_ids(plan))
     verdict = certification_decide(plan_id=plan.pk)
     page = manager.get(reverse("reports:certification_verdict", kwargs={"plan_id": plan.pk})).content.decode()
@@ -145,3 +153,62 @@ def test_f1_verdict_page_shows_the_exact_bound_and_appendix_a_for_comparison(wor
     appendix = verdict.inputs["evaluation"]["appendix_a_lower_bound"]
     assert f"Appendix A, for comparison only): {appendix:.3f}" in page
     assert "The lower bound is exact" in page and HOSTILE not in page
+
+
+# --------------------------------------------------------------------------- issue 11
+
+
+def test_lock_without_confirming_the_cost_is_refused_with_a_message(world):
+    manager = login("manager", "max")
+    manager.post(reverse("reports:certification", kwargs={"topic_id": world.topic.pk}),
+                 {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6", "alpha": "0.05",
+                  "power": "0.9"})
+    plan = CertificationPlan.objects.get()
+    lock = reverse("reports:certification_lock", kwargs={"plan_id": plan.pk})
+    page = manager.get(lock).content.decode()
+    for region in ("A12", "B2"):
+        assert region in page
+    assert f"{plan.sample_size['total']} documents in" in page and "HITs" in page and "crowd" in page
+    for data in ({}, {"confirm_cost": "0.01"}, {"confirm_cost": "yes"}):
+        response = manager.post(lock, data, follow=True)
+        assert response.status_code == 200 and "confirm the cost" in response.content.decode()
+        plan.refresh_from_db()
+        assert plan.status == CertificationPlan.Status.DRAFT and plan.seed is None
+    assert not certification_ids(plan)
+
+
+def test_the_plan_pages_show_drawn_over_planned_and_the_band(world):
+    manager = login("manager", "max")
+    manager.post(reverse("reports:certification", kwargs={"topic_id": world.topic.pk}),
+                 {"classifier": c1(world).pk, "metric": "pair_recall", "target": "0.6", "alpha": "0.05",
+                  "power": "0.9", "delta1_low": "0.9", "delta1_high": "1.2", "attempts": "2"})
+    plan = CertificationPlan.objects.get()
+    assert (plan.delta1_low, plan.delta1_high, plan.attempts, plan.family_alpha) == (0.9, 1.2, 2, 0.05)
+    manager.post(reverse("reports:certification_lock", kwargs={"plan_id": plan.pk}),
+                 {"confirm_cost": str(plan.estimated_cost)})
+    n = plan.sample_size["A12"]
+    page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
+    assert f"A12: {n} / {n}" in page and "0.9 to 1.2" in page
+    topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
+    assert f"A12 {n}/{n}" in topic_page
+    judge(world, certification_ids(plan))
+    certification_decide(plan_id=plan.pk)
+    verdict = manager.get(reverse("reports:certification_verdict", kwargs={"plan_id": plan.pk})).content.decode()
+    assert "What this verdict assumes" in verdict and "least favourable" in verdict and "δ1 = 1.2" in verdict
+    assert "2 attempts were declared" in verdict
+
+
+def test_the_topic_page_lists_every_plan_on_pages(world):
+    from estimation.services.certification_plans import certification_plan_create
+
+    base = certification_plan_create(topic=world.topic, classifier=c1(world), metric="pair_recall", target=0.6)
+    fields = {f.name: getattr(base, f.name) for f in CertificationPlan._meta.concrete_fields
+              if f.name not in ("id", "created_at")}
+    CertificationPlan.objects.bulk_create([CertificationPlan(**fields) for _ in range(59)])
+    manager = login("manager", "max")
+    url = reverse("reports:certification", kwargs={"topic_id": world.topic.pk})
+    first = manager.get(url).content.decode()
+    second = manager.get(url + "?page=2").content.decode()
+    ids = sorted(CertificationPlan.objects.values_list("pk", flat=True))
+    shown = [pk for pk in ids if f"/certification/{pk}/\"" in first or f"/certification/{pk}/\"" in second]
+    assert shown == ids and "60 plans" in first
