@@ -232,15 +232,43 @@ class TopicForm(forms.Form):
 HALF_WIDTH_MIN, HALF_WIDTH_MAX = 0.01, 0.49
 
 
+# How far below the recall the dependence check's assumption-free lower bound may fall.
+MARGIN_MIN, MARGIN_MAX = 0.02, 0.30
+
+
 class PlanForm(forms.Form):
     half_width = forms.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX, initial=0.05, label="Interval half-width",
                                   help_text="How close the recall interval should be to the estimate, e.g. 0.05 for ±5 points.")
+    margin = forms.FloatField(min_value=MARGIN_MIN, max_value=MARGIN_MAX, initial=0.10, required=False,
+                              label="Dependence check: lower bound within",
+                              help_text="How far below the recall the lower bound that assumes nothing about the "
+                              "classifiers' independence may fall, e.g. 0.10.")
+
+
+def _complement_field(label: str, help_text: str) -> forms.IntegerField:
+    return forms.IntegerField(min_value=0, required=False, label=label, help_text=help_text)
+
+
+class LaunchForm(forms.Form):
+    """The launch: the plan's half-width and, optionally, the dependence check's size (0 or absent: none)."""
+
+    half_width = PlanForm.base_fields["half_width"]
+    complement = _complement_field("Dependence check", "Documents neither classifier retrieved to judge; "
+                                   "0 or empty for none.")
+
+    def clean_complement(self) -> int:
+        return self.cleaned_data.get("complement") or 0
 
 
 class TopUpForm(forms.Form):
     half_width = forms.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX, initial=0.03, label="New interval half-width",
                                   help_text="Narrower than before: documents are added to every region until the plan "
                                   "for this half-width is met (already judged documents count).")
+    complement = _complement_field("Dependence check (total)", "Documents neither classifier retrieved, in all "
+                                   "(those already drawn count); empty leaves the check as it is.")
+
+    def clean_complement(self) -> int:
+        return self.cleaned_data.get("complement") or 0
 
 
 class TargetRecallForm(forms.Form):

@@ -7,19 +7,23 @@ from annotation.models import ClassifierPair, Hit, Topic
 from annotation.selectors import PAIR_REGIONS, topic_precision_guesses, topic_region_progress
 from annotation.services.crowds import crowd_cost_per_assignment
 from annotation.services.retrieved_sets import region_counts
+from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, complement_plan
+from annotation.services.topics import pair_design_check
+from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
 
 
-def topic_plan_context(*, topic: Topic, half_width: float) -> dict:
-    """{"plan": {...} | None, "plan_error": str, "counts": {...}} for the topic page.
+def topic_plan_context(*, topic: Topic, half_width: float, margin: float = DEFAULT_COMPLEMENT_MARGIN) -> dict:
+    """{"plan": {...} | None, "plan_error": str, "counts": {...}, "pair_check": ...} for the topic page.
 
-    `half_width` comes from PlanForm, inside the planner's (0, 0.5).
+    `half_width` comes from PlanForm, inside the planner's (0, 0.5); `margin` is how far below the
+    recall the dependence check's design-based bound may fall (PlanForm too).
     """
     try:
         pair = topic.pair
     except ClassifierPair.DoesNotExist:
         return {"plan": None, "plan_error": "Choose the classifier pair first.", "counts": None}
-    counts = region_counts(c1=pair.c1, c2=pair.c2)
+    counts = region_counts(c1=pair.c1, c2=pair.c2, include_neither=True)
     if counts["A12"] == 0:
         return {"plan": None, "counts": counts,
                 "plan_error": "No plan: the two classifiers retrieve no document in common, so the pair says "
@@ -36,10 +40,28 @@ def topic_plan_context(*, topic: Topic, half_width: float) -> dict:
     data = asdict(plan)
     data["guesses"] = guesses
     data["judgments_per_document"] = Hit.ASSIGNMENTS_PER_HIT
-    progress = topic_region_progress(topic=topic)
+    progress = topic_region_progress(topic=topic, regions=(*PAIR_REGIONS, "N"))
     data["rows"] = [
         {"region": region, "size": counts[region], "judgments": plan.stratified.get(region, 0),
          "guess": guesses.get(region), **progress[region]}
         for region in PAIR_REGIONS
     ]
-    return {"plan": data, "plan_error": "", "counts": counts}
+    # The pair's warnings at the planned sample (regions too small, few relevant expected).
+    check = pair_design_check(c1=pair.c1, c2=pair.c2, counts=counts, precisions=guesses, judged=plan.stratified)
+    try:
+        dependence = asdict(complement_plan(topic=topic, judged=plan.stratified, margin=margin, sizes=counts,
+                                            guesses=guesses))
+    except ApplicationError as exc:
+        dependence = {"judged": None, "feasible": False, "reason": exc.message, "size": counts["N"]}
+    dependence["sampled_so_far"] = progress["N"]["sampled"]
+    dependence["judged_so_far"] = progress["N"]["judged"]
+    dependence["classifiers"] = [
+        {"name": classifier.name, "recall": dependence.get("planned_recalls", {}).get(which),
+         "bound": dependence.get("planned_lower_bounds", {}).get(which)}
+        for which, classifier in (("r1", pair.c1), ("r2", pair.c2))
+    ]
+    if dependence.get("judged"):
+        dependence["cost"] = per_document * dependence["judged"]
+        dependence["total_with"] = plan.stratified_total + dependence["judged"]
+        dependence["cost_with"] = per_document * dependence["total_with"]
+    return {"plan": data, "plan_error": "", "counts": counts, "pair_check": check, "dependence": dependence}

@@ -11,13 +11,21 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.forms import HALF_WIDTH_MAX, HALF_WIDTH_MIN, PlanForm, TopicForm, TopicSettingsForm, TopUpForm
+from annotation.forms import (
+    HALF_WIDTH_MAX,
+    HALF_WIDTH_MIN,
+    LaunchForm,
+    PlanForm,
+    TopicForm,
+    TopicSettingsForm,
+    TopUpForm,
+)
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_launch_size, topic_progress
 from annotation.services.hits import hits_budget_check
 from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.sampling import planned_region_sizes, samples_launch_enqueue
+from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, planned_region_sizes, samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.services.topics import topic_create
 from annotation.views.plan import topic_plan_context
@@ -25,6 +33,11 @@ from core.errors import ApplicationError
 from core.web import form_error
 
 HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."
+COMPLEMENT_MESSAGE = "Enter the dependence check's size as a whole number of documents, 0 or more."
+
+
+def _form_message(form: LaunchForm | TopUpForm) -> str:
+    return HALF_WIDTH_MESSAGE if "half_width" in form.errors else COMPLEMENT_MESSAGE
 
 
 def _topic_queryset():
@@ -84,7 +97,9 @@ def topic_new(request: HttpRequest) -> HttpResponse:
 def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     plan_form = PlanForm(request.GET or None)
-    half_width = plan_form.cleaned_data["half_width"] if plan_form.is_bound and plan_form.is_valid() else 0.05
+    valid = plan_form.is_bound and plan_form.is_valid()
+    half_width = plan_form.cleaned_data["half_width"] if valid else 0.05
+    margin = (plan_form.cleaned_data.get("margin") if valid else None) or DEFAULT_COMPLEMENT_MARGIN
     context = {"topic": topic, "plan_form": plan_form if plan_form.is_bound else PlanForm(),
                "topup_form": TopUpForm(), "progress": topic_progress(topic=topic), "half_width": half_width,
                "extra": [link.classifier for link in topic.extra_classifiers.select_related("classifier")
@@ -93,7 +108,7 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
         context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
                                                           mturk_hit_id__isnull=True).count()
-    context.update(topic_plan_context(topic=topic, half_width=half_width))
+    context.update(topic_plan_context(topic=topic, half_width=half_width, margin=margin))
     return render(request, "analyst/topic_detail.html", context)
 
 
@@ -113,18 +128,27 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
     return render(request, "analyst/topic_edit.html", {"topic": topic, "form": form})
 
 
-def _launch(request: HttpRequest, topic: Topic, *, half_width: float) -> None:
+def _launch(request: HttpRequest, topic: Topic, *, half_width: float, complement: int = 0) -> None:
     """Check what the launch needs now (pair, plan, budget), then draw in a task after this request commits.
 
     The checks raise the same errors the task would (SamplingError, BudgetExceeded), so a launch
     that cannot happen is refused on the page instead of failing unseen in a worker.
+    `complement` is the dependence check's total of documents of N (0: none, or no more).
     """
     targets = planned_region_sizes(topic=topic, half_width=half_width)
     size = topic_launch_size(topic=topic, targets=targets)
+    if complement:
+        with_check = topic_launch_size(topic=topic, targets={**targets, "N": complement})
+        check_documents = with_check.documents - size.documents
+        size = with_check
     if size.hits:
         hits_budget_check(topic=topic, new_hits=size.hits)
-    samples_launch_enqueue(topic=topic, half_width=half_width)
-    messages.success(request, f"The sample is being drawn: {size.documents} documents into {size.hits} HITs. "
+    options: dict = {"half_width": half_width}
+    if complement:
+        options["complement"] = complement
+    samples_launch_enqueue(topic=topic, **options)
+    detail = f" ({check_documents} of them for the dependence check)" if complement and check_documents else ""
+    messages.success(request, f"The sample is being drawn: {size.documents} documents{detail} into {size.hits} HITs. "
                               "The HITs count on this page shows them once they are created.")
 
 
@@ -132,13 +156,13 @@ def _launch(request: HttpRequest, topic: Topic, *, half_width: float) -> None:
 @require_POST
 def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
-    form = PlanForm(request.POST)
+    form = LaunchForm(request.POST)
     if not form.is_valid():
-        messages.error(request, HALF_WIDTH_MESSAGE)
+        messages.error(request, _form_message(form))
     elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
         messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
     else:
-        _launch(request, topic, half_width=form.cleaned_data["half_width"])
+        _launch(request, topic, half_width=form.cleaned_data["half_width"], complement=form.cleaned_data["complement"])
     return redirect("analyst:topic", topic_id=topic_id)
 
 
@@ -148,11 +172,11 @@ def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
     form = TopUpForm(request.POST)
     if not form.is_valid():
-        messages.error(request, HALF_WIDTH_MESSAGE)
+        messages.error(request, _form_message(form))
     elif topic.status == Topic.Status.DRAFT:
         messages.error(request, "Launch the topic first.")
     else:
-        _launch(request, topic, half_width=form.cleaned_data["half_width"])
+        _launch(request, topic, half_width=form.cleaned_data["half_width"], complement=form.cleaned_data["complement"])
     return redirect("analyst:topic", topic_id=topic_id)
 
 

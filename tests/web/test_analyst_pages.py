@@ -201,11 +201,16 @@ def test_launch_over_budget_is_refused_with_a_message(analyst, corpus, django_ca
 
 
 def test_launch_without_overlap_is_refused_with_a_message(analyst, corpus, django_capture_on_commit_callbacks):
+    # Issue 11: a disjoint pair is now refused at creation (test_topic_form_refuses_pairs_that_cannot_carry_an_estimate);
+    # a topic created before that rule still cannot launch.
+    from annotation.models import ClassifierPair
+    from tests.factories import TopicFactory
+
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
     c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:10])
     c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[10:20])
-    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
-    topic = Topic.objects.get()
+    topic = TopicFactory.create(corpus=corpus, name="Oil", status=Topic.Status.DRAFT)
+    ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
     page = reverse("analyst:topic", args=[topic.pk])
     assert b"retrieve no document in common" in analyst.get(page).content
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
@@ -373,3 +378,129 @@ def test_a_plain_value_error_is_a_server_error_not_a_polite_message(analyst, cor
         response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
                                 {"name": "kw", "terms": "grain", "fields": ["text"], "create": "1"})
     assert response.status_code == 500 and b"a bug" not in response.content
+
+
+# --------------------------------------------------------------------------- issue 11: pairs and the dependence check
+
+
+@pytest.mark.parametrize("first, second, words", [
+    (slice(0, 20), slice(0, 40), "Classifier “inner” retrieves nothing “outer” does not"),  # A1 ⊆ A2 (B1 empty)
+    (slice(0, 40), slice(0, 20), "Classifier “inner” retrieves nothing “outer” does not"),  # A2 ⊆ A1 (B2 empty)
+    (slice(0, 20), slice(20, 40), "retrieve no document in common"),
+    (slice(0, 20), slice(0, 20), "retrieve exactly the same documents"),
+])
+def test_topic_form_refuses_pairs_that_cannot_carry_an_estimate(analyst, corpus, first, second, words):
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    inner_first = first.stop <= second.stop
+    c1 = ClassifierFactory.create(corpus=corpus, name="inner" if inner_first else "outer", ids=ids[first])
+    c2 = ClassifierFactory.create(corpus=corpus, name="outer" if inner_first else "inner", ids=ids[second])
+    if first == second:
+        c2.name = "twin"
+        c2.save(update_fields=["name"])
+    response = analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, name="Kept name"))
+    html = response.content.decode()
+    assert response.status_code == 200 and words in html and 'value="Kept name"' in html
+    assert "1 by construction" in html or "0 for both by construction" in html
+    assert not Topic.objects.exists()
+
+
+def test_topic_page_warns_about_a_small_overlap(analyst, corpus):
+    ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
+    c1 = ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:15])
+    c2 = ClassifierFactory.create(corpus=corpus, name="b", ids=ids[12:28])  # A12 holds 3 documents
+    analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2))
+    topic = Topic.objects.get()
+    html = analyst.get(reverse("analyst:topic", args=[topic.pk])).content.decode()
+    assert 'id="pair-warnings"' in html and "holds only 3 documents" in html
+
+
+@pytest.fixture
+def big_topic(db):
+    """A draft topic on 3,000 documents: A12 300, B1 200, B2 400, N 2,100."""
+    from annotation.services.topics import topic_create
+
+    corpus, ids = corpus_build(name="big", size=3000)
+    c1 = ClassifierFactory.create(corpus=corpus, name="title", ids=ids[:500])
+    c2 = ClassifierFactory.create(corpus=corpus, name="body", ids=ids[200:900])
+    return topic_create(corpus=corpus, name="Oil", instructions="Oil?", c1=c1, c2=c2), ids
+
+
+def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
+    from annotation.services.sampling import complement_plan, planned_region_sizes
+
+    topic, _ = big_topic
+    html = analyst.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": "0.1"}).content.decode()
+    planned = complement_plan(topic=topic, judged=planned_region_sizes(topic=topic, half_width=0.1))
+    assert planned.feasible and planned.size == 2100 and 0 < planned.judged <= 2100
+    assert 'id="dependence-check"' in html and 'id="plan-row-n"' in html
+    row = html.split('id="plan-row-n"')[1].split("</tr>")[0]
+    assert ">2100<" in row and f">{planned.judged}<" in row
+    # What it buys and what happens without it, in plain words; what the N guess rests on.
+    assert "assumes nothing about whether the two classifiers are independent" in html
+    assert "a test of that assumption" in html and "Without it" in html
+    assert "dependence δ1 = 1.25" in html
+    # Its cost next to the plan's, and the launch form offers it unticked.
+    assert f"{planned.judged} documents of N, $" in html
+    assert f'name="complement" value="{planned.judged}" id="launch-complement"> Include' in html
+    assert 'id="launch-complement" checked' not in html
+    assert "csrfmiddlewaretoken" in html.split('id="dependence-check"')[1]
+
+
+def test_launch_with_the_dependence_check_draws_region_n(analyst, big_topic, django_capture_on_commit_callbacks):
+    from annotation.models import SampledDocument, SampleDraw
+
+    topic, ids = big_topic
+    with django_capture_on_commit_callbacks(execute=True):
+        launched = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]),
+                                {"half_width": "0.2", "complement": "120"})
+    drawn = SampledDocument.objects.filter(topic=topic, region="N")
+    assert drawn.count() == 120 and set(drawn.values_list("draw__purpose", flat=True)) == {SampleDraw.Purpose.PAIR}
+    assert set(drawn.values_list("document_id", flat=True)) <= set(ids[900:])
+    page = analyst.get(launched.url).content.decode()
+    assert "(120 of them for the dependence check)" in page
+    assert f"into {Hit.objects.filter(topic=topic).count()} HITs" in page
+
+
+def test_launch_without_the_check_is_unchanged(analyst, big_topic, django_capture_on_commit_callbacks):
+    from annotation.models import SampledDocument
+
+    topic, _ = big_topic
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
+    assert SampledDocument.objects.filter(topic=topic).exists()
+    assert not SampledDocument.objects.filter(topic=topic, region="N").exists()
+
+
+def test_a_bad_dependence_check_size_is_refused_with_a_message(analyst, big_topic, django_capture_on_commit_callbacks):
+    topic, _ = big_topic
+    page = reverse("analyst:topic", args=[topic.pk])
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2", "complement": "-5"},
+                                follow=True)
+    assert b"dependence check&#x27;s size" in response.content and not callbacks
+    assert response.redirect_chain[-1][0].endswith(page) and not Hit.objects.filter(topic=topic).exists()
+
+
+def test_top_up_can_add_the_dependence_check(analyst, big_topic, django_capture_on_commit_callbacks):
+    from annotation.models import SampledDocument
+
+    topic, _ = big_topic
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.2", "complement": "50"})
+    assert SampledDocument.objects.filter(topic=topic, region="N").count() == 50
+
+
+def test_launch_and_plan_need_the_analyst_role(big_topic, accounts):
+    topic, _ = big_topic
+    client = Client()
+    client.force_login(accounts["manager"])
+    response = client.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2", "complement": "50"})
+    assert response.status_code in (302, 403)
+    assert not Hit.objects.filter(topic=topic).exists()
+    csrf_client = Client(enforce_csrf_checks=True)
+    csrf_client.force_login(user_with_role("ana2", "analyst"))
+    assert csrf_client.post(reverse("analyst:topic_launch", args=[topic.pk]),
+                            {"half_width": "0.2", "complement": "50"}).status_code == 403
+    assert not Hit.objects.filter(topic=topic).exists()
