@@ -21,7 +21,16 @@ Wiring decisions (documented in docs/report.md):
   code; precision samples (R) by the classifier of their draw.
 * Certification draws are left out: their designs (and inclusion
   probabilities) belong to the certification test, which is computed once on
-  its own locked sample.
+  its own locked sample.  The judgments and the cost spent on documents that
+  only certification samples hold are counted apart (``certification_judgments``,
+  ``certification_spent``), so the report's judgment count, cost per judged
+  document and recall history describe the estimation sample alone.
+* The complement sample (region N = documents neither classifier retrieved, the
+  dependence check of issue 11) is keyed "N"; its size is |U ∖ (A1 ∪ A2)| from
+  the corpus bitmap (region_counts(include_neither=True)).
+* Each judged document's votes are kept with its sample (``SampleInputs.votes``)
+  and, for worker agreement, with the key of the first sample holding it
+  (``vote_strata``, parallel to ``votes``).
 * Region sizes come from the retrieved-set bitmaps, never from joins.
 """
 from __future__ import annotations
@@ -56,9 +65,10 @@ from estimation.selectors import certification_summary
 logger = logging.getLogger(__name__)
 
 # The schema of the inputs dict; bump when its meaning changes.
-INPUTS_SCHEMA = 1
+INPUTS_SCHEMA = 2  # 2: N samples, per-sample votes, vote strata, certification judgments and cost apart
 
 PAIR_REGIONS = ("A12", "B1", "B2")
+NEITHER = "N"  # Region.NEITHER: the complement of the pair's union (the dependence check)
 PAPER_REGIONS = ("A1", "A2")
 
 
@@ -75,7 +85,7 @@ class ClassifierInputs:
 class SampleInputs:
     """The judged documents of one sampled region and their labels."""
 
-    key: str  # "A12", "B1", "B2", "A1", "A2", "R:<classifier id>" or "U"
+    key: str  # "A12", "B1", "B2", "A1", "A2", "N", "R:<classifier id>" or "U"
     region: str  # the Region code
     classifier_id: int | None  # the classifier whose retrieved set was sampled (region R)
     size: int  # documents in the region (|region|; the corpus size for U)
@@ -84,6 +94,8 @@ class SampleInputs:
     labels: tuple[float, ...]  # per judged document: 1.0/0.0, or P(relevant) for soft labels
     # retrieved_by[i]: ids of the topic's classifiers (pair and extras) whose retrieved set holds document_ids[i].
     retrieved_by: tuple[tuple[int, ...], ...]
+    # votes[i]: (relevant votes, total votes) of document_ids[i]; empty when not gathered.
+    votes: tuple[tuple[int, int], ...] = ()
 
     @property
     def judged(self) -> int:
@@ -132,6 +144,11 @@ class TopicInputs:
     certification: dict[str, Any]
     code_version: str
     parameters: dict[str, Any] = field(default_factory=dict)  # draws, seed, ...
+    # The sample key of each entry of ``votes`` (the first sample holding the document), for agreement per stratum.
+    vote_strata: tuple[str, ...] = ()
+    # Judgments of documents that only certification samples hold, and their share of the cost (Decimal string).
+    certification_judgments: int = 0
+    certification_spent: str = "0"
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
@@ -155,12 +172,14 @@ class TopicInputs:
         data["region_sizes"] = dict(self.region_sizes)
         data["venn3"] = {key: dict(sizes) for key, sizes in self.venn3.items()}
         data["votes"] = [list(v) for v in self.votes]
+        data["vote_strata"] = list(self.vote_strata)
         data["parameters"] = dict(self.parameters)
         data["samples"] = {
             key: {
                 "key": s.key, "region": s.region, "classifier_id": s.classifier_id, "size": s.size,
                 "sampled": s.sampled, "document_ids": list(s.document_ids), "labels": list(s.labels),
                 "retrieved_by": [list(r) for r in s.retrieved_by],
+                "votes": [list(v) for v in s.votes],
                 # Not fields, but handy for anyone reading a stored snapshot.
                 "judged": s.judged, "relevant": s.relevant,
             }
@@ -214,25 +233,62 @@ def _label_values(*, topic: Topic, soft: bool) -> tuple[dict[int, float], set[in
     return values, gold, votes
 
 
-def _cost(*, topic: Topic) -> CostInputs:
+_COUNTED = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+
+
+def _fee_per_assignment(*, topic: Topic) -> Decimal | None:
+    """The crowd's fee per assignment (e.g. Amazon's commission), None when the crowd cannot price it."""
+    try:
+        fee = Decimal(crowd_cost_per_assignment(topic)) - Decimal(topic.reward_per_hit)
+    except ApplicationError:  # an unknown crowd must not break a report: rewards are the cost
+        logger.warning("crowd cost unavailable for topic %s; reporting rewards only", topic.pk, exc_info=True)
+        return None
+    return max(fee, Decimal(0))
+
+
+def _cost(*, topic: Topic, fee: Decimal | None) -> CostInputs:
     """Rewards of submitted/approved assignments, plus the crowd's fee per assignment when priced.
 
     The fee is crowd_cost_per_assignment(topic) minus the topic's current reward
     (e.g. Amazon's commission); each HIT's own reward is summed as recorded.
     """
-    totals = Assignment.objects.filter(
-        hit__topic=topic, status__in=(Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
-    ).aggregate(n=Count("id"), rewards=Sum("hit__reward"))
+    totals = Assignment.objects.filter(hit__topic=topic, status__in=_COUNTED).aggregate(
+        n=Count("id"), rewards=Sum("hit__reward"))
     assignments = int(totals["n"] or 0)
     rewards = Decimal(totals["rewards"] or 0)
     spent, includes_fees = rewards, False
-    try:
-        fee = Decimal(crowd_cost_per_assignment(topic)) - Decimal(topic.reward_per_hit)
-    except ApplicationError:  # an unknown crowd must not break a report: rewards are the cost
-        logger.warning("crowd cost unavailable for topic %s; reporting rewards only", topic.pk, exc_info=True)
-    else:
-        spent, includes_fees = rewards + max(fee, Decimal(0)) * assignments, True
+    if fee is not None:
+        spent, includes_fees = rewards + fee * assignments, True
     return CostInputs(assignments=assignments, rewards=str(rewards), spent=str(spent), includes_fees=includes_fees)
+
+
+def _certification_share(*, topic: Topic, fee: Decimal | None) -> tuple[int, Decimal]:
+    """Judgments of documents only certification samples hold, and their share of the cost.
+
+    An assignment's cost (its HIT's reward plus the fee) is split evenly over the
+    documents it judged, so a HIT mixing estimation and certification documents
+    is charged to each in proportion.  Two subqueries and one grouped query.
+    """
+    estimation_documents = (SampledDocument.objects.filter(topic=topic)
+                            .exclude(draw__purpose=SampleDraw.Purpose.CERTIFICATION).values("document_id"))
+    certification_documents = (SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.CERTIFICATION)
+                               .exclude(document_id__in=estimation_documents).values("document_id"))
+    judgments = Judgment.objects.filter(topic=topic, document_id__in=certification_documents)
+    count = judgments.count()
+    if count == 0:
+        return 0, Decimal(0)
+    per_assignment = (judgments.filter(assignment__status__in=_COUNTED).values("assignment_id")
+                      .annotate(n=Count("id")).values_list("assignment_id", "n"))
+    certification_by_assignment = dict(per_assignment)
+    spent = Decimal(0)
+    if certification_by_assignment:
+        rows = (Assignment.objects.filter(pk__in=list(certification_by_assignment))
+                .annotate(judged=Count("judgments")).values_list("pk", "hit__reward", "judged"))
+        for pk, reward, judged in rows:
+            cost = Decimal(reward or 0) + (fee or Decimal(0))
+            if judged:
+                spent += cost * certification_by_assignment[pk] / judged
+    return count, spent
 
 
 def _certification(*, topic: Topic) -> dict[str, Any]:
@@ -262,9 +318,6 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         for tc in TopicClassifier.objects.filter(topic=topic).select_related("classifier").order_by("classifier_id")
     ]
     extras = tuple(_classifier_inputs(c, "extra") for c in extra_classifiers)
-    sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
-    extra_sizes = {c.id: c.retrieved for c in extras}
-
     values, gold, votes = _label_values(topic=topic, soft=soft)
 
     # Distinct documents per sample key; the draw's classifier names the R samples.
@@ -281,6 +334,9 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         key = f"R:{draw_classifier_id}" if region == Region.RETRIEVED else region
         drawn[key].add(document_id)
 
+    extra_sizes = {c.id: c.retrieved for c in extras}
+    # |N| reads the corpus bitmap: only when the topic has a complement sample.
+    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=NEITHER in drawn) if pair else {}
     corpus_size = int(corpus.document_count)
     bitmaps = [(c.pk, classifier_bitmap(classifier=c)) for c in _topic_classifiers(pair, extra_classifiers)]
     samples: dict[str, SampleInputs] = {}
@@ -307,12 +363,19 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             document_ids=judged_ids,
             labels=tuple(values[d] for d in judged_ids),
             retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
+            votes=tuple(votes[d] for d in judged_ids),
         )
 
     venn3 = _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
 
-    # Votes of every judged, sampled, non-gold document (for worker agreement).
-    sampled_judged = sorted({d for s in samples.values() for d in s.document_ids})
+    # Votes of every judged, sampled, non-gold document (for worker agreement), with the first sample holding it.
+    stratum_of: dict[int, str] = {}
+    for key, sample in samples.items():  # keys in sorted order
+        for d in sample.document_ids:
+            stratum_of.setdefault(d, key)
+    sampled_judged = sorted(stratum_of)
+    fee = _fee_per_assignment(topic=topic)
+    certification_judgments, certification_spent = _certification_share(topic=topic, fee=fee)
     return TopicInputs(
         schema=INPUTS_SCHEMA,
         topic_id=topic.pk,
@@ -331,10 +394,13 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         venn3=venn3,
         judgments=Judgment.objects.filter(topic=topic).count(),
         votes=tuple(votes[d] for d in sampled_judged),
-        cost=_cost(topic=topic),
+        cost=_cost(topic=topic, fee=fee),
         certification=_certification(topic=topic),
         code_version=code_version,
         parameters=dict(parameters or {}),
+        vote_strata=tuple(stratum_of[d] for d in sampled_judged),
+        certification_judgments=certification_judgments,
+        certification_spent=str(certification_spent),
     )
 
 

@@ -27,7 +27,7 @@ from annotation.models import Hit, Topic
 # nulls with a reason instead of failing (a report must always render).
 from estimation.services.extrapolation import STATS_ERRORS, precision_extrapolate
 from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs, topic_inputs_gather
-from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
+from estimation.stats import aggregation, design_based, f1_posterior, pair_recall, planning, proportions
 from estimation.stats.capture_recapture import capture_recapture
 
 # The package re-exports a function named pooled_recall, so import from the module itself.
@@ -36,7 +36,9 @@ from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estima
 
 logger = logging.getLogger(__name__)
 
-REPORT_SCHEMA = 1
+# 2 (issue 11): "judgments" and cost.per_judged_document count the estimation sample only (certification
+# apart); new blocks design_based, assumptions, label_noise; worker_agreement gains the label-quality check.
+REPORT_SCHEMA = 2
 DEFAULT_DRAWS = 20_000
 # One fixed seed: successive snapshots of a topic use common random numbers, so
 # their Monte Carlo intervals move only when the judgments do.
@@ -52,7 +54,10 @@ _REGION_LABELS = {
     "A1": "A1 (paper design)",
     "A2": "A2 (paper design)",
     "U": "Uniform sample of the corpus",
+    "N": "Neither classifier (complement sample, the dependence check)",
 }
+# The δ1 band of the assumptions block (seed 000 Assumption 1; the certification's declared band defaults to it).
+DEPENDENCE_BAND = (0.8, 1.25)
 
 
 # --------------------------------------------------------------------------- code version
@@ -102,6 +107,10 @@ def topic_report_from_inputs(*, inputs: TopicInputs, generated_at: str | None = 
     return report
 
 
+PAIR_KEYS = ("A12", "B1", "B2")
+NEITHER = "N"  # annotation Region.NEITHER: documents neither classifier of the pair retrieved
+
+
 def _pair_list(inputs: TopicInputs) -> list[ClassifierInputs]:
     """[c1, c2], or [] without a pair."""
     return list(inputs.pair) if inputs.pair is not None else []
@@ -131,6 +140,24 @@ def _diagnostic(code: str, severity: str, message: str, source: str = "report") 
     return {"code": code, "severity": severity, "message": message, "source": source}
 
 
+def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) -> str:
+    """One plain sentence on what the complement sample showed (no symbols; the technical name follows apart)."""
+    figures = "; ".join(
+        f"{names[key]} {r.point:.3f} (between {r.low:.3f} and {r.high:.3f})"
+        for key, r in (("C1", d.r1), ("C2", d.r2)) if r.point is not None and r.low is not None and r.high is not None)
+    measured = f" Recall measured without that assumption: {figures}." if figures else ""
+    if d.delta1.low is None or d.delta1.high is None:
+        return "The complement sample cannot test the pair's assumption yet: a region of the pair has no judgment." + measured
+    if d.independence_rejected and d.delta1.low > 1.0:
+        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find the "
+                "same relevant documents, so the pair's recall figures are too high." + measured)
+    if d.independence_rejected:
+        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find "
+                "different relevant documents, so the pair's recall figures are too low." + measured)
+    return ("The sample of documents neither classifier retrieved is consistent with the pair's assumption that the "
+            "classifiers find relevant documents independently." + measured)
+
+
 class _ReportBuilder:
     """Holds the intermediate results while the report dict is assembled."""
 
@@ -143,6 +170,8 @@ class _ReportBuilder:
         self.stratified: pair_recall.StratifiedPairRecall | None = None
         self.paper: pair_recall.PaperDesignPairRecall | None = None
         self.corpus_size: int | None = None
+        self.design: design_based.DesignBasedRecall | None = None
+        self.label_noise: dict[str, Any] | None = None
 
     # ----------------------------------------------------------------- top level
 
@@ -164,6 +193,7 @@ class _ReportBuilder:
         if inputs.c1 is not None:
             self._run_stratified(self.corpus_size)
             self._run_paper(self.corpus_size)
+            self._run_design_based()
 
         primary = self._primary()
         classifiers = self._classifiers(primary)
@@ -186,7 +216,10 @@ class _ReportBuilder:
             "recall_stratified": self._stratified_block(),
             "recall_paper_design": self._paper_block(),
             "estimated_relevant": self._estimated_relevant(primary),
-            "judgments": inputs.judgments,
+            # The estimation sample's judgments; certification samples are counted apart (schema 2).
+            "judgments": max(0, inputs.judgments - inputs.certification_judgments),
+            "judgments_total": inputs.judgments,
+            "certification_judgments": inputs.certification_judgments,
             "judged_documents": judged_documents,
             "cost": self._cost(judged_documents),
             "uniform_sampling_judgments": uniform_plan,
@@ -194,8 +227,11 @@ class _ReportBuilder:
             "sensitivity": self._sensitivity(),
             "pooled_recall": self._pooled_recall(),
             "dependence": self._dependence(),
+            "design_based": self._design_based_block(),
+            "assumptions": self._assumptions(),
             "posterior": self._posterior(),
             "worker_agreement": self._worker_agreement(),
+            "label_noise": self.label_noise,
             "certification": inputs.certification,
             "code_version": inputs.code_version,
         }
@@ -227,13 +263,14 @@ class _ReportBuilder:
             sample = inputs.sample(f"R:{c.id}")
             if sample is not None and sample.judged:
                 others[str(c.id)] = _region(sample, c.retrieved)
+        probabilities = self._label_probabilities()
         try:
             self.stratified = pair_recall.stratified_pair_recall(
                 a12=_region(inputs.sample("A12"), inputs.region_sizes["A12"]),
                 b1=_region(inputs.sample("B1"), inputs.region_sizes["B1"]),
                 b2=_region(inputs.sample("B2"), inputs.region_sizes["B2"]),
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
-                other_classifiers=others, return_draws=True,
+                other_classifiers=others, return_draws=True, label_probabilities=probabilities,
             )
         except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
@@ -241,6 +278,67 @@ class _ReportBuilder:
         self.diagnostics.extend(
             _diagnostic(d.code, d.severity, d.message, "stratified_pair_recall") for d in self.stratified.diagnostics
         )
+        if self.label_noise is not None:
+            noise = self.stratified.label_noise
+            self.label_noise["widened"] = noise is not None
+            self.label_noise["regions"] = None if noise is None else noise.regions
+            if noise is not None:
+                self.diagnostics.append(_diagnostic(
+                    "label_noise_widened", "info",
+                    "The workers did not always agree, so some labels may be wrong. The recall intervals allow for "
+                    "that: each document counts as relevant with the probability its votes give it, not as certain.",
+                    "stratified_pair_recall"))
+
+    def _label_probabilities(self) -> dict[str, tuple[float, ...]] | None:
+        """P(relevant) per judged document of A12, B1, B2, for the label-noise widening (docs/estimation.md).
+
+        Dawid–Skene topics: the stored posteriors (the labels themselves).  Majority topics: the
+        one-coin probability implied by each document's votes, with the worker accuracy estimated from
+        how often two votes on one document agree (all estimation votes) and a prior per region.
+        None when every label is certain (unanimous votes): the estimate is then the plain one.
+        """
+        inputs = self.inputs
+        samples = {k: s for k in PAIR_KEYS if (s := inputs.sample(k)) is not None and s.judged}
+        if not samples:
+            return None
+        if inputs.soft_labels:
+            self.label_noise = {"source": "dawid_skene_posteriors", "worker_accuracy": None, "widened": False,
+                                "regions": None}
+            return {k: s.labels for k, s in samples.items()}
+        accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
+        if accuracy is None or accuracy >= 1.0 or any(len(s.votes) != s.judged for s in samples.values()):
+            return None
+        votes = [v for s in samples.values() for v in s.votes]
+        strata = [k for k, s in samples.items() for _ in s.votes]
+        result = pair_recall.vote_label_probabilities(votes=votes, strata=strata, accuracy=accuracy)
+        self.label_noise = {"source": "votes", "worker_accuracy": _num(accuracy), "widened": False, "regions": None,
+                            "prevalence_by_region": result.stratum_prevalence}
+        out, start = {}, 0
+        for key, sample in samples.items():
+            out[key] = result.probabilities[start:start + sample.judged]
+            start += sample.judged
+        return out
+
+    def _run_design_based(self) -> None:
+        """Design-based recall with the complement sample N (notes §8): no independence assumption."""
+        inputs = self.inputs
+        complement = inputs.sample(NEITHER)
+        sizes = inputs.region_sizes
+        if complement is None or complement.judged == 0 or NEITHER not in sizes:
+            return
+        try:
+            self.design = design_based.design_based_recall(
+                a12=_region(inputs.sample("A12"), sizes["A12"]), b1=_region(inputs.sample("B1"), sizes["B1"]),
+                b2=_region(inputs.sample("B2"), sizes["B2"]), u=_region(complement, sizes[NEITHER]),
+                confidence=self.confidence, draws=self.draws, seed=self.seed)
+        except STATS_ERRORS as exc:
+            self.diagnostics.append(_diagnostic("design_based_failed", "error",
+                                                f"The recall from the complement sample failed: {exc}"))
+            return
+        for d in self.design.diagnostics:
+            if d.code == "unjudged_region":
+                continue  # the stratified estimate reports unjudged regions already
+            self.diagnostics.append(_diagnostic(d.code, d.severity, d.message, "design_based_recall"))
 
     def _run_paper(self, corpus_size: int | None) -> None:
         inputs = self.inputs
@@ -373,13 +471,13 @@ class _ReportBuilder:
         inputs = self.inputs
         names: dict[int | None, str] = {c.id: c.name for c in _pair_list(inputs) + list(inputs.extras)}
         rows = []
-        order = ["A12", "B1", "B2", "A1", "A2"]
+        order = ["A12", "B1", "B2", "A1", "A2", NEITHER]
         for key in order:
             if key not in inputs.region_sizes:
                 continue
             sample = inputs.sample(key)
-            if key in ("A1", "A2") and sample is None:
-                continue  # the paper's design was not used
+            if key in ("A1", "A2", NEITHER) and sample is None:
+                continue  # the paper's design (or the dependence check) was not used
             rows.append(self._region_row(key, _REGION_LABELS[key], inputs.region_sizes[key], sample, None))
         for key in sorted(k for k in inputs.samples if k.startswith("R:")):
             sample = inputs.samples[key]
@@ -422,15 +520,28 @@ class _ReportBuilder:
         block["chapman"] = _num(primary["chapman"])
         block["prevalence"] = (block["estimate"] / self.corpus_size
                                if block["estimate"] is not None and self.corpus_size else None)
+        # Totals respect what was found (issue 11): floored at the most relevant documents any classifier found.
+        result: pair_recall.StratifiedPairRecall | pair_recall.PaperDesignPairRecall | None = (
+            self.stratified if primary["design"] == "stratified" else self.paper if primary["design"] else None)
+        block["floored"] = bool(result.bound_binding) if result is not None else False
+        block["floored_share"] = _num(result.bound_binding_share) if result is not None else None
+        stratified = self.stratified if primary["design"] == "stratified" else None
+        block["floor"] = _num(stratified.n_hat_floor) if stratified is not None else None
+        block["unconstrained"] = (_estimate(stratified.n_hat_unconstrained)
+                                  if stratified is not None and stratified.n_hat_unconstrained is not None else None)
         return block
 
     def _cost(self, judged_documents: int) -> dict[str, Any]:
+        """Spent in all; per judged document of the estimation sample, certification's share left out."""
         cost = self.inputs.cost
         spent = Decimal(cost.spent)
+        certification = Decimal(self.inputs.certification_spent)
+        estimation = max(Decimal(0), spent - certification)
         return {
             "spent": float(spent), "rewards": float(Decimal(cost.rewards)), "currency": "USD",
             "assignments": cost.assignments, "includes_fees": cost.includes_fees,
-            "per_judged_document": float(spent / judged_documents) if judged_documents else None,
+            "estimation_spent": float(estimation), "certification_spent": float(certification),
+            "per_judged_document": float(estimation / judged_documents) if judged_documents else None,
         }
 
     def _uniform_comparison(self, primary) -> tuple[dict[str, Any], float | None]:
@@ -479,14 +590,122 @@ class _ReportBuilder:
         return result
 
     def _worker_agreement(self) -> dict[str, Any] | None:
-        rows = [(r, t - r) for r, t in self.inputs.votes if t == Hit.ASSIGNMENTS_PER_HIT]
+        """Fleiss' κ, split votes overall and per stratum, and a plain warning when agreement is low.
+
+        aggregation.label_quality decides (its thresholds are documented there and in
+        docs/estimation.md); κ keeps its original definition here (complete documents only).
+        """
+        inputs = self.inputs
+        rows = [(r, t - r) for r, t in inputs.votes if t == Hit.ASSIGNMENTS_PER_HIT]
         if not rows:
             return None
+        block: dict[str, Any]
         try:
             kappa = aggregation.fleiss_kappa(counts=np.asarray(rows, dtype=float))
         except STATS_ERRORS as exc:
-            return {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
-        return {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
+            block = {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
+        else:
+            block = {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
+        block.update({"split_share": None, "per_stratum": {}, "low_agreement": False, "reasons": [], "message": None,
+                      "majority_error": None})
+        quality_of = getattr(aggregation, "label_quality", None)
+        if quality_of is None:
+            return block
+        complete = [(i, v) for i, v in enumerate(inputs.votes) if v[1] == Hit.ASSIGNMENTS_PER_HIT]
+        strata = ([inputs.vote_strata[i] for i, _ in complete] if len(inputs.vote_strata) == len(inputs.votes)
+                  else None)
+        try:
+            quality = quality_of(votes=[v for _, v in complete], strata=strata)
+        except STATS_ERRORS as exc:
+            block["note"] = block["note"] or str(exc)
+            return block
+        block.update({
+            "split_share": _num(quality.split_share),
+            "per_stratum": {k: {"documents": s.documents, "fleiss_kappa": _num(s.fleiss_kappa),
+                                "split_share": _num(s.split_share)} for k, s in quality.per_stratum.items()},
+            "low_agreement": bool(quality.low_agreement), "reasons": list(quality.reasons),
+            "message": quality.message, "majority_error": _num(quality.majority_error),
+        })
+        if quality.low_agreement and quality.message:
+            self.diagnostics.append(_diagnostic("low_agreement", "warning", quality.message, "label_quality"))
+        return block
+
+    # ----------------------------------------------------------------- dependence check
+
+    def _design_based_block(self) -> dict[str, Any] | None:
+        """The dependence check's figures (notes §8): recall that assumes nothing about dependence."""
+        d = self.design
+        if d is None:
+            return None
+        pair = self.inputs.pair
+        names = {"C1": pair[0].name, "C2": pair[1].name} if pair is not None else {"C1": "C1", "C2": "C2"}
+
+        def recall(r: design_based.DesignRecall) -> dict[str, Any]:
+            return {"estimate": _num(r.point), "low": _num(r.low), "high": _num(r.high),
+                    "lower_bound": _num(r.lower_bound), "conservative_lower_bound": _num(r.conservative_lower_bound),
+                    "pair_estimand": _num(r.pair_estimand), "method": r.method}
+
+        complement = self.inputs.sample(NEITHER)
+        return {
+            "C1": recall(d.r1), "C2": recall(d.r2),
+            "delta1": {"estimate": _num(d.delta1.point), "low": _num(d.delta1.low), "high": _num(d.delta1.high)},
+            "independence_rejected": bool(d.independence_rejected),
+            "elusion": {"estimate": _num(d.elusion.point), "low": _num(d.elusion.low), "high": _num(d.elusion.high),
+                        "upper_bound": _num(d.elusion.upper_bound), "found": _num(d.elusion.found),
+                        "judged": d.elusion.judged},
+            "relevant_in_complement": {"estimate": _num(d.t_u.point), "low": _num(d.t_u.low),
+                                       "high": _num(d.t_u.high), "upper_bound": _num(d.t_u.upper_bound)},
+            "relevant_total": {"estimate": _num(d.relevant_total.point), "low": _num(d.relevant_total.low),
+                               "high": _num(d.relevant_total.high)},
+            "complement": {"size": self.inputs.region_sizes.get(NEITHER),
+                           "judged": complement.judged if complement else 0,
+                           "relevant": complement.relevant if complement else 0.0},
+            "summary": _design_summary(d, names),
+            "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
+                          "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
+        }
+
+    def _assumptions(self) -> dict[str, Any] | None:
+        """What the pair's recall figures rest on, in plain words, and whether the data tested it."""
+        inputs = self.inputs
+        pair = inputs.pair
+        if pair is None or (self.stratified is None and self.paper is None):
+            return None
+        c1, c2 = pair[0].name, pair[1].name
+        low, high = DEPENDENCE_BAND
+        band: dict[str, Any] = {"delta1_low": low, "delta1_high": high, "C1": None, "C2": None}
+        if self.stratified is not None:
+            points = [p for p in self.stratified.sensitivity if p.delta1 in (low, high)]
+            for key, attr in (("C1", "r1"), ("C2", "r2")):
+                values = [v for p in points if (v := getattr(p, attr)) is not None]
+                if values:
+                    band[key] = [min(values), max(values)]
+        statement = (f"These recall figures assume that {c1} and {c2} find relevant documents independently of each "
+                     f"other: a relevant document found by one is no more and no less likely to be found by the other. "
+                     f"If they tend to find the same documents, the figures are too high; if they find different ones, "
+                     f"too low. Judging more documents of the same regions cannot tell which.")
+        band_text = None
+        if band["C1"] is not None and band["C2"] is not None:
+            band_text = (f"If the two classifiers were somewhat dependent, within the range usually seen, the recall "
+                         f"of {c1} would lie between {band['C1'][0]:.3f} and {band['C1'][1]:.3f}, and that of {c2} "
+                         f"between {band['C2'][0]:.3f} and {band['C2'][1]:.3f}.")
+        if self.design is not None:
+            how = ("A sample of the documents neither classifier retrieved has been judged; it tests this assumption "
+                   "(see the dependence check).")
+        elif inputs.sample(NEITHER) is not None:
+            how = ("A sample of the documents neither classifier retrieved has been drawn; once it is judged it will "
+                   "test this assumption and give a recall that does not rest on it.")
+        else:
+            how = ("Judging a sample of the documents that neither classifier retrieved (a complement sample) would "
+                   "test this assumption and give a recall that does not rest on it.")
+        return {
+            "independence_assumed": True, "tested": self.design is not None,
+            "rejected": bool(self.design.independence_rejected) if self.design is not None else None,
+            "statement": statement, "band": band, "band_text": band_text, "how_to_test": how,
+            "technical": (f"Seed 000 Assumption 1: conditional independence of the pair on relevant documents "
+                          f"(δ1 = 1); the band reads the estimates at δ1 from {low:g} to {high:g} (r = r*/δ1, "
+                          f"capped at 1)."),
+        }
 
     def _dependence(self) -> list[dict[str, Any]] | None:
         """Log-linear capture–recapture with each further classifier as the third (ESTIMATION-NOTES §1).

@@ -155,7 +155,11 @@ def test_soft_labels_sum_dawid_skene_posteriors():
         a12=(10, 6, soft["A12"][1]), b1=(20, 8, soft["B1"][1]), b2=(15, 7, soft["B2"][1]), corpus_size=60,
         confidence=0.95, draws=DRAWS, seed=SEED, other_classifiers={str(built.c3.pk): (25, 7, 3 * 0.9 + 4 * 0.1)},
         return_draws=True,
+        # Issue 11: the posteriors are label probabilities, so the intervals carry the label noise (the draws
+        # depend on the multiset of probabilities, not their order).
+        label_probabilities={"A12": (0.9,) * 5 + (0.1,), "B1": (0.9,) * 2 + (0.1,) * 6, "B2": (0.9,) * 3 + (0.1,) * 4},
     )
+    assert report["label_noise"]["widened"] is True
     assert report["recall_eq1"]["C1"]["estimate"] == pytest.approx(expected.r1.point, rel=1e-12)
     assert report["recall_eq1"]["C1"]["low"] == pytest.approx(expected.r1.low, rel=1e-9)
     assert "soft_labels" in {d["code"] for d in report["diagnostics"]}
