@@ -47,16 +47,21 @@ def topic_report_latest(*, topic: Topic) -> dict[str, Any] | None:
 def recall_history(*, topic: Topic) -> dict[str, list[dict]]:
     """{classifier name: [{"judgments", "estimate", "low", "high"}, ...]} over the topic's snapshots.
 
-    Only the classifiers key of each stored report is read (a JSON key lookup in the
-    database), and at most HISTORY_POINTS snapshots, evenly thinned.
+    "judgments" is the estimation sample's count (report schema ≥ 2: certification samples
+    are counted apart, issue 11); older snapshots only stored the topic's total.  A snapshot
+    that moved nothing but certification (same count, same figures) adds no point.  Only a few
+    keys of each stored report are read (JSON key lookups in the database), and at most
+    HISTORY_POINTS snapshots, evenly thinned.  Estimates are clipped to [0, 1] (old snapshots
+    could hold a recall above 1).
     """
     rows = list(EstimateSnapshot.objects.filter(topic=topic).order_by("version")
-                .values_list("judgments", "report__classifiers"))
+                .values_list("judgments", "report__schema", "report__judgments", "report__classifiers"))
     if len(rows) > HISTORY_POINTS:
         step = len(rows) / HISTORY_POINTS
         rows = [rows[int(i * step)] for i in range(HISTORY_POINTS - 1)] + [rows[-1]]
     series: dict[str, list[dict]] = {}
-    for judgments, classifiers in rows:
+    for total, schema, estimation, classifiers in rows:
+        judgments = estimation if isinstance(schema, int) and schema >= 2 and isinstance(estimation, int) else total
         for row in classifiers or []:
             if not isinstance(row, dict):
                 continue
@@ -65,10 +70,19 @@ def recall_history(*, topic: Topic) -> dict[str, list[dict]]:
             recall = row.get("recall") or {}
             if recall.get("estimate") is None:
                 continue
-            series.setdefault(str(row.get("name", "")), []).append(
-                {"judgments": judgments, "estimate": recall.get("estimate"), "low": recall.get("low"),
-                 "high": recall.get("high")})
+            point = {"judgments": judgments, **{key: _unit(recall.get(key)) for key in ("estimate", "low", "high")}}
+            points = series.setdefault(str(row.get("name", "")), [])
+            if points and points[-1] == point:
+                continue
+            points.append(point)
     return series
+
+
+def _unit(value: object) -> float | None:
+    """A recall value clipped to [0, 1]; None when missing or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return min(1.0, max(0.0, float(value)))
 
 
 # =========================================================================== certification
