@@ -612,6 +612,6 @@ def _quality_message(
         "Wrong labels bias the recall figures, and their intervals count only the sampling error, "
         "so treat them as too narrow. To improve: add gold documents (known answers) so unreliable "
         "workers are found and weighed down, make the instructions clearer with examples of borderline "
-        "documents, and aggregate with Dawid–Skene rather than majority vote."
+        "documents, and, if the topic still uses majority vote, aggregate with Dawid–Skene."
     )
     return " ".join(parts)

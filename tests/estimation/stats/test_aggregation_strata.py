@@ -45,11 +45,12 @@ def simulate_study(rng: np.random.Generator, *, accuracy: float = ACCURACY):
 
 def pair_r1(soft: np.ndarray, strata: np.ndarray, *, seed: int, draws: int, label_noise: bool = False):
     """r1 of the pair from soft labels, by the product's estimator."""
-    regions = {h.lower(): (SIZES[h], PER_REGION, float(soft[strata == s].sum())) for s, h in enumerate(REGIONS)}
-    extra = {}
-    if label_noise:
-        extra["label_probabilities"] = {h: soft[strata == s] for s, h in enumerate(REGIONS)}
-    return stratified_pair_recall(**regions, seed=seed, draws=draws, **extra).r1
+    regions = {h: (SIZES[h], PER_REGION, float(soft[strata == s].sum())) for s, h in enumerate(REGIONS)}
+    probabilities = {h: soft[strata == s].tolist() for s, h in enumerate(REGIONS)} if label_noise else None
+    return stratified_pair_recall(
+        a12=regions["A12"], b1=regions["B1"], b2=regions["B2"], seed=seed, draws=draws,
+        label_probabilities=probabilities,
+    ).r1
 
 
 @pytest.mark.slow
