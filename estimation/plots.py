@@ -35,6 +35,11 @@ def _num(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _unit(value: float | None) -> float | None:
+    """A proportion clipped to [0, 1] (None stays None)."""
+    return None if value is None else min(1.0, max(0.0, value))
+
+
 def _fmt(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
@@ -119,11 +124,12 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
     points = []
     for row in report.get("classifiers") or []:
         precision, recall = row.get("precision") or {}, row.get("recall") or {}
-        p, r = _num(precision.get("estimate")), _num(recall.get("estimate"))
+        p, r = _unit(_num(precision.get("estimate"))), _unit(_num(recall.get("estimate")))
         if p is None or r is None:
             continue
-        points.append((row.get("name", ""), r, p, _num(recall.get("low")), _num(recall.get("high")),
-                       _num(precision.get("low")), _num(precision.get("high"))))
+        # Clipped to [0, 1]: a stored report from before issue 11 could hold a recall above 1.
+        points.append((row.get("name", ""), r, p, _unit(_num(recall.get("low"))), _unit(_num(recall.get("high"))),
+                       _unit(_num(precision.get("low"))), _unit(_num(precision.get("high")))))
     if not points:
         return empty_svg("No classifier has both precision and recall estimates yet.", title="Precision and recall")
     space = _legend_space(len(points))
@@ -175,10 +181,10 @@ def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, wid
     for name, points in series.items():
         parsed: list[tuple[float, float, float | None, float | None]] = []
         for p in points:
-            estimate = _num(p.get("estimate"))
+            estimate = _unit(_num(p.get("estimate")))
             if _num(p.get("judgments")) is None or estimate is None:
                 continue
-            parsed.append((float(p["judgments"]), estimate, _num(p.get("low")), _num(p.get("high"))))
+            parsed.append((float(p["judgments"]), estimate, _unit(_num(p.get("low"))), _unit(_num(p.get("high")))))
         rows = sorted(parsed, key=lambda t: t[0])
         if rows:
             clean[name] = rows
