@@ -92,6 +92,21 @@ def topic_pair(*, topic: Topic) -> ClassifierPair:
         raise SamplingError(f"Topic {topic.name!r} has no classifier pair yet: pair two classifiers first.") from None
 
 
+def _pair_drawable(*, topic: Topic) -> ClassifierPair:
+    """The topic's pair, refused (SamplingError) when it cannot carry an estimate (nested, identical, disjoint).
+
+    Topics created before that rule (or whose classifier changed since) are not sampled: the
+    judgments would buy a recall of 1 or 0 by construction (services.topics.pair_design_check).
+    """
+    from annotation.services.topics import pair_design_check
+
+    pair = topic_pair(topic=topic)
+    check = pair_design_check(c1=pair.c1, c2=pair.c2)
+    if check.refused:
+        raise SamplingError(f"Topic {topic.name!r} cannot be sampled: {check.errors[0]}")
+    return pair
+
+
 def _corpus_documents(*, topic: Topic) -> BitMap:
     return corpus_documents(corpus_id=topic.corpus_id)
 
@@ -304,6 +319,7 @@ def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIG
         )
     except ValueError as exc:
         raise SamplingError(f"Cannot plan the sample of topic {topic.name!r}: {exc}") from exc
+    _pair_drawable(topic=topic)
     sizes = plan.stratified if design == DESIGN_STRATIFIED else plan.paper_design
     return {region: int(sizes.get(region, 0)) for region in DESIGN_REGIONS[design]}
 
@@ -500,7 +516,7 @@ def samples_draw(
         )
         plans: list[tuple[str, str, Classifier | None, int]] = []
         if any(targets.values()):
-            pair = topic_pair(topic=topic)
+            pair = _pair_drawable(topic=topic)
             regions = pair_regions(c1=pair.c1, c2=pair.c2)
             bitmaps = {region: regions.by_code(region) for region in targets}
             plans += [(pair_purpose, region, None, n) for region, n in targets.items()]
@@ -508,7 +524,7 @@ def samples_draw(
             bitmaps = {}
         if complement:
             # Region N belongs to the pair's stratified design whatever the design of A12/B1/B2 (or A1/A2).
-            pair = topic_pair(topic=topic)
+            pair = _pair_drawable(topic=topic)
             bitmaps[Region.NEITHER] = pair_regions(c1=pair.c1, c2=pair.c2).by_code(Region.NEITHER)
             plans.append((purpose if certifying else SampleDraw.Purpose.PAIR, Region.NEITHER, None, complement))
         if uniform:

@@ -28,6 +28,9 @@ def topic_plan_context(*, topic: Topic, half_width: float, margin: float = DEFAU
         return {"plan": None, "counts": counts,
                 "plan_error": "No plan: the two classifiers retrieve no document in common, so the pair says "
                               "nothing about recall. Choose classifiers that overlap."}
+    refused = pair_design_check(c1=pair.c1, c2=pair.c2, counts=counts)
+    if refused.refused:  # a topic from before the rule, or a classifier changed since
+        return {"plan": None, "counts": counts, "plan_error": "No plan: " + refused.errors[0]}
     # A judged document costs its share of a HIT for each of the HIT's assignments.
     per_document = float(crowd_cost_per_assignment(topic)) * Hit.ASSIGNMENTS_PER_HIT / max(1, topic.hit_size)
     guesses = topic_precision_guesses(topic=topic)

@@ -122,3 +122,22 @@ def test_enqueued_launch_passes_the_complement_to_the_task(world, django_capture
     with django_capture_on_commit_callbacks(execute=True):
         samples_launch_enqueue(topic=world.topic, per_region=5, complement=15, seed=9)
     assert SampledDocument.objects.filter(topic=world.topic, region="N").count() == 15
+
+
+def test_a_nested_pair_from_before_the_rule_is_not_sampled(world):
+    """Issue 11 (Reuters `earn`): a partner containing the classifier buys a recall of 1 by construction."""
+    from annotation.models import ClassifierPair
+    from annotation.services.sampling import planned_region_sizes
+    from tests.factories import ClassifierFactory
+
+    container = ClassifierFactory.create(corpus=world.topic.corpus, name="container", ids=sorted(world.a1 | world.a2))
+    ClassifierPair.objects.filter(topic=world.topic).update(c2=container)
+    world.topic.refresh_from_db()
+    for call in (lambda: samples_draw(topic=world.topic, per_region=10, seed=1),
+                 lambda: samples_draw(topic=world.topic, per_region=0, complement=10, seed=1),
+                 lambda: planned_region_sizes(topic=world.topic, half_width=0.1)):
+        with pytest.raises(SamplingError, match="cannot be sampled: Classifier .* retrieves nothing"):
+            call()
+    assert not SampledDocument.objects.filter(topic=world.topic).exists()
+    # A uniform sample needs no pair and is still drawn.
+    assert [d.region for d in samples_draw(topic=world.topic, per_region=0, uniform=20, seed=1)] == ["U"]

@@ -504,3 +504,20 @@ def test_launch_and_plan_need_the_analyst_role(big_topic, accounts):
     assert csrf_client.post(reverse("analyst:topic_launch", args=[topic.pk]),
                             {"half_width": "0.2", "complement": "50"}).status_code == 403
     assert not Hit.objects.filter(topic=topic).exists()
+
+
+def test_a_nested_topic_from_before_the_rule_shows_no_plan_and_cannot_launch(analyst, big_topic,
+                                                                           django_capture_on_commit_callbacks):
+    from annotation.models import ClassifierPair
+
+    topic, ids = big_topic
+    container = ClassifierFactory.create(corpus=topic.corpus, name="container", ids=ids[:900])
+    ClassifierPair.objects.filter(topic=topic).update(c2=container)
+    page = reverse("analyst:topic", args=[topic.pk])
+    html = analyst.get(page).content.decode()
+    assert "No plan: Classifier “title” retrieves nothing “container” does not" in html and 'id="launch"' not in html
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"}, follow=True,
+                                HTTP_REFERER=f"http://testserver{page}")
+    assert "cannot be sampled" in response.content.decode() and not callbacks
+    assert not Hit.objects.filter(topic=topic).exists()
