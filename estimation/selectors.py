@@ -170,8 +170,9 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
         "locked_at": plan.locked_at.isoformat() if plan.locked_at else None,
         "drawn_planned": certification_drawn_planned(plan=plan),
         "fresh": pilot.get("fresh"), "enumerated": list(pilot.get("enumerated") or []),
-        "delta1_band": [plan.delta1_low, plan.delta1_high] if plan.metric == CertificationPlan.Metric.PAIR_RECALL
-        else None,
+        "delta1_band": ([plan.delta1_low, plan.delta1_high]
+                        if plan.metric == CertificationPlan.Metric.PAIR_RECALL and not plan.dependence_check
+                        else None),
         "attempts": plan.attempts, "family_alpha": plan.family_alpha, "dependence_check": plan.dependence_check,
         "design_warnings": list(pilot.get("design_warnings") or []),
     }

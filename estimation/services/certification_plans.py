@@ -53,6 +53,7 @@ from annotation.services.hits import hits_create_for_draws, hits_publish
 from annotation.services.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
 from annotation.services.sampling import (
     SampledRegion,
+    complement_prevalence_guess,
     draw_seed_derive,
     region_bitmap,
     region_sample_draw,
@@ -72,6 +73,8 @@ Status = CertificationPlan.Status
 # Fields that define the test; frozen once the plan is locked (service and database).
 FROZEN_FIELDS = ("metric", "target", "alpha", "power", "monitoring", "sample_size", "seed", "classifier", "topic",
                  "delta1_low", "delta1_high", "attempts", "family_alpha", "dependence_check")
+# The regions a plan with a dependence check samples (N: retrieved by neither classifier).
+DEPENDENCE_REGIONS = ("A12", "B1", "B2", Region.NEITHER)
 # The declared dependence band by default (notes §1: "a sensitivity band ... from 0.8 to 1.25").
 DEFAULT_DELTA1_BAND = (0.8, 1.25)
 # Alg. 1 simulations per candidate size when planning F1.
@@ -129,6 +132,26 @@ def _pair_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
             "estimate": estimate}
 
 
+def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
+    """The pilot of a plan with a dependence check: all four regions A12, B1, B2 and N (retrieved by neither)."""
+    pair, which, other = _pair_role(topic=topic, classifier=classifier)
+    venn = pair_regions(c1=pair.c1, c2=pair.c2)
+    sizes = {**venn.counts(), Region.NEITHER: len(venn.by_code(Region.NEITHER))}
+    counted = region_sample_labels(topic=topic, regions=DEPENDENCE_REGIONS)
+    regions = {region: {"size": sizes[region], "judged": counted[region].judged,
+                        "relevant": counted[region].relevant} for region in DEPENDENCE_REGIONS}
+    guesses = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
+               for r in ("A12", "B1", "B2")}
+    prevalence, source = complement_prevalence_guess(topic=topic, sizes=sizes, guesses=guesses)
+    own = "B1" if which == "r1" else "B2"
+    expected = {**{r: sizes[r] * guesses[r] for r in guesses}, Region.NEITHER: sizes[Region.NEITHER] * prevalence}
+    total = sum(expected.values())
+    estimate = (expected["A12"] + expected[own]) / total if total > 0 else None
+    return {"source": "pair regions and the complement N", "which": which, "other_region": other,
+            "regions": regions, "estimate": estimate, "guesses": guesses, "prevalence_n": prevalence,
+            "prevalence_n_source": source}
+
+
 def _ratio(k: int, n: int) -> float:
     return k / n if n else math.nan
 
@@ -160,9 +183,33 @@ def pair_sizing_target(*, target: float, delta1_high: float) -> float:
     return target * max(1.0, delta1_high)
 
 
+def _dependence_sizes(*, pilot: dict, target: float, alpha: float, power: float,
+                      seed: int) -> tuple[dict[str, int], float | None, str | None]:
+    """Sizes of A12, B1, B2 and N for the design-based verdict (no independence assumption)."""
+    regions, estimate = pilot["regions"], pilot["estimate"]
+    for region in ("A12", "B1", "B2"):
+        if regions[region]["judged"] == 0 and regions[region]["size"] > 0:
+            return {}, estimate, (f"No pilot labels in region {region} yet: judge a pilot sample of the pair's "
+                                  "regions first, so the certification sample can be sized.")
+    precisions = {**pilot["guesses"], "U": pilot["prevalence_n"]}
+    sizes = {"A12": regions["A12"]["size"], "B1": regions["B1"]["size"], "B2": regions["B2"]["size"],
+             "U": regions[Region.NEITHER]["size"]}
+    try:
+        planned = sizing.design_based_certification_size(sizes=sizes, precisions=precisions, target=target,
+                                                         alpha=alpha, power=power, which=pilot["which"],
+                                                         seed=seed % (2**32))
+    except cert_stats.CertificationImpossible as exc:
+        return {}, estimate, str(exc.reason)
+    return ({"A12": int(planned["A12"]), "B1": int(planned["B1"]), "B2": int(planned["B2"]),
+             Region.NEITHER: int(planned["U"])}, float(planned["truth"]), None)
+
+
 def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power: float, seed: int,
-                monitoring: bool, delta1_high: float = 1.0) -> tuple[dict[str, int], float | None, str | None]:
+                monitoring: bool, delta1_high: float = 1.0,
+                dependence_check: bool = False) -> tuple[dict[str, int], float | None, str | None]:
     """(sample sizes by region, pilot estimate, reason when no size can reach the power)."""
+    if metric == Metric.PAIR_RECALL and dependence_check:
+        return _dependence_sizes(pilot=pilot, target=target, alpha=alpha, power=power, seed=seed)
     if metric == Metric.PAIR_RECALL:
         regions, other = pilot["regions"], pilot["other_region"]
         estimate = pilot["estimate"]
@@ -245,7 +292,8 @@ def _cost(*, topic: Topic, documents: int) -> Decimal:
 
 def _check_parameters(*, topic: Topic, classifier: Classifier, metric: str, target: float, alpha: float,
                       power: float, monitoring: bool, delta1_low: float = DEFAULT_DELTA1_BAND[0],
-                      delta1_high: float = DEFAULT_DELTA1_BAND[1], attempts: int = 1) -> None:
+                      delta1_high: float = DEFAULT_DELTA1_BAND[1], attempts: int = 1,
+                      dependence_check: bool = False) -> None:
     if metric not in Metric.values:
         raise CertificationError(f"Unknown metric {metric!r}; choose one of {', '.join(Metric.values)}.")
     if not 0.0 < target < 1.0:
@@ -265,6 +313,10 @@ def _check_parameters(*, topic: Topic, classifier: Classifier, metric: str, targ
     if metric == Metric.PAIR_RECALL:
         pair, _, _ = _pair_role(topic=topic, classifier=classifier)
         _refuse_unmeasurable_pair(pair)
+    if dependence_check and (metric != Metric.PAIR_RECALL or monitoring):
+        raise CertificationError("A dependence check (a sample of the documents neither classifier retrieved) is "
+                                 "part of pair-based recall certified in one test: choose pair-based recall "
+                                 "without monitoring.")
 
 
 def _refuse_unmeasurable_pair(pair: ClassifierPair) -> list[str]:
@@ -325,7 +377,8 @@ def _fill(plan: CertificationPlan) -> None:
     """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed)."""
     warnings: list[str] = []
     if plan.metric == Metric.PAIR_RECALL:
-        pilot = _pair_pilot(topic=plan.topic, classifier=plan.classifier)
+        pilot = (_dependence_pilot(topic=plan.topic, classifier=plan.classifier) if plan.dependence_check
+                 else _pair_pilot(topic=plan.topic, classifier=plan.classifier))
         pair, _, _ = _pair_role(topic=plan.topic, classifier=plan.classifier)
         warnings = _refuse_unmeasurable_pair(pair)
     else:
@@ -333,7 +386,7 @@ def _fill(plan: CertificationPlan) -> None:
     planning_seed = int(plan.pilot.get("planning_seed") or secrets.randbits(31))
     sizes, estimate, reason = _plan_sizes(metric=plan.metric, pilot=pilot, target=plan.target, alpha=plan.alpha,
                                           power=plan.power, seed=planning_seed, monitoring=plan.monitoring,
-                                          delta1_high=plan.delta1_high)
+                                          delta1_high=plan.delta1_high, dependence_check=plan.dependence_check)
     fresh = _fresh_counts(topic=plan.topic, regions=sorted(sizes)) if sizes else {}
     enumerated: list[str] = []
     if reason is None:
@@ -341,7 +394,7 @@ def _fill(plan: CertificationPlan) -> None:
                                                   fresh=fresh)
     total = sum(sizes.values())
     sizing_target = (pair_sizing_target(target=plan.target, delta1_high=plan.delta1_high)
-                     if plan.metric == Metric.PAIR_RECALL else plan.target)
+                     if plan.metric == Metric.PAIR_RECALL and not plan.dependence_check else plan.target)
     plan.pilot = json_safe({**pilot, "estimate": estimate, "feasible": reason is None, "reason": reason,
                             "planning_seed": planning_seed, "classifier_fingerprint": plan.classifier.fingerprint,
                             "planned_at": timezone.now().isoformat(), "fresh": fresh, "enumerated": enumerated,
@@ -371,23 +424,27 @@ def json_safe(value: Any) -> Any:
 def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: str, target: float,
                               alpha: float = 0.05, power: float = 0.9, monitoring: bool = False,
                               delta1_low: float = DEFAULT_DELTA1_BAND[0], delta1_high: float = DEFAULT_DELTA1_BAND[1],
-                              attempts: int = 1, user=None) -> CertificationPlan:
+                              attempts: int = 1, dependence_check: bool = False, user=None) -> CertificationPlan:
     """A draft plan: the pilot, the certification sample size by power analysis, and its cost.
 
     When no size can reach the power (pilot at or below the target, no pilot,
     a pilot too uncertain, too few fresh documents), the plan is still stored,
     with ``pilot["feasible"]`` false and the reason in ``pilot["reason"]``; it
     cannot be locked.  A pair that cannot measure recall (nested, identical,
-    disjoint) is refused with a CertificationError.  ``alpha`` is the family's
+    disjoint) is refused with a CertificationError.  With ``dependence_check`` the
+    plan also samples region N (retrieved by neither) and is decided on the
+    design-based bound instead of the δ1 band.  ``alpha`` is the family's
     false-pass rate: with ``attempts`` > 1 each attempt tests at its Šidák share.
     """
     _check_parameters(topic=topic, classifier=classifier, metric=metric, target=target, alpha=alpha, power=power,
-                      monitoring=monitoring, delta1_low=delta1_low, delta1_high=delta1_high, attempts=attempts)
+                      monitoring=monitoring, delta1_low=delta1_low, delta1_high=delta1_high, attempts=attempts,
+                      dependence_check=dependence_check)
     per_attempt, family = _attempt_alpha(alpha=alpha, attempts=attempts)
     plan = CertificationPlan(topic=topic, classifier=classifier, metric=metric, target=float(target),
                              alpha=per_attempt, family_alpha=family, attempts=int(attempts), power=float(power),
                              monitoring=bool(monitoring), delta1_low=float(delta1_low),
-                             delta1_high=float(delta1_high), created_by=user)
+                             delta1_high=float(delta1_high), dependence_check=bool(dependence_check),
+                             created_by=user)
     _fill(plan)
     plan.save()
     return plan
@@ -395,7 +452,8 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
 
 # What certification_plan_update compares under the lock: the draft it sized must be the draft stored.
 _DRAFT_FIELDS = ("status", "metric", "target", "alpha", "power", "monitoring", "classifier_id", "pilot",
-                 "sample_size", "estimated_cost", "delta1_low", "delta1_high", "attempts", "family_alpha")
+                 "sample_size", "estimated_cost", "delta1_low", "delta1_high", "attempts", "family_alpha",
+                 "dependence_check")
 
 
 def _draft_state(plan: CertificationPlan) -> tuple:
@@ -418,7 +476,7 @@ def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> Certificatio
         setattr(plan, name, value)
     _check_parameters(topic=plan.topic, classifier=plan.classifier, metric=plan.metric, target=plan.target,
                       alpha=family, power=plan.power, monitoring=plan.monitoring, delta1_low=plan.delta1_low,
-                      delta1_high=plan.delta1_high, attempts=attempts)
+                      delta1_high=plan.delta1_high, attempts=attempts, dependence_check=plan.dependence_check)
     plan.alpha, plan.family_alpha = _attempt_alpha(alpha=family, attempts=attempts)
     plan.attempts = int(attempts)
     plan.pilot = {"planning_seed": (plan.pilot or {}).get("planning_seed")}
@@ -430,7 +488,8 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
                               alpha: float | None = None, power: float | None = None,
                               monitoring: bool | None = None, classifier: Classifier | None = None,
                               delta1_low: float | None = None, delta1_high: float | None = None,
-                              attempts: int | None = None, user=None) -> CertificationPlan:
+                              attempts: int | None = None, dependence_check: bool | None = None,
+                              user=None) -> CertificationPlan:
     """Change a draft plan and re-plan it from the current pilot.  Locked and decided plans are refused.
 
     The sizing runs on a plain read of the plan, outside any lock; the plan's row
@@ -441,7 +500,8 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
     changes = {name: value for name, value in (("metric", metric), ("target", target), ("alpha", alpha),
                                                ("power", power), ("monitoring", monitoring),
                                                ("classifier", classifier), ("delta1_low", delta1_low),
-                                               ("delta1_high", delta1_high), ("attempts", attempts))
+                                               ("delta1_high", delta1_high), ("attempts", attempts),
+                                               ("dependence_check", dependence_check))
                if value is not None}
     plans = CertificationPlan.objects.select_related("topic", "topic__corpus", "classifier")
     read = plans.get(pk=plan_id)

@@ -26,7 +26,7 @@ import numpy as np
 from django.db import transaction
 from pyroaring import BitMap
 
-from annotation.models import Classifier, Label
+from annotation.models import Classifier, Label, Region
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import region_bitmap
 from estimation.models import CertificationPlan, CertificationVerdict
@@ -36,6 +36,7 @@ from estimation.services.recompute import topic_recompute_schedule
 from estimation.services.reports import code_version_get
 from estimation.stats import certification as cert_stats
 from estimation.stats import confidence_sequence as cs
+from estimation.stats.design_based import design_based_recall
 from estimation.stats.pair_recall import stratified_pair_recall
 from estimation.stats.proportions import clopper_pearson_interval
 
@@ -108,18 +109,68 @@ def _delta1_grid(plan: CertificationPlan) -> tuple[float, ...]:
 def _whole_region_counts(*, plan: CertificationPlan) -> dict[str, tuple[int, int, int]] | None:
     """(size, judged, relevant) of each whole pair region, pilot labels included; None until every document of an
     enumerated region has its label (only then is its count exact).  Only for plans with an enumerated region."""
-    other = plan.pilot["other_region"]
     topic = plan.topic
     labels = [(doc_id, majority if majority is not None else gold) for doc_id, majority, gold in
               Label.objects.filter(topic_id=plan.topic_id).values_list("document_id", "majority", "gold")]
     counts = {}
-    for region in ("A12", other):
+    for region in _plan_regions(plan):
         bitmap = region_bitmap(topic=topic, region=region)
         known = [bool(label) for doc_id, label in labels if label is not None and doc_id in bitmap]
         counts[region] = (len(bitmap), len(known), sum(known))
         if region in plan.pilot.get("enumerated", []) and len(known) < len(bitmap):
             return None
     return counts
+
+
+def _plan_regions(plan: CertificationPlan) -> list[str]:
+    """The regions of a pair plan: A12 and the other classifier's region, or all four with a dependence check."""
+    if plan.dependence_check:
+        return ["A12", "B1", "B2", Region.NEITHER]
+    return ["A12", plan.pilot["other_region"]]
+
+
+def _region_triples(*, plan: CertificationPlan, documents: list[dict],
+                    whole: dict[str, tuple[int, int, int]] | None) -> dict[str, tuple[int, int, int]]:
+    regions: dict[str, tuple[int, int, int]] = {}
+    for region in _plan_regions(plan):
+        if whole is not None:
+            regions[region] = whole[region]
+            continue
+        judged = [d for d in documents if d["region"] == region]
+        population = judged[0]["population"] if judged else 0
+        regions[region] = (population, len(judged), sum(d["label"] for d in judged))
+    return regions
+
+
+def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
+                           whole: dict[str, tuple[int, int, int]] | None) -> dict[str, Any]:
+    """Pair recall with a dependence check: ``design_based``'s conservative bound (notes §8), no δ1 assumed."""
+    which = plan.pilot["which"]
+    regions = _region_triples(plan=plan, documents=documents, whole=whole)
+    result = design_based_recall(a12=regions["A12"], b1=regions["B1"], b2=regions["B2"], u=regions[Region.NEITHER],
+                                 confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS,
+                                 seed=int(_locked_seed(plan)) % (2**32))
+    recall = result.r1 if which == "r1" else result.r2
+    low = recall.conservative_lower_bound
+    delta1 = result.delta1
+    enumerated = sorted(plan.pilot.get("enumerated") or [])
+    assumes = ("Nothing about how the two classifiers depend on each other: the sample of the documents neither "
+               "retrieved (N) measures what both missed, so the recall is measured over the whole corpus.")
+    if delta1.point is not None and delta1.low is not None and delta1.high is not None:
+        assumes += (f" Their dependence measured from it: δ1 = {delta1.point:.2f} [{delta1.low:.2f}, "
+                    f"{delta1.high:.2f}]" + (" — independence is rejected." if result.independence_rejected
+                                              else "."))
+    return {"method": "design-based conservative one-sided bound with a complement sample (design_based_recall: "
+                      "Clopper–Pearson confidence distributions, exact on the complement); no independence "
+                      "assumption",
+            "counts": {r: {"population": v[0], "judged": v[1], "relevant": v[2]} for r, v in regions.items()},
+            "estimate": recall.point if recall.point is not None else math.nan,
+            "lower_bound": 0.0 if low is None else float(low),
+            "passed": low is not None and low >= plan.target,
+            "pair_estimand": recall.pair_estimand, "delta1_estimate": delta1.as_dict(),
+            "elusion": result.elusion.as_dict(), "independence_rejected": result.independence_rejected,
+            "dependence_check": True, "enumerated": enumerated, "whole_regions": whole is not None,
+            "assumes": assumes}
 
 
 def _pair_evaluation(*, plan: CertificationPlan, documents: list[dict],
@@ -132,14 +183,7 @@ def _pair_evaluation(*, plan: CertificationPlan, documents: list[dict],
     """
     pilot = plan.pilot
     other, which = pilot["other_region"], pilot["which"]
-    regions: dict[str, tuple[int, int, int]] = {}
-    for region in ("A12", other):
-        if whole is not None:
-            regions[region] = whole[region]
-            continue
-        judged = [d for d in documents if d["region"] == region]
-        population = judged[0]["population"] if judged else 0
-        regions[region] = (population, len(judged), sum(d["label"] for d in judged))
+    regions = _region_triples(plan=plan, documents=documents, whole=whole)
     empty = (0, 0, 0)
     a12 = regions["A12"]
     b1 = regions[other] if which == "r2" else empty
@@ -178,6 +222,8 @@ def _pair_evaluation(*, plan: CertificationPlan, documents: list[dict],
 def _fixed_evaluation(*, plan: CertificationPlan, documents: list[dict], retrieved: BitMap,
                       whole: dict[str, tuple[int, int, int]] | None = None) -> dict[str, Any]:
     """The one-shot test on the whole judged sample: estimate, one-sided lower bound, pass."""
+    if plan.metric == Metric.PAIR_RECALL and plan.dependence_check:
+        return _dependence_evaluation(plan=plan, documents=documents, whole=whole)
     if plan.metric == Metric.PAIR_RECALL:
         return _pair_evaluation(plan=plan, documents=documents, whole=whole)
     counts = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
@@ -294,7 +340,9 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict],
         "populations": {d["region"]: d["population"] for d in documents},
         "whole_regions": ({r: {"size": v[0], "judged": v[1], "relevant": v[2]} for r, v in whole.items()}
                           if whole is not None else None),
-        "delta1_band": [plan.delta1_low, plan.delta1_high] if plan.metric == Metric.PAIR_RECALL else None,
+        "delta1_band": ([plan.delta1_low, plan.delta1_high]
+                        if plan.metric == Metric.PAIR_RECALL and not plan.dependence_check else None),
+        "dependence_check": plan.dependence_check,
         "attempts": plan.attempts, "family_alpha": plan.family_alpha,
         "evaluation": json_safe(evaluation),
         "early_stop": early_stop,

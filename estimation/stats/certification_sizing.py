@@ -9,6 +9,9 @@ does it for F1; this module does it for
 * recall by QBCB on a uniform sample (Lewis, Yang & Frieder 2021):
   :func:`qbcb_power` (exact sum over the relevant count) and
   :func:`qbcb_certification_size` (search over the size);
+* pair recall with a dependence check (notes §8: a sample of the complement N
+  as well, decided on ``design_based``'s conservative bound, no independence
+  assumption): :func:`design_based_certification_size`;
 * pair recall (seed 000 Eq. 1, r1 = T12/(T12 + T_B2)) on a stratified sample
   of A12 and the other classifier's region: :func:`pair_recall_fixed_lower_bound`
   (the verdict's bound), :func:`pair_recall_verdict_power` (exact sum over the
@@ -30,10 +33,13 @@ from scipy.stats import beta, betabinom, binom, norm, qmc
 
 from . import certification as cert
 from . import planning
+from .design_based import REGIONS as DESIGN_REGIONS
+from .design_based import design_based_recall_arrays
 from .pair_recall import stratified_pair_recall_low
 
 __all__ = [
     "BOUND_DRAWS",
+    "design_based_certification_size",
     "qbcb_power",
     "qbcb_certification_size",
     "pair_recall_fixed_lower_bound",
@@ -538,3 +544,73 @@ def _smallest_factor(achieved: Callable[[float], float], *, power: float, start:
         bisect_next = not bisecting and math.log(high / low) > span / 2.0
     assert high_value is not None  # set with every high
     return high, high_value
+
+
+# --------------------------------------------------------------------------
+# Pair recall with a dependence check: the design-based bound (notes §8)
+# --------------------------------------------------------------------------
+
+def design_based_certification_size(*, sizes: dict, precisions: dict, target: float, alpha: float = 0.05,
+                                     power: float = 0.9, which: Literal["r1", "r2"] = "r1", seed: int = 0,
+                                     studies: int = 300, draws: int = 600, min_per_region: int = 30,
+                                     relative_tolerance: float = 0.02) -> dict:
+    """Judged documents in A12, B1, B2 and the complement U (region N) for the design-based verdict's power.
+
+    The verdict of a plan with a dependence check is ``design_based``'s conservative one-sided 1 − α bound on
+    r = (T12 + T_own)/(T12 + T_B1 + T_B2 + T_U) (notes §8; no independence assumption).  Shape: the Neyman
+    allocation of ``design_based.design_based_sample_plan`` (n_h ∝ |∂r/∂T_h|·|h|·√(p_h(1 − p_h)), at least
+    ``min_per_region``, at most |h|).  Scale: the smallest total at which the bound reaches ``target`` in a
+    share ``power`` of ``studies`` simulated samples at the planning shares (hypergeometric counts, common
+    random numbers from ``seed``), by bisection to ``relative_tolerance`` (seed 004 Alg. 2's idea).
+    ``sizes`` and ``precisions`` map "A12", "B1", "B2", "U" to |h| and the planning share of relevant documents.
+
+    Raises ``certification.CertificationImpossible`` when the planned recall is not above the target or even
+    judging every document passes less often than ``power``.  Returns {region: n, "power": achieved,
+    "truth": planned recall}.
+    """
+    sizes = {h: int(sizes[h]) for h in DESIGN_REGIONS}
+    precisions = {h: float(precisions[h]) for h in DESIGN_REGIONS}
+    own, other = ("B1", "B2") if which == "r1" else ("B2", "B1")
+    relevant = {h: int(round(sizes[h] * precisions[h])) for h in DESIGN_REGIONS}
+    total = sum(relevant.values())
+    if total == 0:
+        raise cert.CertificationImpossible("the planning guesses expect no relevant document at all.")
+    truth = (relevant["A12"] + relevant[own]) / total
+    if truth <= target:
+        raise cert.CertificationImpossible(
+            f"the planned recall without any independence assumption ({truth:.3f}, from the pilot's shares and "
+            f"the complement's guessed prevalence) is not above the target {target:.3f}.")
+    slope = {"A12": 1.0 - truth, own: 1.0 - truth, other: truth, "U": truth}
+    weight = {h: slope[h] * sizes[h] * math.sqrt(max(precisions[h] * (1.0 - precisions[h]), 1e-6))
+              for h in DESIGN_REGIONS}
+    weight_sum = sum(weight.values()) or 1.0
+
+    def allocation(scale: float) -> dict[str, int]:
+        return {h: 0 if sizes[h] == 0 else min(sizes[h], max(min_per_region, math.ceil(scale * weight[h] / weight_sum)))
+                for h in DESIGN_REGIONS}
+
+    def achieved(scale: float) -> float:
+        judged = allocation(scale)
+        rng = np.random.default_rng(seed)
+        found = {h: (np.full(studies, float(relevant[h])) if judged[h] >= sizes[h] else
+                     rng.hypergeometric(relevant[h], sizes[h] - relevant[h], judged[h], size=studies).astype(float))
+                 if judged[h] > 0 else np.zeros(studies) for h in DESIGN_REGIONS}
+        bounds = design_based_recall_arrays(sizes=sizes, judged=judged, relevant=found, which=which,
+                                            confidence=1.0 - alpha, draws=draws, rng=rng).conservative_lower_bound
+        return float(np.mean(np.nan_to_num(bounds, nan=0.0) >= target))
+
+    full = float(sum(sizes.values()))
+    low, high = 0.0, min(full, 1_000.0)
+    while (value := achieved(high)) < power:  # double from 1,000 documents (seed 004 Alg. 2, lines 4-6)
+        if high >= full:
+            raise cert.CertificationImpossible(
+                f"even judging every document of A12, B1, B2 and the complement would pass with probability "
+                f"{value:.2f} only, below the power {power:.2f} asked for.")
+        low, high = high, min(full, 2.0 * high)
+    while high - low > max(1.0, relative_tolerance * high):
+        middle = (low + high) / 2.0
+        if achieved(middle) >= power:
+            high = middle
+        else:
+            low = middle
+    return {**allocation(high), "power": achieved(high), "truth": truth}

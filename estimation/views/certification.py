@@ -58,6 +58,12 @@ class CertificationPlanForm(forms.Form):
                                             "many attempts: α is split across them so that all of them together "
                                             "keep the false-pass rate at α.")
 
+    dependence_check = forms.BooleanField(
+        required=False, label="Include a dependence check",
+        help_text="Pair recall only: also judge a sample of the documents neither classifier retrieved. The verdict "
+                  "then assumes nothing about how the two classifiers depend on each other (the band above is not "
+                  "used); it costs more documents.")
+
     def clean(self):
         data = super().clean() or {}
         defaults = {"delta1_low": DEFAULT_DELTA1_BAND[0], "delta1_high": DEFAULT_DELTA1_BAND[1], "attempts": 1}

@@ -312,3 +312,54 @@ def test_every_plan_is_listed_without_truncation(world, manager):
     summary = certification_summary(topic=world.topic)
     assert len(summary["plans"]) == 25
 
+
+
+# --------------------------------------------------------------------------- 5. dependence check (region N)
+
+
+def test_a_plan_with_a_dependence_check_samples_n_and_is_decided_on_the_design_based_bound(manager):
+    from estimation.stats.design_based import design_based_recall
+
+    # Strongly dependent pair (C2 finds mostly what C1 finds) would mislead the band; N measures what both miss.
+    world = make_pair_world(n=3000, prevalence=0.1, recall1=0.85, recall2=0.6, noise=0.005, seed=8)
+    pilot(world)
+    samples_draw(topic=world.topic, per_region=40, complement=300, seed=3)
+    judge(world, SampleDraw.objects.filter(topic=world.topic, region="N").values_list(
+        "documents__document_id", flat=True))
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.5, dependence_check=True, user=manager)
+    assert plan.pilot["feasible"], plan.pilot["reason"]
+    assert set(plan.sample_size) == {"A12", "B1", "B2", "N", "total"} and plan.sample_size["N"] > 0
+    assert plan.pilot["sizing_target"] == 0.5  # no δ1 band: nothing to inflate
+    assert plan.estimated_cost > 0
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=31)
+    drawn = SampleDraw.objects.filter(certification_link__plan=plan)
+    assert {d.region for d in drawn} <= {"A12", "B1", "B2", "N"} and "N" in {d.region for d in drawn}
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    evaluation = verdict.inputs["evaluation"]
+    assert evaluation["dependence_check"] is True and "design-based" in evaluation["method"]
+    counts = {r: (c["population"], c["judged"], c["relevant"]) for r, c in evaluation["counts"].items()}
+    expected = design_based_recall(a12=counts["A12"], b1=counts["B1"], b2=counts["B2"], u=counts["N"],
+                                   confidence=1 - plan.alpha, draws=20_000, seed=31 % 2**32)
+    assert verdict.lower_bound == pytest.approx(expected.r1.conservative_lower_bound)
+    assert verdict.passed == (verdict.lower_bound >= 0.5)
+    assert verdict.lower_bound <= world.true_recall(1) + 0.02
+    assert "Nothing about how the two classifiers depend" in evaluation["assumes"]
+
+
+def test_a_target_beyond_the_band_is_plannable_with_a_dependence_check(manager):
+    world = make_pair_world(n=3000, prevalence=0.1, recall1=0.9, recall2=0.6, noise=0.005, seed=8)
+    pilot(world)
+    samples_draw(topic=world.topic, per_region=40, complement=300, seed=3)
+    judge(world, SampleDraw.objects.filter(topic=world.topic, region="N").values_list(
+        "documents__document_id", flat=True))
+    without = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                        target=0.82, user=manager)
+    assert without.pilot["feasible"] is False and "1.25" in without.pilot["reason"]
+    with_check = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                           target=0.82, dependence_check=True, user=manager)
+    assert "1.25" not in (with_check.pilot["reason"] or "")
+    with pytest.raises(CertificationError, match="dependence check"):
+        certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.5,
+                                  dependence_check=True, user=manager)
