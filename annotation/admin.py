@@ -245,13 +245,40 @@ class HitAdmin(ReadOnlyAdmin):
     inlines = [HitItemInline, AssignmentInline]
 
 
+class MturkConfirmationFilter(admin.SimpleListFilter):
+    """MTurk answers waiting for MTurk's confirmation, or never confirmed (annotation.services.mturk)."""
+
+    title = "MTurk confirmation"
+    parameter_name = "mturk_confirmation"
+
+    def lookups(self, request, model_admin):
+        return [("pending", "waiting for MTurk"), ("unverified", "never confirmed: not counted")]
+
+    def queryset(self, request, queryset):
+        provisional = queryset.filter(provisional_answers__isnull=False)
+        if self.value() == "pending":
+            return provisional.filter(status=models.Assignment.Status.CLAIMED)
+        if self.value() == "unverified":
+            return provisional.filter(status=models.Assignment.Status.EXPIRED)
+        return queryset
+
+
 @admin.register(models.Assignment)
 class AssignmentAdmin(ReadOnlyAdmin):
-    list_display = ["id", "hit", "worker", "slot", "status", "claimed_at", "deadline", "submitted_at"]
-    list_filter = ["status"]
+    list_display = ["id", "hit", "worker", "slot", "status", "mturk_confirmation", "claimed_at", "deadline",
+                    "submitted_at"]
+    list_filter = ["status", MturkConfirmationFilter]
     list_select_related = ["hit", "worker", "worker__user"]
     search_fields = ["=mturk_assignment_id", "worker__user__username", "worker__mturk_worker_id"]
     raw_id_fields = ["hit", "worker"]
+
+    @admin.display(description="MTurk confirmation")
+    def mturk_confirmation(self, obj) -> str:
+        if obj.provisional_answers is not None:
+            if obj.status == models.Assignment.Status.EXPIRED:
+                return "never confirmed: not counted"
+            return "waiting for MTurk"
+        return "counted" if obj.mturk_assignment_id and obj.judgments.exists() else "—"
 
 
 @admin.register(models.Judgment)

@@ -1,8 +1,13 @@
 """Mechanical Turk: publish HITs, take work from the external HIT page, review and pay.
 
-The app's own records are authoritative for answers: judgments are stored by the
-same service as local submissions (annotation.services.assignments), and an MTurk
-assignment is approved only when the app holds its judgments. MTurk is told the
+The app's own records are authoritative for answers, but MTurk is authoritative for
+who did the work: the HIT page cannot tell real assignment and worker ids from invented
+ones (MTurk does not sign them), so a submission is stored as *provisional answers* and
+counts for nothing (no judgment, vote, label, estimate or payment) until reconcile has
+confirmed it with GetAssignment (`mturk_assignment_verify`); then the answers become
+judgments through the same service as local submissions (annotation.services.assignments),
+and only then may the assignment be approved and paid. Never-confirmed answers expire and
+are kept, marked as not counted. MTurk is told the
 outcome by `mturk_reconcile_all`, which the beat schedule runs every five minutes;
 it also (re)publishes HITs whose first publication failed, so a network failure
 never loses a HIT. docs/mturk.md describes the whole sequence.
@@ -24,8 +29,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Q
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.crowds.mturk_client import (
@@ -43,9 +48,11 @@ from annotation.crowds.mturk_client import (
 )
 from annotation.models import Assignment, Hit, HitItem, Topic
 from annotation.services.assignments import (
+    AssignmentExpired,
     AssignmentNotFound,
     ClaimRefused,
-    SubmitResult,
+    InvalidAnswers,
+    SubmitRefused,
     assignment_claim_for_hit,
     assignment_submit,
 )
@@ -188,22 +195,205 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
         ) from exc
 
 
-def mturk_assignment_submit(
-    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, bool]
-) -> SubmitResult:
-    """Record the worker's judgments through the same service as local submissions (idempotent).
+@dataclass(frozen=True)
+class MturkSubmission:
+    """What the HIT page tells the worker (and MTurk, in the hand-back) after a submit."""
 
-    Only the worker holding the assignment can submit for it: the MTurk assignment
-    id must be bound to this HIT and this MTurk worker id.
-    """
-    assignment = (
-        Assignment.objects.select_related("worker")
-        .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=mturk_worker_id)
-        .first()
+    assignment_id: int
+    answers: int
+    relevant: int
+    # False while the answers wait for MTurk to confirm the assignment (they count only then).
+    counted: bool
+    replayed: bool = False
+
+
+# Shown on the HIT page, and kept as the assignment's feedback, when MTurk never confirmed it.
+UNVERIFIED_MESSAGE = (
+    "Mechanical Turk never confirmed this assignment, so its answers were kept but not counted."
+)
+
+
+def _submission(assignment: Assignment, *, replayed: bool) -> MturkSubmission:
+    if assignment.provisional_answers is not None:
+        values = list(assignment.provisional_answers.values())
+        return MturkSubmission(
+            assignment_id=assignment.pk, answers=len(values), relevant=sum(1 for v in values if v),
+            counted=False, replayed=replayed,
+        )
+    judged = assignment.judgments.aggregate(n=Count("pk"), relevant=Count("pk", filter=Q(relevant=True)))
+    return MturkSubmission(
+        assignment_id=assignment.pk, answers=judged["n"], relevant=judged["relevant"], counted=True, replayed=replayed
     )
-    if assignment is None:
-        raise AssignmentNotFound("This assignment does not exist or is not yours.")
-    return assignment_submit(assignment_id=assignment.pk, worker=assignment.worker, answers=answers)
+
+
+def mturk_submission_summary(*, assignment: Assignment) -> MturkSubmission:
+    """What was stored for this assignment (provisional or counted), to offer the hand-back again."""
+    return _submission(assignment, replayed=True)
+
+
+def _answers_check(*, hit: Hit, answers: Mapping[int, bool]) -> dict[str, bool]:
+    """One yes/no answer for every document of the HIT, as JSON ({"<document id>": bool})."""
+    expected = set(HitItem.objects.filter(hit=hit).values_list("document_id", flat=True))
+    given = {int(doc_id): value for doc_id, value in answers.items()}
+    if any(not isinstance(value, bool) for value in given.values()):
+        raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
+    missing = expected - set(given)
+    if missing:
+        raise InvalidAnswers(f"Please answer every document ({len(missing)} without an answer).")
+    if set(given) - expected:
+        raise InvalidAnswers("Some answers are for documents that are not in this HIT.")
+    return {str(doc_id): given[doc_id] for doc_id in sorted(given)}
+
+
+def mturk_assignment_submit(
+    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, bool],
+    now: datetime | None = None,
+) -> MturkSubmission:
+    """Store the worker's answers as provisional: nothing counts until MTurk confirms the assignment.
+
+    Only the holder of the app assignment bound to these MTurk ids can submit. The
+    assignment keeps its place in the HIT ("claimed") while it waits, for up to
+    MTURK_VERIFY_WINDOW_SECONDS (the deadline is extended so the expiry sweep leaves it
+    alone); reconcile confirms it (`mturk_assignment_verify`) or gives it up. Idempotent:
+    a replay (double click, reload) stores nothing more and returns what was stored.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("hit")
+            .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=mturk_worker_id)
+            .first()
+        )
+        if assignment is None:
+            raise AssignmentNotFound("This assignment does not exist or is not yours.")
+        if assignment.provisional_answers is not None:
+            if assignment.status == Assignment.Status.EXPIRED:
+                raise SubmitRefused(UNVERIFIED_MESSAGE)
+            return _submission(assignment, replayed=True)
+        if assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED):
+            return _submission(assignment, replayed=True)  # counted earlier
+        if assignment.hit.status == Hit.Status.CANCELLED:
+            raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
+        stored = _answers_check(hit=hit, answers=answers)
+        window = timedelta(seconds=settings.MTURK_VERIFY_WINDOW_SECONDS)
+        update = {
+            "status": Assignment.Status.CLAIMED,
+            "provisional_answers": stored,
+            "submitted_at": now,
+            "deadline": max(assignment.deadline, now + window),
+        }
+        try:
+            # A savepoint: a late submission (the claim expired) takes its place back only while it is free.
+            with transaction.atomic():
+                Assignment.objects.filter(pk=assignment.pk).update(**update)
+        except IntegrityError:
+            raise AssignmentExpired(
+                "Your time for this HIT ran out and another worker has taken your place; your answers were not "
+                "recorded. Please return the HIT."
+            ) from None
+        assignment.provisional_answers = stored
+    logger.info("mturk: assignment %s of HIT %s stored, waiting for MTurk to confirm it", mturk_assignment_id, hit.pk)
+    return _submission(assignment, replayed=False)
+
+
+# --- Verification: provisional answers count only once MTurk confirms the assignment -------
+
+VERIFIED = "verified"
+PENDING = "pending"
+UNVERIFIED = "unverified"
+# MTurk statuses of an assignment whose worker really submitted it.
+CONFIRMED_STATUSES = ("Submitted", "Approved")
+# After MTurk's own deadline for an assignment (accepted + MTURK_ASSIGNMENT_DURATION_SECONDS,
+# and it was accepted before our claim), one MTurk does not know can no longer appear.
+VERIFY_GRACE = timedelta(minutes=10)
+
+
+def _pending_verification() -> Any:
+    return Assignment.objects.filter(status=Assignment.Status.CLAIMED, provisional_answers__isnull=False)
+
+
+def _provisional_give_up(*, assignment: Assignment, reason: str) -> None:
+    """Never counted: the place in the HIT is freed; the answers stay on the row."""
+    Assignment.objects.filter(
+        pk=assignment.pk, status=Assignment.Status.CLAIMED, provisional_answers__isnull=False
+    ).update(status=Assignment.Status.EXPIRED, feedback=f"{UNVERIFIED_MESSAGE} ({reason})"[:1024])
+    # No worker id in the logs: MTurk worker ids can be linked to Amazon profiles.
+    logger.warning(
+        "mturk: assignment %s of HIT %s not counted: %s", assignment.mturk_assignment_id, assignment.hit_id, reason
+    )
+
+
+def _provisional_count(*, assignment: Assignment) -> str:
+    """MTurk confirmed it: the answers become judgments exactly as a local submission's would."""
+    try:
+        with transaction.atomic():
+            locked = (
+                _pending_verification().select_for_update(of=("self",)).select_related("worker")
+                .filter(pk=assignment.pk).first()
+            )
+            if locked is None:
+                return VERIFIED  # a concurrent reconcile run counted (or gave up) first
+            answers = {int(doc_id): bool(value) for doc_id, value in (locked.provisional_answers or {}).items()}
+            # Back to a plain claim inside this transaction: assignment_submit records it (judgments,
+            # votes, gold check, HIT completion, LabelsCompleted) at the worker's own submission time.
+            assignment_submit(assignment_id=locked.pk, worker=locked.worker, answers=answers, now=locked.submitted_at)
+            Assignment.objects.filter(pk=locked.pk).update(provisional_answers=None)
+    except SubmitRefused as exc:
+        _provisional_give_up(assignment=assignment, reason=f"confirmed by MTurk but not recordable: {exc}")
+        return UNVERIFIED
+    logger.info("mturk: assignment %s of HIT %s confirmed by MTurk and counted",
+                assignment.mturk_assignment_id, assignment.hit_id)
+    return VERIFIED
+
+
+def mturk_assignment_verify(*, assignment: Assignment, client: Any, now: datetime | None = None) -> str:
+    """Ask MTurk (GetAssignment) whether a provisional submission is real; count it if so.
+
+    Confirmed — the assignment exists, its WorkerId is this worker's, its HITId this HIT's,
+    and MTurk holds it as Submitted or Approved: the answers are counted (VERIFIED).
+    Contradicted — another worker or HIT, or already Rejected: given up now (UNVERIFIED).
+    Unknown to MTurk (not handed back yet, or invented): PENDING until MTurk's own deadline
+    for it has passed (claimed_at + MTURK_ASSIGNMENT_DURATION_SECONDS + VERIFY_GRACE), then
+    given up. MTurk not answering (network, throttling) raises: the next run retries.
+    """
+    now = now or timezone.now()
+    hit = Hit.objects.only("mturk_hit_id").get(pk=assignment.hit_id)
+    worker_id = assignment.worker.mturk_worker_id
+    try:
+        found = client.get_assignment(AssignmentId=assignment.mturk_assignment_id)["Assignment"]
+    except ClientError as exc:
+        if is_transient(exc):
+            raise
+        found, unknown = None, f"MTurk does not know it ({error_code(exc)})"
+    if found is not None:
+        if found.get("WorkerId") != worker_id:
+            _provisional_give_up(assignment=assignment, reason="MTurk says another worker holds this assignment")
+            return UNVERIFIED
+        if found.get("HITId") != hit.mturk_hit_id:
+            _provisional_give_up(assignment=assignment, reason="MTurk says this assignment belongs to another HIT")
+            return UNVERIFIED
+        status = found.get("AssignmentStatus")
+        if status in CONFIRMED_STATUSES:
+            return _provisional_count(assignment=assignment)
+        if status == "Rejected":
+            _provisional_give_up(assignment=assignment, reason="MTurk shows it rejected")
+            return UNVERIFIED
+        unknown = f"MTurk shows it {status or 'without a status'}"
+    mturk_deadline = assignment.claimed_at + timedelta(seconds=settings.MTURK_ASSIGNMENT_DURATION_SECONDS)
+    if now > mturk_deadline + VERIFY_GRACE:
+        _provisional_give_up(assignment=assignment, reason=f"{unknown} after the assignment's time ran out")
+        return UNVERIFIED
+    return PENDING
+
+
+def mturk_verification_counts(*, topic: Topic) -> dict[str, int]:
+    """MTurk submissions of the topic waiting for MTurk's confirmation, and those never confirmed."""
+    rows = Assignment.objects.filter(hit__topic=topic, provisional_answers__isnull=False)
+    return {
+        PENDING: rows.filter(status=Assignment.Status.CLAIMED).count(),
+        UNVERIFIED: rows.filter(status=Assignment.Status.EXPIRED).count(),
+    }
 
 
 # --- Publish -----------------------------------------------------------------------
@@ -337,6 +527,9 @@ class ReconcileSummary:
     replaced: int = 0  # extra MTurk assignments for ones rejected without answers
     expired: int = 0
     reopened: int = 0
+    verified: int = 0  # provisional answers MTurk confirmed: counted now
+    unverified: int = 0  # provisional answers MTurk contradicted or never confirmed: kept, not counted
+    awaiting_verification: int = 0  # MTurk does not know them yet; a later run asks again
     errors: list[str] = field(default_factory=list)
     stopped_early: bool = False  # MTurk unreachable or throttling: the rest waits for the next run
 
@@ -404,6 +597,11 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
         Assignment.Status.SUBMITTED,
         Assignment.Status.APPROVED,
     )
+    if assignment is not None and assignment.status == Assignment.Status.CLAIMED and (
+        assignment.provisional_answers is not None
+    ):
+        summary.held += 1  # answers stored, not confirmed yet (mturk_hit_reconcile verified first)
+        return
     if assignment is None or not recorded:
         approve, feedback = False, FEEDBACK_NO_ANSWERS
     elif assignment.worker.blocked:
@@ -506,6 +704,18 @@ def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | No
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
     assert hit.mturk_hit_id is not None, "only published HITs are reconciled (_hits_to_reconcile)"
     summary.hits_checked += 1
+    # First confirm provisional answers (GetAssignment): only confirmed work is counted, then paid below.
+    for pending in _pending_verification().filter(hit=hit).select_related("worker").order_by("pk"):
+        outcome = mturk_assignment_verify(assignment=pending, client=client)
+        if outcome == VERIFIED:
+            summary.verified += 1
+        elif outcome == UNVERIFIED:
+            summary.unverified += 1
+        else:
+            summary.awaiting_verification += 1
+        if outcome == VERIFIED:  # the HIT may be complete now: expire it on MTurk in this run
+            hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    assert hit.mturk_hit_id is not None
     for found in _assignments_of(client=client, mturk_hit_id=hit.mturk_hit_id):
         if found["AssignmentStatus"] == "Submitted":
             _review(client=client, hit=hit, found=found, summary=summary)

@@ -14,6 +14,10 @@ at all — the worker's authority is the MTurk assignment id bound to their work
 the classic CSRF risk (a forged request riding on ambient credentials) does not arise.
 In its place, the POST must carry a token we signed when rendering the form (HMAC of the
 HIT, the app assignment, the MTurk ids and turkSubmitTo), and a cross-site Origin is refused.
+
+None of this proves the ids are real (MTurk does not sign them): the answers are stored as
+provisional and count only after reconcile has confirmed the assignment with MTurk
+(annotation.services.mturk.mturk_assignment_verify). The page says so.
 """
 from __future__ import annotations
 
@@ -33,10 +37,13 @@ from annotation.crowds.mturk_client import PREVIEW_ASSIGNMENT_ID, WORKER_FRAME_A
 from annotation.models import Assignment, Hit, HitItem, Topic
 from annotation.services.assignments import SubmitRefused
 from annotation.services.mturk import (
+    UNVERIFIED_MESSAGE,
     MturkPageRefused,
+    MturkSubmission,
     mturk_assignment_start,
     mturk_assignment_submit,
     mturk_hit_on_offer,
+    mturk_submission_summary,
     mturk_submit_url,
 )
 
@@ -75,12 +82,13 @@ def _form_token(*, hit: Hit, assignment: Assignment, params: dict[str, str]) -> 
     )
 
 
-def _handback(request: HttpRequest, *, submit_url: str, mturk_assignment_id: str, judgments: int, relevant: int):
+def _handback(request: HttpRequest, *, submit_url: str, mturk_assignment_id: str, submission: MturkSubmission):
     context = {
         "submit_url": submit_url,
         "assignment_id": mturk_assignment_id,
-        "judgments": judgments,
-        "relevant": relevant,
+        "judgments": submission.answers,
+        "relevant": submission.relevant,
+        "counted": submission.counted,
     }
     return _page(request, "mturk/handback.html", context)
 
@@ -130,15 +138,17 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
         )
     except MturkPageRefused as exc:
         return _refused(request, str(exc), status=409)
-    if assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED):
-        # Recorded earlier (the hand-back to MTurk may have failed): offer it again.
-        judged = assignment.judgments.all()
+    if assignment.provisional_answers is not None and assignment.status == Assignment.Status.EXPIRED:
+        return _refused(request, UNVERIFIED_MESSAGE, status=409)
+    if assignment.provisional_answers is not None or assignment.status in (
+        Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED
+    ):
+        # Stored earlier (the hand-back to MTurk may have failed): offer it again.
         return _handback(
             request,
             submit_url=submit_url,
             mturk_assignment_id=params["assignmentId"],
-            judgments=judged.count(),
-            relevant=judged.filter(relevant=True).count(),
+            submission=mturk_submission_summary(assignment=assignment),
         )
     context = {
         "topic": hit.topic,
@@ -174,7 +184,7 @@ def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_ur
         if value in ("1", "0"):
             answers[item.document_id] = value == "1"
     try:
-        result = mturk_assignment_submit(
+        submission = mturk_assignment_submit(
             hit=hit,
             mturk_assignment_id=params["assignmentId"],
             mturk_worker_id=params["workerId"],
@@ -192,11 +202,6 @@ def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_ur
             }
             return _page(request, "mturk/hit.html", context, status=400)
         return _refused(request, str(exc), status=409)
-    relevant = assignment.judgments.filter(relevant=True).count()
     return _handback(
-        request,
-        submit_url=submit_url,
-        mturk_assignment_id=params["assignmentId"],
-        judgments=result.judgments,
-        relevant=relevant,
+        request, submit_url=submit_url, mturk_assignment_id=params["assignmentId"], submission=submission
     )

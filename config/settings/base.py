@@ -202,6 +202,10 @@ MTURK_AUTO_APPROVAL_DELAY_SECONDS = env_int_default("MTURK_AUTO_APPROVAL_DELAY_S
 # worker's later HITs can still block them; must stay well below the auto-approval delay.
 MTURK_APPROVAL_HOLD_SECONDS = env_int_default("MTURK_APPROVAL_HOLD_SECONDS", 0)
 MTURK_FRAME_HEIGHT = env_int_default("MTURK_FRAME_HEIGHT", 800)
+# MTurk answers count only once reconcile confirms the assignment with MTurk (docs/mturk.md);
+# one MTurk does not know is given up after the assignment's own time has run out, and any
+# still unconfirmed this long after its submission (MTurk unreachable) expires, not counted.
+MTURK_VERIFY_WINDOW_SECONDS = env_int_default("MTURK_VERIFY_WINDOW_SECONDS", 24 * 3600)
 # Qualification requirements; 0 (or an empty locale list) drops the requirement.
 MTURK_QUALIFICATION_MIN_APPROVAL_RATE = env_int_default("MTURK_QUALIFICATION_MIN_APPROVAL_RATE", 95)
 MTURK_QUALIFICATION_LOCALES = env_list("MTURK_QUALIFICATION_LOCALES", "US")

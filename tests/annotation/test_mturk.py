@@ -675,3 +675,172 @@ def test_hits_of_an_inactive_topic_wait_unpublished(stub, topic_status):
     stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
     stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     assert mturk_reconcile_all().published == 1
+
+
+# --- provisional answers: counted only once MTurk confirms the assignment (issue 15 item 3) ------
+
+FORGED = [(f"3FORGEDASSIGNMENT{n}", f"AFORGEDWORKER{n}") for n in range(3)]
+
+
+def _provisional(hit: Hit, assignment_id: str, worker_id: str, relevant: bool = True) -> Assignment:
+    """What the HIT page does for a worker (tests/annotation/test_mturk_views.py drives the page itself)."""
+    assignment = mturk_service.mturk_assignment_start(
+        hit=hit, mturk_hit_id=MTURK_HIT_ID, mturk_assignment_id=assignment_id, mturk_worker_id=worker_id
+    )
+    doc_ids = HitItem.objects.filter(hit=hit).values_list("document_id", flat=True)
+    mturk_service.mturk_assignment_submit(
+        hit=hit, mturk_assignment_id=assignment_id, mturk_worker_id=worker_id,
+        answers=dict.fromkeys(doc_ids, relevant),
+    )
+    return Assignment.objects.get(pk=assignment.pk)
+
+
+def _got(assignment_id: str, worker_id: str, status: str = "Submitted", hit_id: str = MTURK_HIT_ID) -> dict:
+    return {"Assignment": {"AssignmentId": assignment_id, "WorkerId": worker_id, "HITId": hit_id,
+                           "AssignmentStatus": status}}
+
+
+def _unknown(stub, assignment_id: str) -> None:
+    stub.add_client_error(
+        "get_assignment", service_error_code="RequestError", http_status_code=400,
+        service_message=f"Assignment {assignment_id} does not exist. (1700000000000)",
+        expected_params={"AssignmentId": assignment_id},
+    )
+
+
+def _no_listing_then_live_hit(stub) -> None:
+    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+
+
+def _labels(hit: Hit) -> list[tuple[int, bool | None]]:
+    from annotation.models import Label
+
+    doc_ids = HitItem.objects.filter(hit=hit).values_list("document_id", flat=True)
+    return sorted(Label.objects.filter(topic=hit.topic, document_id__in=doc_ids).values_list("votes_total", "majority"))
+
+
+def test_three_forged_pairs_decide_nothing_and_expire_unverified(stub):
+    """The issue's case: three invented assignmentId/workerId pairs for a published five-document HIT."""
+    hit = _published(documents=5)
+    forged = [_provisional(hit, a, w) for a, w in FORGED]
+    assert Judgment.objects.count() == 0 and _labels(hit) == []
+    assert {a.status for a in forged} == {"claimed"}  # waiting; their places are held meanwhile
+
+    # Within MTurk's time for the assignments, an id MTurk does not know may still be handed back.
+    for assignment_id, _ in FORGED:
+        _unknown(stub, assignment_id)
+    _no_listing_then_live_hit(stub)
+    summary = mturk_reconcile_all()
+    assert (summary.verified, summary.unverified, summary.awaiting_verification) == (0, 0, 3)
+    assert (summary.approved, summary.rejected) == (0, 0)
+
+    # Past MTurk's deadline (30 min after the claim) plus the grace: given up, kept, never counted.
+    Assignment.objects.filter(hit=hit).update(claimed_at=timezone.now() - timedelta(minutes=41))
+    for assignment_id, _ in FORGED:
+        _unknown(stub, assignment_id)
+    _no_listing_then_live_hit(stub)
+    summary = mturk_reconcile_all()
+    assert (summary.verified, summary.unverified, summary.awaiting_verification) == (0, 3, 0)
+    stored = list(Assignment.objects.filter(hit=hit).order_by("pk"))
+    assert {a.status for a in stored} == {"expired"}  # their places are free for real workers
+    assert all(a.provisional_answers is not None and len(a.provisional_answers) == 5 for a in stored)
+    assert all("never confirmed" in a.feedback for a in stored)
+    assert Judgment.objects.count() == 0 and _labels(hit) == []
+    hit.refresh_from_db()
+    assert (hit.status, hit.completed_assignments) == (Hit.Status.OPEN, 0)
+    assert mturk_service.mturk_verification_counts(topic=hit.topic) == {"pending": 0, "unverified": 3}
+
+
+def test_confirmed_submissions_count_decide_labels_and_are_paid(stub):
+    hit = _published(documents=5)
+    real = [(f"3REALASSIGNMENT{n}", f"AREALWORKER{n}") for n in range(3)]
+    for n, (assignment_id, worker_id) in enumerate(real):
+        _provisional(hit, assignment_id, worker_id, relevant=n != 2)  # two say yes, one no
+    assert Judgment.objects.count() == 0
+
+    for assignment_id, worker_id in real:
+        stub.add_response("get_assignment", _got(assignment_id, worker_id), {"AssignmentId": assignment_id})
+    stub.add_response(
+        "list_assignments_for_hit",
+        {"Assignments": [_mturk_assignment(a, w) for a, w in real], "NumResults": 3},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    for assignment_id, _ in real:
+        stub.add_response("approve_assignment", {}, {"AssignmentId": assignment_id, "RequesterFeedback": FEEDBACK_APPROVED})
+    # Complete now: reconcile takes the HIT off MTurk.
+    stub.add_response("get_hit", _live_hit(status="Unassignable"), {"HITId": MTURK_HIT_ID})
+    stub.add_response("update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)})
+
+    summary = mturk_reconcile_all()
+    assert (summary.verified, summary.unverified, summary.approved, summary.expired) == (3, 0, 3, 1)
+    assert Judgment.objects.count() == 15
+    assert _labels(hit) == [(3, True)] * 5
+    hit.refresh_from_db()
+    assert (hit.status, hit.completed_assignments) == (Hit.Status.COMPLETE, 3)
+    stored = Assignment.objects.filter(hit=hit)
+    assert {(a.status, a.provisional_answers) for a in stored} == {("approved", None)}
+    # Counted at the worker's own submission time, not at reconcile's.
+    assert all(a.submitted_at is not None and a.submitted_at < timezone.now() for a in stored)
+
+
+@pytest.mark.parametrize(
+    "reply,reason",
+    [
+        (_got("3FORGEDASSIGNMENT0", "AREALOWNER000"), "another worker"),
+        (_got("3FORGEDASSIGNMENT0", "AFORGEDWORKER0", hit_id="3OTHERHIT000000000000000000000"), "another HIT"),
+        (_got("3FORGEDASSIGNMENT0", "AFORGEDWORKER0", status="Rejected"), "rejected"),
+    ],
+)
+def test_a_contradicted_submission_is_given_up_at_once(stub, reply, reason):
+    """A real assignment id used with another worker id (or for another HIT) never counts, even early."""
+    hit = _published()
+    pending = _provisional(hit, *FORGED[0])
+    stub.add_response("get_assignment", reply, {"AssignmentId": FORGED[0][0]})
+    _no_listing_then_live_hit(stub)
+    summary = mturk_reconcile_all()
+    assert (summary.verified, summary.unverified) == (0, 1)
+    pending.refresh_from_db()
+    assert pending.status == "expired" and reason in pending.feedback and pending.provisional_answers is not None
+    assert Judgment.objects.count() == 0
+
+
+def test_verification_waits_while_mturk_is_unreachable(stub):
+    hit = _published()
+    pending = _provisional(hit, *FORGED[0])
+    Assignment.objects.filter(pk=pending.pk).update(claimed_at=timezone.now() - timedelta(hours=3))
+    stub.add_client_error("get_assignment", service_error_code="ServiceFault", http_status_code=500)
+    summary = mturk_reconcile_all()
+    assert summary.stopped_early and summary.unverified == 0
+    pending.refresh_from_db()
+    assert pending.status == "claimed" and pending.provisional_answers is not None  # asked again next run
+
+
+def test_a_pending_submission_holds_its_place_until_the_verify_window_ends(settings):
+    from annotation.services.assignments import assignments_expire
+
+    settings.MTURK_VERIFY_WINDOW_SECONDS = 3600
+    hit = _published()
+    pending = _provisional(hit, *FORGED[0])
+    assert pending.deadline >= pending.submitted_at + timedelta(seconds=3600)
+    assert assignments_expire(now=timezone.now() + timedelta(minutes=59)) == 0
+    # MTurk unreachable all that time: the expiry sweep ends it, unverified (answers kept).
+    assert assignments_expire(now=timezone.now() + timedelta(minutes=61)) == 1
+    pending.refresh_from_db()
+    assert pending.status == "expired" and pending.provisional_answers is not None
+    assert mturk_service.mturk_verification_counts(topic=hit.topic) == {"pending": 0, "unverified": 1}
+
+
+def test_reconcile_never_rejects_work_still_waiting_for_confirmation(stub):
+    """MTurk lists it Submitted while GetAssignment does not know it yet: neither paid nor rejected."""
+    hit = _published()
+    pending = _provisional(hit, *FORGED[0])
+    _unknown(stub, FORGED[0][0])
+    stub.add_response(
+        "list_assignments_for_hit", {"Assignments": [_mturk_assignment(*FORGED[0])], "NumResults": 1},
+        {"HITId": MTURK_HIT_ID, "MaxResults": 100},
+    )
+    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    summary = mturk_reconcile_all()
+    assert (summary.approved, summary.rejected, summary.held, summary.awaiting_verification) == (0, 0, 1, 1)
+    assert Assignment.objects.get(pk=pending.pk).status == "claimed"

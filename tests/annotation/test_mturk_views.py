@@ -137,12 +137,44 @@ def test_submit_records_judgments_and_hands_back_to_mturk(client, hit):
     assert f'name="assignmentId" value="{ASSIGNMENT}"' in body
     assert 'name="judgments" value="2"' in body and 'name="relevant" value="1"' in body
     assert 'document.getElementById("mturk-handback").submit()' in body
+    # Issue 15: stored as provisional answers; they count once reconcile confirms the assignment
+    # with MTurk (tests/annotation/test_mturk.py follows the rest of the way).
     assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
-    assert assignment.status == "submitted"
-    judged = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
     first, second = HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True)
-    assert judged == {first: True, second: False}
-    assert Label.objects.get(topic=hit.topic, document_id=first).votes_relevant == 1
+    assert assignment.provisional_answers == {str(first): True, str(second): False}
+    assert assignment.status == "claimed" and assignment.submitted_at is not None
+    assert not Judgment.objects.exists()
+    assert Label.objects.get(topic=hit.topic, document_id=first).votes_total == 0
+
+
+def test_three_forged_assignment_and_worker_ids_decide_no_label(client):
+    """Issue 15 item 3: knowing only a HIT's MTurk id, three invented assignmentId/workerId pairs
+    submitted through the page were accepted, added 15 judgments and decided 5 labels."""
+    topic = TopicFactory.create(crowd=Topic.Crowd.MTURK, status=Topic.Status.ACTIVE, reward_per_hit=Decimal("0.05"))
+    five = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=MTURK_HIT_ID)
+    for position in range(5):
+        document = DocumentFactory.create(corpus=topic.corpus)
+        HitItem.objects.create(hit=five, topic=topic, document=document, position=position)
+        Label.objects.create(topic=topic, document=document)
+    doc_ids = list(HitItem.objects.filter(hit=five).order_by("position").values_list("document_id", flat=True))
+    for n in range(3):
+        forged = {"assignmentId": f"3FORGEDASSIGNMENT{n}", "workerId": f"AFORGEDWORKER{n}"}
+        page = client.get(_url(five, **forged))
+        assert page.status_code == 200  # the page alone cannot tell a forged id from a real one
+        response = client.post(f"/mturk/hit/{five.pk}/", {
+            "hitId": MTURK_HIT_ID, "turkSubmitTo": SANDBOX_WORKER_SITE, "token": _token(page), **forged,
+            **{f"doc-{doc_id}": "1" for doc_id in doc_ids},
+        })
+        assert response.status_code == 200
+        assert "waiting for Mechanical Turk to confirm" in response.content.decode()
+    assert Judgment.objects.count() == 0
+    assert sorted(Label.objects.values_list("votes_total", "majority")) == [(0, None)] * 5
+    five.refresh_from_db()
+    assert (five.completed_assignments, five.status) == (0, Hit.Status.OPEN)
+    # Nothing typed is lost: each answer is stored, provisional, until MTurk confirms it.
+    stored = Assignment.objects.filter(hit=five).order_by("pk")
+    assert [a.provisional_answers for a in stored] == [{str(d): True for d in doc_ids}] * 3
+    assert {a.status for a in stored} == {Assignment.Status.CLAIMED}
 
 
 def test_production_workers_are_handed_back_to_www_mturk_com(client, hit):
@@ -157,9 +189,10 @@ def test_double_submit_is_idempotent(client, hit):
     second = _post(client, hit, token, **dict.fromkeys(_answers(hit), "0"))  # a changed replay changes nothing
     assert second.status_code == 200
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in second.content.decode()
-    assert Judgment.objects.count() == 2
-    assert sorted(Label.objects.values_list("votes_total", flat=True)) == [1, 1]
-    assert Judgment.objects.filter(relevant=True).count() == 1
+    assert 'name="judgments" value="2"' in second.content.decode() and 'name="relevant" value="1"' in second.content.decode()
+    stored = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers
+    assert stored is not None and sorted(stored.values()) == [False, True]  # the first answers, unchanged
+    assert not Judgment.objects.exists()
     assert first.status_code == 200
     # Reloading the HIT page after submitting offers the hand-back again instead of a new form.
     reload = client.get(_url(hit))
@@ -288,8 +321,31 @@ def test_a_late_worker_can_still_submit_while_the_slot_is_free(client, hit):
     assert reload.status_code == 200 and 'id="hit-form"' in reload.content.decode()
     response = _post(client, hit, token)
     assert response.status_code == 200
-    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).status == "submitted"
-    assert Judgment.objects.count() == 2
+    late = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    assert late.status == "claimed" and late.provisional_answers is not None  # its place again, waiting for MTurk
+
+
+def test_a_late_worker_whose_place_was_taken_is_told_and_nothing_is_stored(client, hit):
+    token = _accept(client, hit)
+    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED, slot=2)
+    client.get(_url(hit, assignmentId="3NEWCOMER0000000000000000000001", workerId="A2NEWCOMER"))
+    Assignment.objects.filter(mturk_assignment_id="3NEWCOMER0000000000000000000001").update(slot=2)
+    response = _post(client, hit, token)
+    assert response.status_code == 409
+    assert "another worker has taken your place" in response.content.decode()
+    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers is None
+
+
+def test_answers_never_confirmed_are_shown_as_not_counted(client, hit):
+    token = _accept(client, hit)
+    _post(client, hit, token)
+    # What reconcile does when MTurk never confirms the assignment (tests/annotation/test_mturk.py).
+    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
+    for response in (client.get(_url(hit)), _post(client, hit, token)):
+        assert response.status_code == 409
+        assert "never confirmed this assignment" in response.content.decode()
+        assert "externalSubmit" not in response.content.decode()
+    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers is not None  # kept
 
 
 @pytest.mark.parametrize(
@@ -372,5 +428,6 @@ def test_in_a_browser_the_answers_are_recorded_and_handed_back_to_mturk(browser_
     assert len(received) == 1
     fields = dict(pair.split("=", 1) for pair in received[0].split("&"))
     assert fields == {"assignmentId": ASSIGNMENT, "judgments": "2", "relevant": "2"}
-    assert Judgment.objects.filter(assignment__mturk_assignment_id=ASSIGNMENT, relevant=True).count() == 2
+    stored = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers
+    assert stored is not None and list(stored.values()) == [True, True]  # counted once MTurk confirms
     assert alerts == []  # the hostile document text did not run
