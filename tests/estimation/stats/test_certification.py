@@ -392,3 +392,25 @@ def test_design_based_certification_size_gives_the_power_on_fresh_simulations():
     assert float(np.mean(bounds >= 0.55)) >= 0.9 - 3 * math.sqrt(0.9 * 0.1 / runs)
     with pytest.raises(CertificationImpossible):
         design_based_certification_size(sizes=sizes, precisions=shares, target=0.70, which="r1", seed=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta1", [0.8, 1.0, 1.25])
+def test_the_dependence_check_keeps_alpha_inside_the_band_too(delta1):
+    """The design-based verdict (dependence check) at true recall = target 0.7, whatever δ1: 200 judged in A12, B1,
+    B2 and 2,000 in U (5,000 relevant in 500,000), 1,000 studies (seed 13), α = 0.05.  Measured false-pass
+    0.000 / 0.001 / 0.022 at δ1 = 0.8 / 1 / 1.25 (limit 0.0707); with the 1.35 case above (0.030), the check
+    holds at every δ1 of {0.8, 1, 1.25, 1.35}."""
+    from estimation.stats.design_based import REGIONS, dependent_pair_corpus, design_based_recall_arrays
+
+    runs = 1000
+    corpus = dependent_pair_corpus(relevant=5000, recall1=0.7, recall2=0.6, delta1=delta1, corpus_size=500_000,
+                                   precision_a12=0.9, precision_b1=0.5, precision_b2=0.4)
+    rng = np.random.default_rng(13)
+    judged = {"A12": 200, "B1": 200, "B2": 200, "U": 2000}
+    found = {h: rng.hypergeometric(corpus.relevant[h], corpus.sizes[h] - corpus.relevant[h], judged[h], size=runs)
+             for h in REGIONS}
+    arrays = design_based_recall_arrays(sizes=corpus.sizes, judged=judged, relevant=found, confidence=0.95,
+                                        draws=1000, rng=rng)
+    false_pass = float(np.mean(arrays.conservative_lower_bound >= 0.7))
+    assert false_pass <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs)
