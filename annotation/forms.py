@@ -179,7 +179,9 @@ class TopicForm(forms.Form):
     c1 = ClassifierChoiceField(queryset=_classifier_choices(), label="First classifier of the pair")
     c2 = ClassifierChoiceField(queryset=_classifier_choices(), label="Second classifier of the pair",
                                help_text="Recall is measured from the overlap of the pair: choose two classifiers that "
-                               "find relevant documents in different ways (e.g. different vocabularies).")
+                               "find relevant documents in different ways (e.g. different vocabularies). A pair in "
+                               "which one classifier retrieves nothing the other does not, or that shares no "
+                               "document, is refused: its recall would be 1 or 0 by construction.")
     extra = ClassifierMultipleChoiceField(queryset=_classifier_choices(), required=False,
                                           label="Further classifiers to measure",
                                           widget=forms.CheckboxSelectMultiple)
