@@ -21,6 +21,21 @@ Paranjape, Liang, Manning, EMNLP 2017):
 * TrueRecall(pool), θ, comes from a uniform sample of the corpus: the share
   of its relevant documents that lie in the pool.
 
+Stratified samples.  A system need not have a uniform sample of its own:
+the pair design samples the regions A12 = A1 ∩ A2, B1 = A1∖A2 and
+B2 = A2∖A1 instead (ESTIMATION-NOTES §2).  Each such region sample is one
+more sample in the sum above, uniform on its region h (p_h(x) = 1/|h| for
+x ∈ h), so q(x) = Σ_s w_s·I[x ∈ set_s]/|set_s| over every sample s (system
+or region) and the estimator stays unbiased; with the balance heuristic
+(w_s ∝ n_s) a document's weight 1/q(x) is, up to a constant, one over its
+expected number of draws — |region|/judged for a region sample: the A12,
+B1, B2 samples act as a stratified sample of A1 = A12 ∪ B1 and of
+A2 = A12 ∪ B2.  A system with no sample of its own that no region sample
+reaches is refused (:class:`PoolNotSampled`): its unsampled documents would
+get q(x) = 0, i.e. be silently left out of the pool (issue 11 item 6: with
+only a third classifier sampled, C1's "true recall" came out 0.880
+[0.757, 0.950] against 0.506).
+
 Intervals (ESTIMATION-NOTES §7, fixing two defects of the authors' code):
 the interval at confidence c is the (1−c)/2 … (1+c)/2 percentile range of
 the product's draws (a 90% interval is the 5th–95th percentile, not the
@@ -62,6 +77,28 @@ class SystemSample:
 
 
 @dataclass(frozen=True)
+class StratumSample:
+    """A uniform sample of one region of the pool: the documents every system of ``inside`` retrieved
+    and no system of ``outside`` did (e.g. B1 = inside ("C1",), outside ("C2",)).
+
+    name: the region's name (distinct from the systems').  size: |region|.
+    relevant[k], retrieved_by[k]: as for :class:`SystemSample`; every sampled
+    document must lie in the region.
+    """
+
+    name: str
+    size: int
+    inside: Collection[str]
+    outside: Collection[str]
+    relevant: Sequence[float]
+    retrieved_by: Sequence[Collection[str]]
+
+
+class PoolNotSampled(ValueError):
+    """A pool member has no sample of its own and no region sample reaches its output."""
+
+
+@dataclass(frozen=True)
 class CorpusSample:
     """A uniform sample of the corpus: relevance labels and whether each document is in the pool."""
 
@@ -79,6 +116,19 @@ def _as_system(value: SystemSample | Mapping) -> SystemSample:
         return SystemSample(name=str(value["name"]), retrieved=value["retrieved"], relevant=value["relevant"],
                             retrieved_by=value["retrieved_by"])
     raise ValueError(f"expected SystemSample or mapping, got {value!r}")
+
+
+def _as_stratum(value: StratumSample | Mapping) -> StratumSample:
+    if isinstance(value, StratumSample):
+        return value
+    if isinstance(value, Mapping):
+        missing = {"name", "size", "inside", "relevant", "retrieved_by"} - set(value)
+        if missing:
+            raise ValueError(f"stratum sample is missing keys {sorted(missing)}")
+        return StratumSample(name=str(value["name"]), size=value["size"], inside=value["inside"],
+                             outside=value.get("outside", ()), relevant=value["relevant"],
+                             retrieved_by=value["retrieved_by"])
+    raise ValueError(f"expected StratumSample or mapping, got {value!r}")
 
 
 def _as_corpus(value: CorpusSample | Mapping) -> CorpusSample:
@@ -100,13 +150,30 @@ def _labels(values, name: str) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Prepared:
-    names: list[str]
+    names: list[str]  # the systems
     retrieved: np.ndarray  # |S_j|
+    sources: list[str]  # the samples: one per system (its own output), then one per stratum sample
+    source_sizes: np.ndarray  # |set_s|
+    inside: np.ndarray  # (sources × m) bool: set_s = documents held by all of inside[s] ...
+    outside: np.ndarray  # ... and by none of outside[s]
     relevant: list[np.ndarray]  # per sample
-    members: list[np.ndarray]  # per sample: (n_j × m) bool, which systems hold each document
+    members: list[np.ndarray]  # per sample: (n_s × m) bool, which systems hold each document
 
 
-def _prepare(systems: Sequence[SystemSample | Mapping]) -> _Prepared:
+def _membership(label: str, labels: np.ndarray, retrieved_by, index: Mapping[str, int]) -> np.ndarray:
+    if len(retrieved_by) != labels.size:
+        raise ValueError(f"{label}: relevant and retrieved_by must have the same length")
+    member = np.zeros((labels.size, len(index)), dtype=bool)
+    for row, holders in enumerate(retrieved_by):
+        unknown = set(holders) - set(index)
+        if unknown:
+            raise ValueError(f"{label}: retrieved_by names unknown systems {sorted(unknown)}")
+        member[row, [index[h] for h in holders]] = True
+    return member
+
+
+def _prepare(systems: Sequence[SystemSample | Mapping],
+             strata: Sequence[StratumSample | Mapping] = ()) -> _Prepared:
     parsed = [_as_system(s) for s in systems]
     if not parsed:
         raise ValueError("give at least one system")
@@ -114,30 +181,66 @@ def _prepare(systems: Sequence[SystemSample | Mapping]) -> _Prepared:
     if len(set(names)) != len(names):
         raise ValueError(f"system names must be unique, got {names}")
     index = {name: k for k, name in enumerate(names)}
-    relevant, members = [], []
+    m = len(names)
+    sources, sizes, inside, outside, relevant, members = [], [], [], [], [], []
     for s in parsed:
         if int(s.retrieved) != s.retrieved or s.retrieved < 0:
             raise ValueError(f"system {s.name}: retrieved must be a whole number ≥ 0, got {s.retrieved!r}")
         labels = _labels(s.relevant, f"system {s.name}")
-        if len(s.retrieved_by) != labels.size:
-            raise ValueError(f"system {s.name}: relevant and retrieved_by must have the same length")
         if labels.size and s.retrieved == 0:
             raise ValueError(f"system {s.name}: has sampled documents but retrieved = 0")
-        member = np.zeros((labels.size, len(names)), dtype=bool)
-        for row, holders in enumerate(s.retrieved_by):
-            unknown = set(holders) - set(index)
-            if unknown:
-                raise ValueError(f"system {s.name}: retrieved_by names unknown systems {sorted(unknown)}")
-            member[row, [index[h] for h in holders]] = True
+        member = _membership(f"system {s.name}", labels, s.retrieved_by, index)
         member[:, index[s.name]] = True
+        own = np.zeros(m, dtype=bool)
+        own[index[s.name]] = True
+        sources.append(s.name)
+        sizes.append(float(s.retrieved))
+        inside.append(own)
+        outside.append(np.zeros(m, dtype=bool))
         relevant.append(labels)
         members.append(member)
-    return _Prepared(names=names, retrieved=np.array([s.retrieved for s in parsed], dtype=float),
-                     relevant=relevant, members=members)
+    for raw in strata:
+        t = _as_stratum(raw)
+        if t.name in sources:
+            raise ValueError(f"stratum {t.name}: its name is already used by a system or another stratum")
+        if int(t.size) != t.size or t.size < 0:
+            raise ValueError(f"stratum {t.name}: size must be a whole number ≥ 0, got {t.size!r}")
+        unknown = (set(t.inside) | set(t.outside)) - set(index)
+        if unknown or not t.inside:
+            raise ValueError(f"stratum {t.name}: inside must name at least one system; unknown {sorted(unknown)}")
+        into = np.zeros(m, dtype=bool)
+        into[[index[n] for n in t.inside]] = True
+        out = np.zeros(m, dtype=bool)
+        out[[index[n] for n in t.outside]] = True
+        if (into & out).any():
+            raise ValueError(f"stratum {t.name}: a system cannot be both inside and outside")
+        labels = _labels(t.relevant, f"stratum {t.name}")
+        if labels.size and t.size == 0:
+            raise ValueError(f"stratum {t.name}: has sampled documents but size = 0")
+        member = _membership(f"stratum {t.name}", labels, t.retrieved_by, index)
+        if labels.size and not (member[:, into].all() and not member[:, out].any()):
+            raise ValueError(f"stratum {t.name}: a sampled document lies outside the region "
+                             f"(inside {sorted(t.inside)}, outside {sorted(t.outside)})")
+        sources.append(t.name)
+        sizes.append(float(t.size))
+        inside.append(into)
+        outside.append(out)
+        relevant.append(labels)
+        members.append(member)
+    return _Prepared(names=names, retrieved=np.array([s.retrieved for s in parsed], dtype=float), sources=sources,
+                     source_sizes=np.array(sizes), inside=np.array(inside).reshape(len(sources), m),
+                     outside=np.array(outside).reshape(len(sources), m), relevant=relevant, members=members)
+
+
+def _unsampled(data: _Prepared) -> list[str]:
+    """Systems with no sample of their own that no sampled region requires to hold a document."""
+    sampled = np.array([r.size > 0 for r in data.relevant])
+    reached = (data.inside & sampled[:, None]).any(axis=0)
+    return [name for name, ok, size in zip(data.names, reached, data.retrieved) if not ok and size > 0]
 
 
 def _weights(weights: str | Mapping[str, float], data: _Prepared) -> np.ndarray:
-    """w_j per system sample; normalised to sum to 1 over the systems that were sampled."""
+    """w_s per sample (system or stratum); normalised to sum to 1 over the samples that hold documents."""
     sizes = np.array([r.size for r in data.relevant], dtype=float)
     if weights == "samples":
         # The "balance heuristic": treat all samples as one mixture sample.
@@ -145,12 +248,12 @@ def _weights(weights: str | Mapping[str, float], data: _Prepared) -> np.ndarray:
     elif weights == "uniform":
         w = (sizes > 0).astype(float)
     elif isinstance(weights, Mapping):
-        w = np.array([float(weights.get(name, 0.0)) for name in data.names])
+        w = np.array([float(weights.get(name, 0.0)) for name in data.sources])
         if (w < 0).any():
             raise ValueError("weights must be ≥ 0")
         w[sizes == 0] = 0.0
     else:
-        raise ValueError(f"weights must be 'samples', 'uniform' or a mapping name → weight, got {weights!r}")
+        raise ValueError(f"weights must be 'samples', 'uniform' or a mapping sample name → weight, got {weights!r}")
     if w.sum() <= 0:
         raise ValueError("no system has both a sample and a positive weight")
     return w / w.sum()
@@ -206,17 +309,18 @@ class PooledRecallResult:
 
 
 def _contributions(data: _Prepared, w: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per sampled document: (w_j/n_j)·rel/q(x) (denominator) and that times I[x ∈ S_i] (numerators)."""
+    """Per sampled document: (w_s/n_s)·rel/q(x) (denominator) and that times I[x ∈ S_i] (numerators)."""
     denominators, numerators = [], []
+    inverse_size = np.where(data.source_sizes > 0, 1.0 / np.maximum(data.source_sizes, 1.0), 0.0)
     for j, (rel, member) in enumerate(zip(data.relevant, data.members)):
         if rel.size == 0:
             denominators.append(np.zeros(0))
             numerators.append(np.zeros((0, len(data.names))))
             continue
-        # q(x) = Σ_k w_k p_k(x), p_k(x) = 1/|S_k| if x ∈ S_k.
-        with np.errstate(divide="ignore"):
-            inverse_size = np.where(data.retrieved > 0, 1.0 / np.maximum(data.retrieved, 1), 0.0)
-        q = member.astype(float) @ (w * inverse_size)
+        # q(x) = Σ_s w_s p_s(x), p_s(x) = 1/|set_s| if x ∈ set_s (x holds every inside system, no outside one).
+        in_set = (member[:, None, :] | ~data.inside[None, :, :]).all(axis=2) & \
+            ~(member[:, None, :] & data.outside[None, :, :]).any(axis=2)
+        q = in_set.astype(float) @ (w * inverse_size)
         contribution = w[j] / rel.size * rel / q
         denominators.append(contribution)
         numerators.append(contribution[:, None] * member)
@@ -226,6 +330,7 @@ def _contributions(data: _Prepared, w: np.ndarray) -> tuple[list[np.ndarray], li
 def pooled_recall(
     *,
     systems: Sequence[SystemSample | Mapping],
+    strata: Sequence[StratumSample | Mapping] = (),
     corpus_sample: CorpusSample | Mapping | None = None,
     weights: str | Mapping[str, float] = "samples",
     confidence: float = 0.95,
@@ -239,9 +344,19 @@ def pooled_recall(
     for each sampled document, which systems retrieved it.
     corpus_sample: a uniform sample of the corpus with labels and pool
     membership, for θ = recall of the pool.  Without it only pooled recall
-    is estimated.
-    weights: w_j ("samples" ∝ sample sizes — the balance heuristic, default;
-    "uniform"; or a mapping name → weight).
+    is estimated.  A system may come with an empty sample when ``strata``
+    reach its output.
+    strata: uniform samples of regions of the pool (:class:`StratumSample`),
+    e.g. the pair design's A12, B1, B2: each is one more sample in the
+    importance-weighted sum (module docstring).
+    weights: w_s per sample ("samples" ∝ sample sizes — the balance
+    heuristic, default; "uniform"; or a mapping sample name → weight).
+
+    Raises :class:`PoolNotSampled` when a system with retrieved documents has
+    no sample of its own and no stratum with it among ``inside`` has a
+    judged document: the estimate would silently leave its output out.  (A
+    stratum that requires it does not prove its whole output is covered —
+    the caller checks the regions' sizes.)
 
     Intervals are percentile intervals at ``confidence`` of ``draws``
     bootstrap × posterior draws; the SE of the product uses
@@ -256,7 +371,12 @@ def pooled_recall(
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
     if int(draws) != draws or draws < 100:
         raise ValueError(f"draws must be an integer ≥ 100, got {draws!r}")
-    data = _prepare(systems)
+    data = _prepare(systems, strata)
+    unsampled = _unsampled(data)
+    if unsampled:
+        raise PoolNotSampled(
+            f"no sample reaches the output of {', '.join(unsampled)}: judge a sample of its retrieved documents "
+            "(or of the regions it is split into); without one its documents would be left out of the pool")
     w = _weights(weights, data)
     rng = np.random.default_rng(seed)
     alpha = 1.0 - confidence
@@ -308,7 +428,7 @@ def pooled_recall(
         ))
     return PooledRecallResult(
         confidence=confidence, draws=int(draws), seed=seed,
-        weights={name: float(x) for name, x in zip(data.names, w)},
+        weights={name: float(x) for name, x in zip(data.sources, w)},
         pool_recall=_none(theta), pool_recall_low=_none(theta_low), pool_recall_high=_none(theta_high),
         pool_relevant_total=_none(denominator) if denominator > 0 else None,
         systems=tuple(results),

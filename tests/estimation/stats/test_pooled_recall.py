@@ -142,3 +142,135 @@ def test_product_se_includes_the_squares():
 def test_invalid_input_raises(systems):
     with pytest.raises(ValueError):
         pooled_recall(systems=systems)
+
+
+# --------------------------------------------------------------------------- the pair design's stratified samples
+# Issue 11 item 6: with the default stratified design the pair's classifiers have no sample of their own.
+
+from estimation.stats.pooled_recall import PoolNotSampled, StratumSample  # noqa: E402
+
+PAIR_NAMES = ("C1", "C2", "C3")
+
+
+def pair_population(seed=0):
+    """100,000 documents, 1,000 relevant (ρ = 1%).  C1 and C3 share a latent "easy" factor, C2 is independent.
+
+    Truth (computed from the population in the tests): C1 ≈ 0.47, C2 ≈ 0.84, C3 ≈ 0.34, pool ≈ 0.92.
+    C3 finds mostly documents C1 finds too, so C3's sample alone says C1 finds almost everything.
+    """
+    rng = np.random.default_rng(seed)
+    n_docs, n_relevant = 100_000, 1_000
+    relevant = np.zeros(n_docs, dtype=bool)
+    relevant[:n_relevant] = True
+    easy, other = rng.random(n_docs), rng.random(n_docs)
+    c1 = np.where(relevant, easy < 0.5, rng.random(n_docs) < 0.01)
+    c2 = np.where(relevant, other < 0.85, rng.random(n_docs) < 0.015)
+    c3 = np.where(relevant, (easy < 0.35) | (rng.random(n_docs) < 0.03), rng.random(n_docs) < 0.008)
+    return relevant, np.stack([c1, c2, c3], axis=1)
+
+
+def pair_design_inputs(rng, relevant, membership, *, per_region=100, corpus=3000):
+    """What the product's default design judges: A12, B1, B2 (100 each), C3's output (100), the corpus (3,000)."""
+    c1, c2, c3 = membership.T
+
+    def holders(doc):
+        return [PAIR_NAMES[k] for k in range(3) if membership[doc, k]]
+
+    strata = []
+    for name, mask, inside, outside in (("A12", c1 & c2, ("C1", "C2"), ()), ("B1", c1 & ~c2, ("C1",), ("C2",)),
+                                        ("B2", c2 & ~c1, ("C2",), ("C1",))):
+        ids = rng.choice(np.flatnonzero(mask), per_region, replace=False)
+        strata.append(StratumSample(name=name, size=int(mask.sum()), inside=inside, outside=outside,
+                                    relevant=relevant[ids].astype(float), retrieved_by=[holders(d) for d in ids]))
+    ids = rng.choice(np.flatnonzero(c3), per_region, replace=False)
+    systems = [
+        SystemSample(name="C1", retrieved=int(c1.sum()), relevant=[], retrieved_by=[]),
+        SystemSample(name="C2", retrieved=int(c2.sum()), relevant=[], retrieved_by=[]),
+        SystemSample(name="C3", retrieved=int(c3.sum()), relevant=relevant[ids].astype(float),
+                     retrieved_by=[holders(d) for d in ids]),
+    ]
+    corpus_ids = rng.choice(relevant.size, corpus, replace=False)
+    return systems, strata, CorpusSample(relevant=relevant[corpus_ids].astype(float),
+                                         in_pool=membership[corpus_ids].any(axis=1))
+
+
+def test_pair_without_samples_of_its_own_is_refused_not_overstated():
+    """The issue's case (C1 "true recall" 0.880 [0.757, 0.950] against 0.506), rebuilt with a known truth.
+
+    The old report passed C1 and C2 with empty samples, so only C3's sample was seen: every
+    sampled document has the same q, and C1's pooled recall is the share of C3's relevant
+    documents that C1 holds.  Recomputed by hand here: far above the truth.  Now refused.
+    """
+    relevant, membership = pair_population()
+    truth_c1 = membership[relevant, 0].mean()
+    systems, _, corpus = pair_design_inputs(np.random.default_rng(3), relevant, membership)
+    c3 = systems[2]
+    in_c1 = np.array(["C1" in holders for holders in c3.retrieved_by])
+    labels = np.asarray(c3.relevant)
+    old_nu = (labels * in_c1).sum() / labels.sum()
+    old_theta = (np.asarray(corpus.relevant) * np.asarray(corpus.in_pool)).sum() / np.sum(corpus.relevant)
+    assert truth_c1 == pytest.approx(0.47, abs=0.03)
+    assert old_nu * old_theta > truth_c1 + 0.25  # the defect: 0.91 × 0.84 = 0.77 against 0.47
+    with pytest.raises(PoolNotSampled, match="C1, C2"):
+        pooled_recall(systems=systems, corpus_sample=corpus, draws=200, seed=0)
+
+
+@pytest.mark.slow
+def test_stratified_pair_samples_give_true_recall_within_its_interval():
+    """200 simulated studies of the default design (seed 4): bias < 0.02 and 95% coverage ≥ 0.9 for every classifier.
+
+    Bias tolerance as in the test above (ratio estimators, order 1/n, plus Monte Carlo error
+    ≈ 0.003); coverage Monte Carlo SE ≈ 0.015.  Measured: bias ≤ 0.005, coverage 0.945–0.965.
+    """
+    relevant, membership = pair_population()
+    truth = membership[relevant].mean(axis=0)
+    rng = np.random.default_rng(4)
+    estimates, covered = [], []
+    for run in range(200):
+        systems, strata, corpus = pair_design_inputs(rng, relevant, membership)
+        result = pooled_recall(systems=systems, strata=strata, corpus_sample=corpus, confidence=0.95, draws=1000,
+                               seed=run)
+        estimates.append([s.true_recall for s in result.systems])
+        covered.append([s.true_recall_low <= t <= s.true_recall_high for s, t in zip(result.systems, truth)])
+    bias = np.mean(estimates, axis=0) - truth
+    assert np.abs(bias).max() < 0.02, bias
+    assert np.mean(covered, axis=0).min() >= 0.9, np.mean(covered, axis=0)
+
+
+def test_region_samples_by_hand():
+    # Everything relevant; regions XY (|100|), X only (200), Y only (300), sampled 10/20/5.  With the
+    # balance heuristic each region's documents sum to |region|: Σ = 600, ν_X = 300/600, ν_Y = 400/600.
+    strata = [
+        StratumSample(name="XY", size=100, inside=("X", "Y"), outside=(), relevant=[1.0] * 10,
+                      retrieved_by=[["X", "Y"]] * 10),
+        {"name": "Xo", "size": 200, "inside": ["X"], "outside": ["Y"], "relevant": [1.0] * 20,
+         "retrieved_by": [["X"]] * 20},
+        {"name": "Yo", "size": 300, "inside": ["Y"], "outside": ["X"], "relevant": [1.0] * 5,
+         "retrieved_by": [["Y"]] * 5},
+    ]
+    systems = [{"name": "X", "retrieved": 300, "relevant": [], "retrieved_by": []},
+               {"name": "Y", "retrieved": 400, "relevant": [], "retrieved_by": []}]
+    result = pooled_recall(systems=systems, strata=strata, draws=200, seed=0)
+    assert result.pool_relevant_total == pytest.approx(600.0)
+    assert result.system("X").pooled_recall == pytest.approx(0.5)
+    assert result.system("Y").pooled_recall == pytest.approx(400 / 600)
+    assert result.weights == pytest.approx({"X": 0.0, "Y": 0.0, "XY": 10 / 35, "Xo": 20 / 35, "Yo": 5 / 35})
+    json.dumps(result.as_dict())
+
+
+@pytest.mark.parametrize(
+    "stratum",
+    [
+        {"name": "B", "size": 10, "inside": ["A"], "outside": ["B"], "relevant": [1], "retrieved_by": [["A"]]},  # name taken
+        {"name": "S", "size": 10, "inside": ["A"], "outside": ["B"], "relevant": [1], "retrieved_by": [["A", "B"]]},  # outside
+        {"name": "S", "size": 10, "inside": [], "outside": [], "relevant": [1], "retrieved_by": [["A"]]},  # no inside
+        {"name": "S", "size": 10, "inside": ["A"], "outside": ["A"], "relevant": [1], "retrieved_by": [["A"]]},
+        {"name": "S", "size": 0, "inside": ["A"], "outside": [], "relevant": [1], "retrieved_by": [["A"]]},
+        {"name": "S", "size": 10, "inside": ["Z"], "outside": [], "relevant": [1], "retrieved_by": [["A"]]},
+    ],
+)
+def test_invalid_stratum_raises(stratum):
+    systems = [{"name": "A", "retrieved": 10, "relevant": [1], "retrieved_by": [["A"]]},
+               {"name": "B", "retrieved": 10, "relevant": [1], "retrieved_by": [["B"]]}]
+    with pytest.raises(ValueError):
+        pooled_recall(systems=systems, strata=[stratum], draws=200)
