@@ -34,6 +34,42 @@ def test_production_passes_check_deploy_with_a_real_secret(tmp_path):
     assert "no issues" in result.stdout
 
 
+PRODUCTION = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.production",
+    "DJANGO_SECRET_KEY": "k" * 20 + "-Zq8#vR2$pL9!wX4&nB7*tY1^mC6%hJ3",
+    "DJANGO_ALLOWED_HOSTS": "recall.example.com",
+}
+
+
+def test_check_deploy_fails_at_warning_level_when_a_protection_is_off(tmp_path):
+    """The CI command is meaningful: a warning (here, no HTTPS redirect) fails it."""
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        env={**PRODUCTION, "APP_VAR_DIR": str(tmp_path), "DJANGO_SECURE_SSL_REDIRECT": "0"},
+    )
+    assert result.returncode != 0
+    assert "security.W008" in result.stderr + result.stdout
+
+
+def test_production_wires_static_files_throttling_and_the_content_security_policy(tmp_path):
+    """Issue 15: WhiteNoise right after SecurityMiddleware, axes before the password check, CSP on every page."""
+    env = {**PRODUCTION, "APP_VAR_DIR": str(tmp_path)}
+    middleware = _settings_value("settings.MIDDLEWARE", env)
+    assert middleware.startswith(
+        "['django.middleware.security.SecurityMiddleware', 'whitenoise.middleware.WhiteNoiseMiddleware'"
+    )
+    assert "'csp.middleware.CSPMiddleware'" in middleware and middleware.endswith("'axes.middleware.AxesMiddleware']")
+    assert _settings_value("settings.STORAGES['staticfiles']['BACKEND']", env) == (
+        "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    )
+    assert _settings_value("settings.AUTHENTICATION_BACKENDS[0]", env) == "axes.backends.AxesStandaloneBackend"
+    assert _settings_value("settings.AXES_ENABLED, settings.AXES_FAILURE_LIMIT, settings.AXES_COOLOFF_TIME", env) == (
+        "True 10 0:15:00"
+    )
+    directives = _settings_value("settings.CONTENT_SECURITY_POLICY['DIRECTIVES']['frame-ancestors']", env)
+    assert directives == "[\"'none'\"]"
+
+
 def test_production_refuses_a_missing_secret(tmp_path):
     result = run_manage(
         "check", env={"DJANGO_SETTINGS_MODULE": "config.settings.production", "APP_VAR_DIR": str(tmp_path)}
