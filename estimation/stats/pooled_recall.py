@@ -331,6 +331,7 @@ def pooled_recall(
     *,
     systems: Sequence[SystemSample | Mapping],
     strata: Sequence[StratumSample | Mapping] = (),
+    reached: Collection[str] = (),
     corpus_sample: CorpusSample | Mapping | None = None,
     weights: str | Mapping[str, float] = "samples",
     confidence: float = 0.95,
@@ -356,7 +357,9 @@ def pooled_recall(
     no sample of its own and no stratum with it among ``inside`` has a
     judged document: the estimate would silently leave its output out.  (A
     stratum that requires it does not prove its whole output is covered —
-    the caller checks the regions' sizes.)
+    the caller checks the regions' sizes.)  reached: systems without a
+    sample whose output the caller knows the strata cover (e.g. a classifier
+    that retrieves nothing outside A1 ∪ A2 when A12, B1, B2 are sampled).
 
     Intervals are percentile intervals at ``confidence`` of ``draws``
     bootstrap × posterior draws; the SE of the product uses
@@ -372,7 +375,7 @@ def pooled_recall(
     if int(draws) != draws or draws < 100:
         raise ValueError(f"draws must be an integer ≥ 100, got {draws!r}")
     data = _prepare(systems, strata)
-    unsampled = _unsampled(data)
+    unsampled = [name for name in _unsampled(data) if name not in set(reached)]
     if unsampled:
         raise PoolNotSampled(
             f"no sample reaches the output of {', '.join(unsampled)}: judge a sample of its retrieved documents "
