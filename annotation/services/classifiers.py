@@ -19,6 +19,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, TopicClassifier
@@ -331,6 +332,30 @@ def _classifier_sampled(classifier: Classifier) -> bool:
     return SampleDraw.objects.filter(topic_id__in=topic_ids).exists() or SampleDraw.objects.filter(classifier=classifier).exists()
 
 
+def _refuse_if_pair_breaks(*, classifier: Classifier, retrieved: BitMap, threshold: float) -> None:
+    """Refuse a new retrieved set that would make a pair using the classifier nested, identical or disjoint.
+
+    Such a pair measures recall 1 or 0 by construction (``estimation.stats.pair_recall.pair_design_problems``);
+    topic creation refuses it, so a threshold move must not produce it afterwards.
+    """
+    from estimation.stats.pair_recall import pair_design_problems
+
+    for pair in ClassifierPair.objects.filter(Q(c1=classifier) | Q(c2=classifier)).select_related("c1", "c2", "topic"):
+        partner = pair.c2 if pair.c1_id == classifier.pk else pair.c1
+        other = bitmap_from_bytes(partner.retrieved_bitmap)
+        both = retrieved.intersection_cardinality(other)
+        only_this, only_partner = len(retrieved) - both, len(other) - both
+        b1, b2 = (only_this, only_partner) if pair.c1_id == classifier.pk else (only_partner, only_this)
+        problems = pair_design_problems(size_a12=both, size_b1=b1, size_b2=b2)
+        errors = [d for d in problems.problems if d.severity == "error"]
+        if errors:
+            raise ClassifierError(
+                f"at threshold {threshold:g}, {classifier.name!r} and its partner {partner.name!r} in "
+                f"topic {pair.topic.name!r} would retrieve {'nothing in common' if both == 0 else 'nested sets (one contains the other)'}: "
+                "the pair would measure recall 1 or 0 by construction. Choose another threshold or another classifier."
+            )
+
+
 def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Classifier:
     """Move the threshold of a scores classifier; refused once samples were drawn for a topic using it."""
     threshold = _check_threshold(threshold)
@@ -343,6 +368,7 @@ def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Cla
                 f"samples were already drawn with {classifier.name!r}: create a new classifier instead of changing it"
             )
         retrieved = BitMap(classifier.scores.filter(score__gte=threshold).values_list("document_id", flat=True))
+        _refuse_if_pair_breaks(classifier=classifier, retrieved=retrieved, threshold=threshold)
         classifier.definition = {**classifier.definition, "threshold": threshold}
         classifier.retrieved_bitmap = bitmap_to_bytes(retrieved)
         classifier.retrieved_count = len(retrieved)

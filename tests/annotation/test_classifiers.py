@@ -291,3 +291,29 @@ def test_neighbour_terms_on_a_sample_of_a_large_corpus():
     assert sampled == neighbour_terms_suggest(corpus=corpus, seed_terms=["coffee"], k=10, sample_documents=16)
     assert sampled and all(t.doc_count % 2 == 0 and 0 < t.score <= 1 for t in sampled)
     assert {t.term for t in sampled} <= {"brazil", "arabica", "market", "rare"}
+
+
+def test_threshold_that_would_nest_a_pair_is_refused(tmp_path):
+    """A threshold move before sampling must not turn a paired classifier into a subset of its partner (issue 11)."""
+    from annotation.models import ClassifierPair
+
+    corpus, pks = make_corpus({"a": ("coffee", ""), "b": ("coffee", ""), "c": ("", ""), "d": ("", "")})
+    keyword = classifier_create_keywords(corpus=corpus, name="k", terms=["coffee"])  # retrieves a, b
+    path = tmp_path / "s.csv"
+    path.write_text("a,0.9\nb,0.2\nc,0.8\nd,0.1\n")
+    scores = classifier_create_from_scores(corpus=corpus, name="s", path=path, threshold=0.5).classifier  # a, c
+    topic = TopicFactory.create(corpus=corpus)
+    ClassifierPair.objects.create(topic=topic, c1=keyword, c2=scores)
+    # At 0.85 the scores classifier retrieves only a, inside the keyword set {a, b}: nested.
+    with pytest.raises(ClassifierError, match="nested sets"):
+        classifier_set_threshold(classifier=scores, threshold=0.85)
+    # At 0.95 it retrieves nothing in common with the keywords: disjoint.
+    with pytest.raises(ClassifierError, match="nothing in common"):
+        classifier_set_threshold(classifier=scores, threshold=0.95)
+    scores.refresh_from_db()
+    assert retrieved_ids(scores, pks) == {"a", "c"}  # unchanged after the refusals
+    # At 0.15 it retrieves a, b, c, which contains the keyword set {a, b}: nested the other way.
+    with pytest.raises(ClassifierError, match="nested sets"):
+        classifier_set_threshold(classifier=scores, threshold=0.15)
+    # At 0.5 (a, c) the pair is fine again: a in both, b only keywords, c only scores.
+    assert retrieved_ids(classifier_set_threshold(classifier=scores, threshold=0.5), pks) == {"a", "c"}
