@@ -32,11 +32,12 @@ re-derives the drawn ids from those alone.
 """
 from __future__ import annotations
 
+import functools
 import secrets
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 from django.db import transaction
@@ -63,6 +64,7 @@ from annotation.services.retrieved_sets import (
     pair_regions,
 )
 from core.errors import ApplicationError
+from estimation.stats.design_based import ComplementSampleSize, complement_sample_size
 
 DESIGN_STRATIFIED = "stratified"
 DESIGN_PAPER = "paper"
@@ -385,6 +387,13 @@ def complement_prevalence_guess(
         f"documents among the {size_n:,} of N. Once {PILOT_MIN_JUDGED} documents of N are judged, their share replaces it")
 
 
+@functools.lru_cache(maxsize=256)
+def _complement_sample_size_cached(**kwargs: Any) -> ComplementSampleSize:
+    """``complement_sample_size`` memoised per process: it is seeded (deterministic) and costs ~0.1 s,
+    and the topic page sizes the check on every view with the same inputs until labels arrive."""
+    return complement_sample_size(**kwargs)
+
+
 def complement_plan(
     *,
     topic: Topic,
@@ -401,8 +410,6 @@ def complement_plan(
     guess (``complement_prevalence_guess``); the larger m is the plan. About 0.1 s per
     classifier (4,000 Monte Carlo draws per bisection step).
     """
-    from estimation.stats.design_based import complement_sample_size
-
     if sizes is None:
         pair = topic_pair(topic=topic)
         sizes = pair_regions(c1=pair.c1, c2=pair.c2).counts()
@@ -413,11 +420,11 @@ def complement_plan(
     results = {}
     for which in ("r1", "r2"):
         try:
-            results[which] = complement_sample_size(
-                size_a12=int(sizes["A12"]), precision_a12=guesses["A12"], judged_a12=int(judged.get("A12", 0)),
-                size_b1=int(sizes["B1"]), precision_b1=guesses["B1"], judged_b1=int(judged.get("B1", 0)),
-                size_b2=int(sizes["B2"]), precision_b2=guesses["B2"], judged_b2=int(judged.get("B2", 0)),
-                size_u=size_n, prevalence_u=prevalence, which=which, margin=margin,
+            results[which] = _complement_sample_size_cached(
+                size_a12=int(sizes["A12"]), precision_a12=float(guesses["A12"]), judged_a12=int(judged.get("A12", 0)),
+                size_b1=int(sizes["B1"]), precision_b1=float(guesses["B1"]), judged_b1=int(judged.get("B1", 0)),
+                size_b2=int(sizes["B2"]), precision_b2=float(guesses["B2"]), judged_b2=int(judged.get("B2", 0)),
+                size_u=size_n, prevalence_u=float(prevalence), which=which, margin=float(margin),
                 confidence=float(topic.confidence),
             )
         except ValueError as exc:
