@@ -451,16 +451,25 @@ def product_se(*, mean_a: float, se_a: float, mean_b: float, se_b: float) -> flo
 
 
 def _bootstrap_nu(denominators, numerators, *, rng, draws: int, m: int) -> np.ndarray:
-    """Bootstrap draws of ν̂ (draws × m), resampling within each system's sample."""
+    """Bootstrap draws of ν̂ (draws × m), resampling within each sample (system or stratum).
+
+    Documents with the same contributions (same label and membership: with 0/1
+    labels a sample has at most 2·2^m kinds) are interchangeable, so each
+    resample is drawn as a multinomial over the kinds, weighted by how many
+    documents each has — the same distribution as resampling documents, at a
+    fraction of the cost.
+    """
     den = np.zeros(draws)
     num = np.zeros((draws, m))
     for d, n in zip(denominators, numerators):
         if d.size == 0:
             continue
-        # How often each sampled document appears in each bootstrap resample.
-        counts = rng.multinomial(d.size, np.full(d.size, 1.0 / d.size), size=draws).astype(float)
-        den += counts @ d
-        num += counts @ n
+        kinds, inverse = np.unique(np.column_stack([d, n]), axis=0, return_inverse=True)
+        shares = np.bincount(inverse.ravel(), minlength=kinds.shape[0]) / d.size
+        # How often each kind of document appears in each bootstrap resample.
+        counts = rng.multinomial(d.size, shares, size=draws).astype(float)
+        den += counts @ kinds[:, 0]
+        num += counts @ kinds[:, 1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den[:, None] > 0, num / np.where(den[:, None] > 0, den[:, None], 1.0), np.nan)
 
