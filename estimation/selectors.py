@@ -103,6 +103,8 @@ def certification_state(*, topic: Topic) -> dict:
     if verdict is not None:
         return {"state": "pass" if verdict.passed else "fail", "label": "Passed" if verdict.passed else "Failed",
                 "plan": plan, "verdict": verdict}
+    if plan.status == Status.LOCKED and certification_shortfall(plan=plan):
+        return {"state": "undecidable", "label": "Cannot be decided (drawn short of its plan)", "plan": plan}
     return {"state": plan.status, "label": plan.get_status_display(), "plan": plan}
 
 
@@ -196,6 +198,11 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
     elif state == "pending":
         data["note"] = ("Pending: the certification sample is not fully judged. Estimates shown before the "
                         "verdict do not certify anything.")
+        if data["enumerated"] and not plan.monitoring:
+            several = len(data["enumerated"]) > 1
+            data["note"] += (f" Region{'s' if several else ''} {', '.join(data['enumerated'])} "
+                             f"{'are' if several else 'is'} judged whole: the verdict also waits until every "
+                             "earlier-sampled document there has its label.")
     elif state == "infeasible":
         data["note"] = pilot.get("reason")
     return data

@@ -374,7 +374,7 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
     if shortfall is not None:
         # A plan locked before the lock checked its draws: its sample is not the one planned, so no verdict
         # (pass or fail) would have the planned error rates.  Nothing is recorded; the pages say why.
-        logger.warning("certification plan %s not decided: %s", plan.pk, shortfall)
+        logger.info("certification plan %s not decided: %s", plan.pk, shortfall)
         return None
     documents = _certification_documents(plan=plan)
     if not documents and not _needs_whole_regions(plan):

@@ -81,6 +81,9 @@ def test_issue_reproduction_plan_drawn_78_of_163_is_not_decided(world):
     assert "A12 60 of 84" in info["note"] and "B2 18 of 79" in info["note"]
     summary = certification_summary(topic=world.topic)
     assert summary["latest"]["state"] == "undecidable"
+    from estimation.selectors import certification_state
+
+    assert certification_state(topic=world.topic)["state"] == "undecidable"
 
 
 def test_issue_reproduction_plan_drawn_17_of_68_with_none_in_a12_is_not_decided(world):
