@@ -15,9 +15,12 @@ created and destroyed by Django's test machinery):
   further classifiers of 15,000 and 40,000): region sizes come from bitmaps, so
   the bitmaps hold 1,000,000-scale id sets, while only the 1,650 sampled documents
   exist as Document rows (the gathering code never touches the others);
-* 1,500 judged documents: A12 500, B1 350, B2 350, R 2 × 100, U 100, each with a
-  complete Label (majority of three) and three Judgment rows from 300 HITs / 900
-  assignments; 150 more sampled documents without complete labels.
+* 1,900 judged documents: A12 500, B1 350, B2 350, R 2 × 100, U 100 and a complement
+  sample N (documents neither classifier retrieved: the dependence check, issue 11)
+  of 400, each with a complete Label (majority of three; one in ten a split 2–1
+  vote, so the label-noise widening runs) and three Judgment rows from 380 HITs /
+  1,140 assignments; 150 more sampled documents without complete labels.  The
+  corpus bitmap holds 1,000,000 ids (|N| is read from it).
 Timed: the DB gathering (topic_inputs_gather), the statistics
 (topic_report_from_inputs), the whole topic_report_build, and topic_snapshot_create
 (gathers twice — once more under the row lock — checksums and writes).
@@ -88,12 +91,16 @@ def build(rng):
 
     corpus = Corpus.objects.create(name="bench-recompute", document_count=CORPUS_SIZE)
     Document.objects.bulk_create([
-        Document(corpus=corpus, external_id=f"d{i}", title="t", text="x", content_hash=str(i)) for i in range(1_650)
+        Document(corpus=corpus, external_id=f"d{i}", title="t", text="x", content_hash=str(i)) for i in range(2_050)
     ], batch_size=1000)
     real = list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
     plan = {"A12": real[0:550], "B1": real[550:950], "B2": real[950:1350], "R1": real[1350:1450],
-            "R2": real[1450:1550], "U": real[1550:1650]}
+            "R2": real[1450:1550], "U": real[1550:1650], "N": real[1650:2050]}
     fake = iter(range(FAKE_ID_BASE, FAKE_ID_BASE + 10_000_000))
+    # The corpus's 1,000,000 ids: the real rows and bitmap-only ids (every classifier's fakes are among them).
+    corpus.documents_bitmap = bitmap_to_bytes(
+        bitmap_from_ids(real + list(range(FAKE_ID_BASE, FAKE_ID_BASE + CORPUS_SIZE - len(real)))))
+    corpus.save(update_fields=["documents_bitmap"])
 
     def fakes(n):
         return [next(fake) for _ in range(n)]
@@ -118,7 +125,7 @@ def build(rng):
     TopicClassifier.objects.create(topic=topic, classifier=c3)
     TopicClassifier.objects.create(topic=topic, classifier=c4)
 
-    precision = {"A12": 0.85, "B1": 0.2, "B2": 0.15, "R1": 0.6, "R2": 0.3, "U": 0.02}
+    precision = {"A12": 0.85, "B1": 0.2, "B2": 0.15, "R1": 0.6, "R2": 0.3, "U": 0.02, "N": 0.01}
     sampled, labels = [], []
     for key, ids in plan.items():
         region = {"R1": "R", "R2": "R"}.get(key, key)
@@ -132,7 +139,9 @@ def build(rng):
         for doc in ids:
             if doc in judged:
                 relevant = bool(rng.random() < precision[key])
-                labels.append(Label(topic=topic, document_id=doc, votes_relevant=3 if relevant else 0, votes_total=3,
+                split = bool(rng.random() < 0.1)  # a 2–1 vote
+                votes = (2 if split else 3) if relevant else (1 if split else 0)
+                labels.append(Label(topic=topic, document_id=doc, votes_relevant=votes, votes_total=3,
                                     majority=relevant))
             else:
                 labels.append(Label(topic=topic, document_id=doc, votes_relevant=0, votes_total=1))
@@ -198,13 +207,14 @@ def breakdown(inputs) -> None:
     builder = _ReportBuilder(inputs)
     corpus_size = builder.corpus_size = builder._corpus_size_for_eq2()
     parts = [
-        ("stratified_pair_recall (20,000 draws)", lambda: builder._run_stratified(corpus_size)),
+        ("stratified_pair_recall (20,000 draws, label noise)", lambda: builder._run_stratified(corpus_size)),
+        ("design_based_recall (complement sample N)", builder._run_design_based),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
         ("pooled_recall (bootstrap, 2,000 resamples)", builder._pooled_recall),
         ("capture_recapture (per further classifier)", builder._dependence),
         ("uniform comparison (planning)", lambda: builder._uniform_comparison(builder._primary())),
         ("posterior histogram", builder._posterior),
-        ("Fleiss kappa", builder._worker_agreement),
+        ("Fleiss kappa + label quality", builder._worker_agreement),
     ]
     for label, fn in parts:
         _, cpu, _ = _median_ms(fn, repeats=5)
@@ -270,10 +280,16 @@ def main() -> None:
         print(f"snapshot (topic_snapshot_create, new version):      median {median:6.1f} ms  (CPU {best:.1f})")
         median, best, _ = _median_ms(lambda: recompute.topic_snapshot_create(topic_id=topic.pk, seed=snapshot_seed))
         print(f"snapshot, inputs unchanged (no new version):        median {median:6.1f} ms  (CPU {best:.1f})")
-        assert report["pooled_recall"] is not None and report["recall_eq1"]["C1"]["estimate"] is not None
-        print(f"  (report: r1 = {report['recall_eq1']['C1']['estimate']:.3f}, "
-              f"n̂ = {report['estimated_relevant']['estimate']:,.0f}, pooled recall computed for "
-              f"{len(report['pooled_recall']['systems'])} systems)")
+        problems = [d["message"] for d in report["diagnostics"] if d["severity"] == "error"]
+        assert report["recall_eq1"]["C1"]["estimate"] is not None, problems
+        pooled = report["pooled_recall"]
+        print("  pooled recall: " + (f"computed for {len(pooled['systems'])} systems" if pooled else
+              next((d["message"] for d in report["diagnostics"] if d["code"] == "pooled_recall_unavailable"), "none")))
+        assert report["design_based"] is not None and report["label_noise"]["widened"], report["diagnostics"]
+        design = report["design_based"]["C1"]
+        print(f"  (report: r1 = {report['recall_eq1']['C1']['estimate']:.3f}, design-based r1 = "
+              f"{design['estimate']:.3f} [{design['low']:.3f}, {design['high']:.3f}], "
+              f"n̂ = {report['estimated_relevant']['estimate']:,.0f})")
         latency(topic, pending)
     finally:
         if connection.vendor == "postgresql":

@@ -26,8 +26,9 @@ Wiring decisions (documented in docs/report.md):
   ``certification_spent``), so the report's judgment count, cost per judged
   document and recall history describe the estimation sample alone.
 * The complement sample (region N = documents neither classifier retrieved, the
-  dependence check of issue 11) is keyed "N"; its size is |U ∖ (A1 ∪ A2)| from
-  the corpus bitmap (region_counts(include_neither=True)).
+  dependence check of issue 11) is keyed "N"; its size is |U| − |A1 ∪ A2| with
+  |U| = corpus.document_count, as everywhere else in the report (no read of the
+  corpus bitmap).
 * Each judged document's votes are kept with its sample (``SampleInputs.votes``)
   and, for worker agreement, with the key of the first sample holding it
   (``vote_strata``, parallel to ``votes``).
@@ -335,9 +336,11 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         drawn[key].add(document_id)
 
     extra_sizes = {c.id: c.retrieved for c in extras}
-    # |N| reads the corpus bitmap: only when the topic has a complement sample.
-    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=NEITHER in drawn) if pair else {}
+    sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
     corpus_size = int(corpus.document_count)
+    if sizes and NEITHER in drawn:
+        # |N| = |U| − |A1 ∪ A2| from the sizes at hand (no read of the 1M-id corpus bitmap).
+        sizes["N"] = max(0, corpus_size - (sizes["A12"] + sizes["B1"] + sizes["B2"]))
     bitmaps = [(c.pk, classifier_bitmap(classifier=c)) for c in _topic_classifiers(pair, extra_classifiers)]
     samples: dict[str, SampleInputs] = {}
     for key in sorted(drawn):
