@@ -1,4 +1,4 @@
-"""The CSV export of a stored report: one row per classifier, then one per region (docs/report.md)."""
+"""The CSV export of a stored report: one row per classifier, the dependence check's recalls, then one per region (docs/report.md)."""
 from __future__ import annotations
 
 import csv
@@ -25,7 +25,8 @@ def _csv_cell(value: Any) -> Any:
 
 
 def topic_report_csv(*, report: dict[str, Any]) -> str:
-    """One row per classifier, then one per region (columns in docs/report.md)."""
+    """One row per classifier, a `design_based` row per pair classifier when the report has the dependence
+    check, then one per region (columns in docs/report.md)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -36,6 +37,18 @@ def topic_report_csv(*, report: dict[str, Any]) -> str:
             c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
             c["f1"]["estimate"], c["f1"]["low"], c["f1"]["high"], c["extrapolated_precision"]["estimate"],
             c["fingerprint"],
+        )])
+    design = report.get("design_based") or {}
+    pair = report.get("pair") or {}
+    for key, role in (("C1", "c1"), ("C2", "c2")):
+        recall = design.get(key)
+        if not recall:
+            continue
+        # The dependence check (issue 11): recall without the independence assumption.
+        writer.writerow([_csv_cell(v) for v in (
+            "design_based", pair.get(role), role, None, None, None, None, None, None,
+            recall.get("estimate"), recall.get("low"), recall.get("high"), recall.get("method"),
+            None, None, None, None, None,
         )])
     for r in report.get("regions") or []:
         writer.writerow([_csv_cell(v) for v in (
