@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
-from django.db.models import Count, F, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
+from annotation.services.assignments import RELEASED_FEEDBACK
 from annotation.services.labels import topic_gold_document_ids
 from annotation.services.retrieved_sets import region_counts
 from annotation.services.sampling import PILOT_MIN_JUDGED, PRIOR_PRECISION
@@ -23,12 +25,22 @@ from annotation.services.workers import worker_gold_score
 # --------------------------------------------------------------------------- annotators
 
 
+HITS_LEFT_CAP = 1000  # "more than 1000 HITs left": counting further would cost time and tell nothing
+
+
 @dataclass(frozen=True)
 class AnnotatorProgress:
     judgments: int
     hits_done: int
     earned: Decimal
     in_progress: Assignment | None
+    # Open HITs of built-in-crowd topics with a free place this worker may take (not held, not
+    # returned by them), counted up to HITS_LEFT_CAP + 1; approximate (gold repeats are not excluded).
+    hits_left: int = 0
+
+    @property
+    def hits_left_capped(self) -> bool:
+        return self.hits_left > HITS_LEFT_CAP
 
 
 def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
@@ -45,7 +57,28 @@ def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
         hits_done=totals["hits"] or 0,
         earned=totals["earned"] or Decimal("0"),
         in_progress=current,
+        hits_left=_hits_left(worker=worker),
     )
+
+
+def _hits_left(*, worker: Worker) -> int:
+    live = (
+        Assignment.objects.filter(hit=OuterRef("pk"), status__in=Assignment.LIVE_STATUSES)
+        .order_by()
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    mine = Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(
+        Q(status="expired") & ~Q(feedback=RELEASED_FEEDBACK)
+    )
+    hits = (
+        Hit.objects.filter(status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE, topic__crowd=Topic.Crowd.LOCAL)
+        .annotate(live=Coalesce(Subquery(live), 0))
+        .filter(live__lt=F("max_assignments"))
+        .exclude(Exists(mine))
+    )
+    return len(hits.values_list("pk", flat=True)[: HITS_LEFT_CAP + 1])
 
 
 def assignment_for_worker(*, worker: Worker, assignment_id: int) -> Assignment:
