@@ -72,6 +72,9 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # Reverse only: after the columns are removed (SQLite rebuilds the table, dropping its triggers), the
+        # triggers of 0002 are created again.
+        migrations.RunPython(migrations.RunPython.noop, _run(OLD_FROZEN_COLUMNS)),
         migrations.AddField(
             model_name='certificationplan',
             name='attempts',
