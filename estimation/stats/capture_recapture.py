@@ -275,7 +275,8 @@ class CaptureRecaptureInterval:
     """Result of :func:`capture_recapture_interval`.  ``as_dict()`` is JSON-serialisable.
 
     model: the model whose N̂, recalls and δ the intervals are for (the
-    point estimate's AIC-best unless chosen).  selection: "fixed" (that
+    best by the design-adjusted AIC, ``criteria``, unless chosen; it may
+    differ from ``point.best``, the plain AIC's choice on the scaled counts).  selection: "fixed" (that
     model in every draw) or "aic" (re-selected per draw; ``model_share``
     counts how often each model won).  n_hat, recall (C1, C2, C3) and
     delta12/13/23 are point + interval.  failed_draws: draws whose fit gave
@@ -296,6 +297,7 @@ class CaptureRecaptureInterval:
     delta23: Interval
     naive_n_interval: Interval  # N̂ ± z·se treating the scaled counts as exact Poisson counts (too narrow)
     model_share: dict
+    criteria: dict  # design-adjusted AIC per model (smaller is better); ``model`` is its minimum
     failed_draws: int
     dependence_evidence: bool
     point: CaptureRecaptureResult
@@ -592,7 +594,7 @@ def capture_recapture_interval(
         model=chosen, selection=selection, confidence=confidence, draws=draws, seed=seed,
         counts=point_counts, n_hat=n_hat, recall=recalls,  # type: ignore[arg-type]
         delta12=delta12, delta13=delta13, delta23=delta23, naive_n_interval=naive,
-        model_share=model_share, failed_draws=int(np.sum(~ok)), dependence_evidence=bool(evidence),
+        model_share=model_share, criteria=criterion, failed_draws=int(np.sum(~ok)), dependence_evidence=bool(evidence),
         point=point, summary=summary,
     )
 

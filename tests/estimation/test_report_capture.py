@@ -157,3 +157,83 @@ def test_no_blocks_without_a_further_classifier_or_uniform_sample():
     assert pooled_recall_block(inputs=without_u, confidence=0.95, draws=2000, seed=1) == (None, [])
     no_extras = TopicInputs(**{**inputs.__dict__, "extras": ()})
     assert dependence_block(inputs=no_extras, confidence=0.95, draws=2000, seed=1) == (None, [])
+
+
+# --------------------------------------------------------------------------- wiring, on the hand-counted topic
+# tests/factories.build_topic: C1 = docs 0..29, C2 = 20..44, C3 = 10..34; its comment lists every sample.
+# These replace the pooled-recall and capture–recapture checks of tests/estimation/test_reports.py once
+# reports.py calls this module.
+
+
+@pytest.mark.django_db
+def test_pooled_recall_block_on_the_hand_counted_topic():
+    from annotation.models import Region, SampleDraw
+    from estimation.services.inputs import topic_inputs_gather
+    from estimation.stats.pooled_recall import CorpusSample, StratumSample, SystemSample, pooled_recall
+    from tests.factories import build_topic, make_draw
+
+    built = build_topic()
+    inputs = topic_inputs_gather(topic=built.topic, parameters={"draws": 2000, "seed": 7})
+    block, diagnostics = pooled_recall_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
+    c1, c2, c3 = (str(c.pk) for c in (built.c1, built.c2, built.c3))
+    # By hand from the fixture: A12 judged 20..25 (relevant 20..24), B1 judged 0..7 (relevant 0, 1), B2 judged
+    # 30..36 (relevant 30..32), C3's own sample 10..15 and 33 (relevant 10..12), U 28 and 50..55 (50 relevant).
+    strata = [
+        StratumSample(name="A12", size=10, inside=(c1, c2), outside=(), relevant=[1] * 5 + [0],
+                      retrieved_by=[[c1, c2, c3]] * 6),
+        StratumSample(name="B1", size=20, inside=(c1,), outside=(c2,), relevant=[1, 1] + [0] * 6,
+                      retrieved_by=[[c1]] * 8),
+        StratumSample(name="B2", size=15, inside=(c2,), outside=(c1,), relevant=[1, 1, 1, 0, 0, 0, 0],
+                      retrieved_by=[[c2, c3]] * 5 + [[c2]] * 2),
+    ]
+    systems = [
+        SystemSample(name=c1, retrieved=30, relevant=[], retrieved_by=[]),
+        SystemSample(name=c2, retrieved=25, relevant=[], retrieved_by=[]),
+        SystemSample(name=c3, retrieved=25, relevant=[1, 1, 1, 0, 0, 0, 0], retrieved_by=[[c1, c3]] * 6 + [[c2, c3]]),
+    ]
+    corpus = CorpusSample(relevant=[0, 1, 0, 0, 0, 0, 0], in_pool=[True] + [False] * 6)
+    expected = pooled_recall(systems=systems, strata=strata, corpus_sample=corpus, confidence=0.95, draws=2000, seed=7)
+    assert diagnostics == []
+    got = {s["id"]: s for s in block["systems"]}
+    for system in expected.systems:
+        assert got[int(system.name)]["pooled_recall"] == pytest.approx(system.pooled_recall)
+        assert got[int(system.name)]["true_recall_high"] == pytest.approx(system.true_recall_high)
+    assert got[built.c1.pk]["name"] == "=title filter"
+    assert block["pool_recall"] == 0.0  # the one relevant document of U lies outside the pool
+    json.dumps(block)
+
+    # Without C3's own sample: C3 = 10..34 lies inside A1 ∪ A2 = 0..44 (venn3 "001" = 0), so it is still reached.
+    SampleDraw.objects.filter(topic=built.topic, purpose=SampleDraw.Purpose.PRECISION).delete()
+    inputs = topic_inputs_gather(topic=built.topic, parameters={"draws": 2000, "seed": 7})
+    block, diagnostics = pooled_recall_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
+    assert block is not None and diagnostics == []
+    # Without a B1 sample, C1's own documents outside C2 are reached by nothing: refused.
+    SampleDraw.objects.filter(topic=built.topic, region=Region.B1).delete()
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [], built.docs)
+    inputs = topic_inputs_gather(topic=built.topic, parameters={"draws": 2000, "seed": 7})
+    block, diagnostics = pooled_recall_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
+    assert block is None and codes(diagnostics) == ["pooled_recall_refused"]
+    assert "=title filter" in diagnostics[0]["message"]
+
+
+@pytest.mark.django_db
+def test_dependence_block_on_the_hand_counted_topic():
+    from annotation.models import Region, SampleDraw
+    from estimation.services.inputs import topic_inputs_gather
+    from tests.factories import build_topic, make_draw
+
+    built = build_topic()
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, Region.B1, [10, 11, 12], built.docs)  # judged relevant already
+    inputs = topic_inputs_gather(topic=built.topic, parameters={"draws": 2000, "seed": 7})
+    rows, diagnostics = dependence_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
+    (row,) = rows
+    regions = {  # (size, judged, relevant) by hand, as in test_reports.py's counts
+        "111": (10, 6, 5.0), "110": (0, 0, 0.0), "101": (10, 3, 3.0), "100": (10, 8, 2.0),
+        "011": (5, 5, 3.0), "010": (10, 2, 0.0), "001": (0, 0, 0.0),
+    }
+    assert {h: (r["size"], r["judged"], r["relevant"]) for h, r in row["regions"].items()} == regions
+    assert row["counts"] == pytest.approx({h: s * k / n if n else 0.0 for h, (s, n, k) in regions.items()})
+    assert row["refused"] is None and row["best"] == row["interval"]["model"]
+    assert row["interval"]["n_hat"]["low"] is not None and row["summary"] == row["interval"]["summary"]
+    assert "capture_recapture" in codes(diagnostics)
+    json.dumps(rows)
