@@ -16,6 +16,12 @@ or a hundred thousand.
 Submitting locks only the assignment row, then the HIT row (to count the
 completion with an F() expression) and the HIT's labels in document order.
 Every path takes these locks in that order, so submissions cannot deadlock.
+
+Returning (releasing) a HIT locks only the assignment row, like the first step
+of a submit, and marks it expired at once, so its slot is free for the next
+claimer; the mark (RELEASED_FEEDBACK) keeps a later submit of it from counting
+and keeps the HIT from being offered to the same worker again
+(assignment_claim_fresh).
 """
 from __future__ import annotations
 
@@ -62,6 +68,18 @@ class InvalidAnswers(SubmitRefused):
     pass
 
 
+class AssignmentReleased(AssignmentExpired):
+    """The worker returned this HIT; its place may already be someone else's."""
+
+
+class ReleaseRefused(ApplicationError):
+    """The assignment cannot be returned (already submitted, or not this worker's)."""
+
+
+# Kept as the feedback of an assignment its worker returned (status "expired", slot freed).
+RELEASED_FEEDBACK = "Returned by the worker."
+
+
 @dataclass(frozen=True)
 class SubmitResult:
     assignment_id: int
@@ -72,6 +90,8 @@ class SubmitResult:
     # True when this call only replayed an earlier submission (double click, retried request).
     replayed: bool = field(default=False, compare=False)
     labels_completed: tuple[int, ...] = field(default=(), compare=False)
+    # A replay whose answers differ from the recorded ones (a stale second tab): nothing was changed.
+    differs: bool = field(default=False, compare=False)
 
 
 def _deadline(now: datetime) -> datetime:
@@ -277,7 +297,17 @@ def _normalise_answers(answers: Mapping, expected: set[int]) -> dict[int, bool]:
     return normalised
 
 
-def _result(assignment: Assignment, *, replayed: bool, labels_completed=()) -> SubmitResult:
+def _replay_differs(assignment: Assignment, answers: Mapping) -> bool:
+    """Whether a replayed submission's answers differ from the ones recorded first."""
+    recorded = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+    try:
+        given = {int(doc_id): value for doc_id, value in answers.items()}
+    except (TypeError, ValueError):
+        return True
+    return given != recorded
+
+
+def _result(assignment: Assignment, *, replayed: bool, labels_completed=(), differs: bool = False) -> SubmitResult:
     hit = Hit.objects.only("status").get(pk=assignment.hit_id)
     return SubmitResult(
         assignment_id=assignment.pk,
@@ -286,6 +316,7 @@ def _result(assignment: Assignment, *, replayed: bool, labels_completed=()) -> S
         hit_complete=hit.status == Hit.Status.COMPLETE,
         replayed=replayed,
         labels_completed=tuple(labels_completed),
+        differs=differs,
     )
 
 
@@ -295,8 +326,10 @@ def assignment_submit(
     """Record one answer per document of the assignment's HIT; idempotent.
 
     A replay (double click, retried request) of a submitted assignment records
-    nothing and returns the stored result. An assignment that expired can still
+    nothing and returns the stored result (`differs` when its answers are not the
+    recorded ones: a stale second tab). An assignment that expired can still
     be submitted while nobody has re-taken its slot; otherwise AssignmentExpired.
+    A returned assignment (assignment_release) is AssignmentReleased.
     Another worker's assignment is AssignmentNotFound, as a missing one is.
     """
     now = now or timezone.now()
@@ -311,7 +344,9 @@ def assignment_submit(
         if assignment is None:
             raise AssignmentNotFound("This assignment does not exist or is not yours.")
         if assignment.status in DONE:
-            return _result(assignment, replayed=True)
+            return _result(assignment, replayed=True, differs=_replay_differs(assignment, answers))
+        if assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK:
+            raise AssignmentReleased("You returned this HIT; your answers were not recorded. Take the next HIT.")
         hit = assignment.hit
         if hit.status == Hit.Status.CANCELLED:
             raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
@@ -388,3 +423,77 @@ def _labels_changed(*, topic: Topic) -> None:
         topic_id = topic.pk
         transaction.on_commit(lambda: labels_posteriors_task.delay(topic_id=topic_id), robust=True)
     event_send_on_commit(event=LabelsCompleted(topic_id=topic.pk))
+
+
+# --------------------------------------------------------------------------- return (skip)
+
+
+def assignment_release(*, assignment_id: int, worker: Worker, now: datetime | None = None) -> Assignment:
+    """Give the HIT back: the slot is free for the next claimer at once; idempotent.
+
+    Locks the assignment row only (the first lock of a submit, so the two cannot
+    deadlock) and marks it expired with RELEASED_FEEDBACK: from then on a submit
+    of it is AssignmentReleased, and assignment_claim_fresh never offers the HIT
+    to this worker again. A submitted assignment cannot be returned (ReleaseRefused);
+    another worker's assignment is AssignmentNotFound, as a missing one is.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update(of=("self",)).filter(pk=assignment_id, worker=worker).first()
+        if assignment is None:
+            raise AssignmentNotFound("This assignment does not exist or is not yours.")
+        if assignment.status in DONE:
+            raise ReleaseRefused("This HIT is already submitted; it cannot be returned.")
+        if assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK:
+            return assignment
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.EXPIRED, feedback=RELEASED_FEEDBACK, deadline=min(now, assignment.deadline)
+        )
+        assignment.refresh_from_db()
+        return assignment
+
+
+def _returned_hit_ids(*, worker: Worker) -> set[int]:
+    return set(
+        Assignment.objects.filter(
+            worker=worker, status=Assignment.Status.EXPIRED, feedback=RELEASED_FEEDBACK
+        ).values_list("hit_id", flat=True)
+    )
+
+
+def assignment_claim_fresh(
+    *, worker: Worker, topic: Topic | None = None, now: datetime | None = None
+) -> Assignment | None:
+    """As assignment_claim (same lock, same resumption), but never a HIT this worker returned.
+
+    The built-in annotator pages claim through this, so "skip" moves on to
+    another HIT instead of handing the skipped one straight back.
+    """
+    now = now or timezone.now()
+    if worker.blocked:
+        raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
+    _expire_lazily(now)
+    with transaction.atomic():
+        _worker_claim_lock(worker)
+        current = Assignment.objects.filter(
+            worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
+        ).select_related("hit__topic")
+        if topic is not None:
+            current = current.filter(hit__topic=topic)
+        resumed = current.order_by("claimed_at").first()
+        if resumed is not None:
+            return resumed
+        returned = _returned_hit_ids(worker=worker)
+        for serving in _topics_to_serve(topic=topic):
+            tried = set(returned)
+            for _ in range(CLAIM_ROUNDS):
+                candidates = _candidate_hits(worker=worker, topic=serving, exclude_ids=tried)
+                if not candidates:
+                    break
+                offset = worker.pk % len(candidates)
+                for hit_id, max_assignments in candidates[offset:] + candidates[:offset]:
+                    tried.add(hit_id)
+                    assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
+                    if assignment is not None:
+                        return assignment
+        return None

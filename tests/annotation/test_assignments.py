@@ -7,11 +7,15 @@ from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic
 from annotation.services.assignments import (
     AssignmentExpired,
     AssignmentNotFound,
+    AssignmentReleased,
     ClaimRefused,
     InvalidAnswers,
+    ReleaseRefused,
     SubmitRefused,
     assignment_claim,
     assignment_claim_for_hit,
+    assignment_claim_fresh,
+    assignment_release,
     assignment_submit,
     assignments_expire,
 )
@@ -239,3 +243,68 @@ def test_local_claims_never_take_places_of_mechanical_turk_hits(world):
     # MTurk workers arrive for a particular HIT.
     hit = Hit.objects.filter(topic=world.topic).first()
     assert assignment_claim_for_hit(worker=w, hit=hit).hit_id == hit.pk
+
+
+# --------------------------------------------------------------------------- return (skip), issue 12 item 3
+
+
+def test_a_returned_slot_is_offered_to_another_worker_at_once(world):
+    hits = list(Hit.objects.filter(topic=world.topic).order_by("pk"))
+    holders = [make_worker() for _ in range(3)]
+    held = {(w.pk, h.pk): assignment_claim_for_hit(worker=w, hit=h) for w in holders for h in hits}
+    late = make_worker()
+    assert assignment_claim(worker=late, topic=world.topic) is None  # every place is taken
+    returned = held[(holders[0].pk, hits[1].pk)]
+    assignment_release(assignment_id=returned.pk, worker=holders[0])
+    # No expiry sweep, no wait: the next claim gets the freed place.
+    taken = assignment_claim(worker=late, topic=world.topic)
+    assert taken is not None and taken.hit_id == hits[1].pk and taken.slot == returned.slot
+    assert Assignment.objects.filter(hit=hits[1], status="claimed").count() == 3
+
+
+def test_a_returned_assignment_cannot_be_submitted(world):
+    worker = make_worker()
+    assignment = assignment_claim(worker=worker, topic=world.topic)
+    released = assignment_release(assignment_id=assignment.pk, worker=worker)
+    assert released.status == "expired"
+    assert assignment_release(assignment_id=assignment.pk, worker=worker).pk == assignment.pk  # idempotent
+    # Refused even while nobody has taken the place (an expired one would still be accepted).
+    with pytest.raises(AssignmentReleased, match="You returned this HIT"):
+        assignment_submit(assignment_id=assignment.pk, worker=worker, answers=_answers(assignment))
+    assert not Judgment.objects.exists() and not Label.objects.filter(votes_total__gt=0).exists()
+    hit = Hit.objects.get(pk=assignment.hit_id)
+    assert hit.completed_assignments == 0
+
+
+def test_return_is_refused_after_submit_and_for_another_workers_assignment(world):
+    worker, other = make_worker(), make_worker()
+    assignment = assignment_claim(worker=worker, topic=world.topic)
+    with pytest.raises(AssignmentNotFound):
+        assignment_release(assignment_id=assignment.pk, worker=other)
+    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=_answers(assignment))
+    with pytest.raises(ReleaseRefused):
+        assignment_release(assignment_id=assignment.pk, worker=worker)
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+
+
+def test_claim_fresh_never_hands_back_a_returned_hit(world):
+    worker = make_worker()
+    seen = []
+    while (assignment := assignment_claim_fresh(worker=worker, topic=world.topic)) is not None:
+        seen.append(assignment.hit_id)
+        assignment_release(assignment_id=assignment.pk, worker=worker)
+    assert sorted(seen) == sorted(Hit.objects.filter(topic=world.topic).values_list("pk", flat=True))  # 3 HITs, once each
+    # The plain claim (Mechanical Turk's "return" semantics) may offer a returned HIT again.
+    assert assignment_claim(worker=worker, topic=world.topic) is not None
+
+
+def test_a_stale_replay_with_other_answers_is_flagged_and_changes_nothing(world):
+    worker = make_worker()
+    assignment = assignment_claim(worker=worker, topic=world.topic)
+    first = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=_answers(assignment, True))
+    assert not first.replayed and not first.differs
+    same = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=_answers(assignment, True))
+    assert same.replayed and not same.differs
+    stale = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=_answers(assignment, False))
+    assert stale.replayed and stale.differs
+    assert set(Judgment.objects.filter(assignment=assignment).values_list("relevant", flat=True)) == {True}
