@@ -314,10 +314,15 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict],
         ordered = _monitoring_order(documents, _locked_seed(plan))
         prefix = _judged_prefix(ordered)
         bound = _sequence_bound(plan=plan, prefix=prefix, retrieved=retrieved)
+        sequence_extra: dict[str, Any] = {}
+        if plan.metric == Metric.PAIR_RECALL:
+            # The sequence bounds what the pair measures (δ1·r): read at the band's least favourable δ1 too.
+            sequence_extra = {"pair_sequence_bound": bound, "sequence_delta1": max(1.0, plan.delta1_high)}
+            bound = min(1.0, bound / max(1.0, plan.delta1_high))
         if bound < plan.target and not complete:
             return None
         evaluation = _fixed_evaluation(plan=plan, documents=prefix, retrieved=retrieved) if prefix else {}
-        evaluation = {**evaluation, "fixed_sample_lower_bound": evaluation.get("lower_bound"),
+        evaluation = {**evaluation, **sequence_extra, "fixed_sample_lower_bound": evaluation.get("lower_bound"),
                       "lower_bound": bound, "passed": bound >= plan.target,
                       "method": "anytime-valid confidence sequence (Waudby-Smith & Ramdas betting), "
                                 "read on the judged prefix of the seeded order"}

@@ -598,7 +598,8 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
                            plan_at_truth: bool = False, monitor: bool = False,
                            population: PairPopulation | ConfusionPopulation | None = None,
                            pair_planner: Callable | None = None,
-                           plan_simulations: int = SIM_PLAN_SIMULATIONS) -> OperatingCharacteristics:
+                           plan_simulations: int = SIM_PLAN_SIMULATIONS,
+                           delta1_high: float = 1.0) -> OperatingCharacteristics:
     """Run the certification protocol ``runs`` times; return pass rates and judgments used.
 
     ``metric``: "pair_recall" (C1's recall from regions A12 and B2, verdict
@@ -621,6 +622,13 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
     ``peek``: also run the naive protocol on the same samples: look after
     each of ``looks`` equal batches and pass at the first look whose
     fixed-sample bound clears the target.
+    ``delta1_high`` (pair recall): the upper end of a declared dependence band
+    (issue 11; notes §8).  The product decides at the least favourable δ1 of
+    the band, min(1, bound/δ1_high) ≥ τ, i.e. bound ≥ τ·δ1_high, and sizes the
+    plan for that: the simulation plans and tests at τ·δ1_high (1 = the rule
+    that assumes independence; the product's default band ends at 1.25).  The
+    populations here are independent, so a true recall of τ·δ1_high plays a pair
+    at the band's edge (measures r1* = δ1·τ).
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS} (got {metric!r})")
@@ -639,7 +647,10 @@ def simulate_certification(*, metric: str, target: float, true_value: float, alp
         population = population or pair_population(true_recall=true_value)
         if not isinstance(population, PairPopulation):
             raise TypeError("metric 'pair_recall' needs a PairPopulation")
-        model: _Metric = _PairRecallMetric(population=population, target=target, alpha=alpha, power=power,
+        if delta1_high < 1.0 or target * delta1_high >= 1.0:
+            raise ValueError(f"delta1_high must be ≥ 1 with target × delta1_high < 1 (got {delta1_high!r})")
+        model: _Metric = _PairRecallMetric(population=population, target=target * delta1_high, alpha=alpha,
+                                           power=power,
                                            pilot_size=pilot_size or 100, error=error, planner=pair_planner,
                                            seed_base=seed_base)
     elif metric == "f1":

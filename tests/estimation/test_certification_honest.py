@@ -366,3 +366,17 @@ def test_a_target_beyond_the_band_is_plannable_with_a_dependence_check(manager):
     with pytest.raises(CertificationError, match="dependence check"):
         certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.F1, target=0.5,
                                   dependence_check=True, user=manager)
+
+
+def test_a_monitored_pair_plan_reads_its_sequence_at_the_least_favourable_delta1(world, manager):
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, monitoring=True, user=manager)
+    assert plan.pilot["feasible"], plan.pilot["reason"]
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=5)
+    judge(world, certification_ids(plan))
+    verdict = certification_decide(plan_id=plan.pk)
+    evaluation = verdict.inputs["evaluation"]
+    assert evaluation["sequence_delta1"] == 1.25
+    assert verdict.lower_bound == pytest.approx(min(1.0, evaluation["pair_sequence_bound"] / 1.25))
+    assert verdict.passed == (verdict.lower_bound >= 0.6)

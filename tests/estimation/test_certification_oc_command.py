@@ -58,3 +58,16 @@ def test_text_output_reads_as_a_summary():
 def test_bad_flags_give_a_clear_error(args, message):
     with pytest.raises(CommandError, match=message):
         run(*args)
+
+
+def test_the_declared_band_is_simulated_at_its_least_favourable_delta1():
+    """Issue 11: with --delta1-high 1.25 a pair whose measured recall is τ·1.25 (the band's edge) passes at most
+    α + 3 s.e. (the verdict needs bound ≥ τ·δ1_high; measured 0.028 ± 0.005 over 1,000 runs, seed 4; planned from a
+    pilot at a true 0.85 the band's power is 0.922 ± 0.008, seed 1); a τ·δ1_high of 1 or more is refused."""
+    data = json.loads(run("--metric", "recall", "--target", "0.6", "--true-recall", "0.75", "--runs", "200",
+                          "--seed", "4", "--fixed-size", "A12=150,B2=300", "--delta1-high", "1.25",
+                          "--format", "json"))
+    assert data["target"] == 0.6 and data["pass_rate"] <= 0.05 + 3 * (0.05 * 0.95 / 200) ** 0.5
+    with pytest.raises(CommandError):
+        run("--metric", "recall", "--target", "0.85", "--true-recall", "0.9", "--runs", "10",
+            "--delta1-high", "1.25")

@@ -69,6 +69,10 @@ class Command(BaseCommand):
         parser.add_argument("--pilot-size", type=int, default=None,
                             help="pilot documents per region (pair) or in total (uniform)")
         parser.add_argument("--fixed-size", default=None, help="skip the plan: N documents, or A12=N,B2=N")
+        parser.add_argument("--delta1-high", type=float, default=1.0,
+                            help="pair recall: the upper end of the declared dependence band; the verdict is "
+                                 "decided at the least favourable δ1 (the product's default band ends at 1.25; "
+                                 "1 assumes independence)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
     def handle(self, *args, **options):
@@ -84,7 +88,8 @@ class Command(BaseCommand):
                 accuracy=options["accuracy"], peek=options["peek"], looks=options["looks"],
                 pilot_size=options["pilot_size"], fixed_size=_fixed_size(options["fixed_size"]),
                 plan_at_truth=options["plan"] == "truth", monitor=options["monitor"],
-                pair_planner=delta_method_pair_planner if options["pair_planner"] == "delta" else None)
+                pair_planner=delta_method_pair_planner if options["pair_planner"] == "delta" else None,
+                delta1_high=options["delta1_high"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         data = result.as_dict()
