@@ -212,3 +212,37 @@ def test_the_topic_page_lists_every_plan_on_pages(world):
     ids = sorted(CertificationPlan.objects.values_list("pk", flat=True))
     shown = [pk for pk in ids if f"/certification/{pk}/\"" in first or f"/certification/{pk}/\"" in second]
     assert shown == ids and "60 plans" in first
+
+
+def test_a_plan_drawn_short_of_its_plan_shows_why_it_has_no_verdict(world):
+    """Issue 11's first reproduction, on the pages: planned A12 84 + B2 79, drawn 60 + 18 (locked before the lock
+    checked its draws)."""
+    from django.utils import timezone
+
+    from annotation.models import SampleDraw
+    from annotation.services.sampling import region_bitmap, region_sample_draw
+    from estimation.models import CertificationPlanDraw
+    from estimation.services.certification_plans import (
+        _excluded_documents,
+        certification_plan_create,
+        certification_stratum_key,
+    )
+
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric="pair_recall", target=0.6)
+    CertificationPlan.objects.filter(pk=plan.pk).update(sample_size={"A12": 84, "B2": 79, "total": 163})
+    exclude = _excluded_documents(topic=world.topic)
+    draws = [region_sample_draw(topic=world.topic, region=region, k=k, seed=3 + k,
+                                bitmap=region_bitmap(topic=world.topic, region=region),
+                                purpose=SampleDraw.Purpose.CERTIFICATION,
+                                stratum_key=certification_stratum_key(plan_id=plan.pk), exclude=exclude)
+             for region, k in (("A12", 60), ("B2", 18))]
+    CertificationPlanDraw.objects.bulk_create([CertificationPlanDraw(plan=plan, draw=d) for d in draws])
+    CertificationPlan.objects.filter(pk=plan.pk).update(status="locked", seed=3, locked_at=timezone.now())
+    judge(world, certification_ids(plan))
+    assert certification_decide(plan_id=plan.pk) is None
+    manager = login("manager", "max")
+    page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
+    assert "cannot be decided: drawn 78 of 163 planned" in page and "A12: 60 / 84" in page
+    assert "Read the verdict" not in page
+    topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
+    assert "undecidable" in topic_page and "A12 60/84" in topic_page
