@@ -8,4 +8,5 @@ urlpatterns = [
     path("", annotator.annotator_home, name="home"),
     path("next/", annotator.annotator_next, name="next"),
     path("assignments/<int:assignment_id>/", annotator.annotator_assignment, name="assignment"),
+    path("assignments/<int:assignment_id>/return/", annotator.annotator_release, name="release"),
 ]

@@ -6,6 +6,9 @@
   into a flash message and sends the browser back where it came from (the same
   page for a GET, the referring page of this site for a POST), so a user mistake
   never renders a 500 or a debug page.
+* A request refused by the CSRF check gets ``csrf_failure`` (``CSRF_FAILURE_VIEW``):
+  a page saying what happened with a way back, or JSON for a script, never
+  Django's debug page.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -53,3 +56,20 @@ class ApplicationErrorMiddleware:
             messages.error(request, exception.message)
             return HttpResponseRedirect(target)
         return render(request, "errors/application.html", {"message": exception.message}, status=400)
+
+
+CSRF_MESSAGE = (
+    "This page was out of date, so nothing was sent (you may have signed in again in another tab). "
+    "Your answers are kept in this browser: reload the page and submit again."
+)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW: a 403 that explains itself and leads back (JSON for the HIT page's script)."""
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"ok": False, "error": CSRF_MESSAGE, "csrf": True}, status=403)
+    referer = request.META.get("HTTP_REFERER")
+    back = referer if referer and url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ) else "/"
+    return render(request, "errors/csrf.html", {"back": back}, status=403)

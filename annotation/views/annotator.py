@@ -1,34 +1,79 @@
-"""The built-in annotator pages: progress, take the next HIT, judge its documents, submit.
+"""The built-in annotator pages: progress, take the next HIT, judge its documents, submit or return it.
 
 Thin: each view reads through annotation.selectors and writes through
 annotation.services.assignments. A worker only ever reaches their own
 assignments (anyone else's is a 404, like a missing one).
+
+The HIT page's script (static/js/annotator.js) keeps the answers in the
+browser until the server acknowledges them and submits with
+``Accept: application/json``: the submit view then answers with JSON
+(``{"ok", "location", "error"}``) instead of a redirect, so the script knows
+the answers were recorded before it forgets them. Without the script the form
+posts as usual.
 """
+from __future__ import annotations
+
+import re
+
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Assignment, Worker
 from annotation.roles import ANNOTATE, role_required
 from annotation.selectors import annotator_progress, assignment_answers, assignment_for_worker, assignment_items
 from annotation.services.assignments import (
+    RELEASED_FEEDBACK,
     AssignmentExpired,
     AssignmentNotFound,
     ClaimRefused,
     SubmitRefused,
-    assignment_claim,
+    assignment_claim_fresh,
+    assignment_release,
     assignment_submit,
 )
 from annotation.services.workers import worker_for_user
 
 ANSWER_VALUES = {"1": True, "0": False}
+STALE_TAB_MESSAGE = (
+    "This HIT had already been submitted (from another tab or window) with different answers. "
+    "The answers submitted first are the ones recorded; the ones you just sent were not."
+)
+_INDENTED = re.compile(r"^[ \t]")
 
 
 def _worker(request: HttpRequest) -> Worker:
     """The signed-in user's worker: role_required admits signed-in users only."""
     assert request.user.is_authenticated
     return worker_for_user(user=request.user)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Newswire text as paragraphs: a blank line or an indented line starts one; other line breaks are joined.
+
+    Returns plain strings: the template escapes them.
+    """
+    found: list[str] = []
+    current: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if not line.strip():
+            if current:
+                found.append(" ".join(current))
+                current = []
+            continue
+        if current and _INDENTED.match(line):
+            found.append(" ".join(current))
+            current = []
+        current.append(" ".join(line.split()))
+    if current:
+        found.append(" ".join(current))
+    return found
 
 
 @role_required(ANNOTATE)
@@ -44,7 +89,7 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
 def annotator_next(request: HttpRequest) -> HttpResponse:
     worker = _worker(request)
     try:
-        assignment = assignment_claim(worker=worker)
+        assignment = assignment_claim_fresh(worker=worker)
     except ClaimRefused as exc:
         messages.error(request, str(exc))
         return redirect("annotator:home")
@@ -58,6 +103,30 @@ def _chosen_answers(post) -> dict[str, str]:
     return {key[4:]: value for key, value in post.items() if key.startswith("doc-") and value in ANSWER_VALUES}
 
 
+def _submit(request: HttpRequest, worker: Worker, assignment: Assignment, chosen: dict[str, str]) -> HttpResponse | str:
+    """Record the answers; a response to send, or the message of a refusal to show above the form."""
+    answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
+    try:
+        result = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    except AssignmentNotFound:
+        raise Http404("No such assignment.") from None
+    except AssignmentExpired as exc:
+        messages.error(request, str(exc))
+        if _wants_json(request):
+            return JsonResponse({"ok": False, "error": str(exc), "location": reverse("annotator:home")}, status=409)
+        return redirect("annotator:home")
+    except SubmitRefused as exc:
+        return str(exc)
+    if result.replayed and result.differs:
+        messages.warning(request, STALE_TAB_MESSAGE)
+    elif not result.replayed:
+        messages.success(request, f"Thank you: {result.judgments} answers recorded.")
+    response = annotator_next(request) if request.POST.get("then") == "next" else redirect("annotator:home")
+    if _wants_json(request):
+        return JsonResponse({"ok": True, "replayed": result.replayed, "location": response["Location"]})
+    return response
+
+
 @role_required(ANNOTATE)
 @require_http_methods(["GET", "POST"])
 def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
@@ -66,32 +135,24 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
         assignment = assignment_for_worker(worker=worker, assignment_id=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
-    items = assignment_items(assignment=assignment)
     chosen: dict[str, str] = {}
     error = ""
     status = 200
     if request.method == "POST":
         chosen = _chosen_answers(request.POST)
-        answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
-        try:
-            result = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
-        except AssignmentNotFound:
-            raise Http404("No such assignment.") from None
-        except AssignmentExpired as exc:
-            messages.error(request, str(exc))
-            return redirect("annotator:home")
-        except SubmitRefused as exc:
-            error, status = str(exc), 400
-        else:
-            if not result.replayed:
-                messages.success(request, f"Thank you: {result.judgments} answers recorded.")
-            if request.POST.get("then") == "next":
-                return annotator_next(request)
-            return redirect("annotator:home")
+        outcome = _submit(request, worker, assignment, chosen)
+        if isinstance(outcome, HttpResponse):
+            return outcome
+        if _wants_json(request):
+            return JsonResponse({"ok": False, "error": outcome}, status=400)
+        error, status = outcome, 400
     elif assignment.status != Assignment.Status.CLAIMED:
         recorded = assignment_answers(assignment=assignment)
         chosen = {str(doc_id): "1" if value else "0" for doc_id, value in recorded.items()}
-    rows = [(item, chosen.get(str(item.document_id), "")) for item in items]
+    items = assignment_items(assignment=assignment)
+    rows = [(item, chosen.get(str(item.document_id), ""), _paragraphs(item.document.text)) for item in items]
+    returned = assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK
+    progress = annotator_progress(worker=worker)
     return render(
         request,
         "annotator/assignment.html",
@@ -99,9 +160,31 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
             "assignment": assignment,
             "topic": assignment.hit.topic,
             "rows": rows,
+            "answered": sum(1 for _, value, _ in rows if value),
             "error": error,
+            "returned": returned,
+            "progress": progress,
+            # "HIT 4 of about 30": the HITs done, this one, and those still open for this worker.
+            "queue_position": progress.hits_done + 1,
+            "queue_total": progress.hits_done + 1 + progress.hits_left,
             # An expired assignment may still be submitted while its place is free (the service decides).
-            "editable": assignment.status in (Assignment.Status.CLAIMED, Assignment.Status.EXPIRED),
+            "editable": assignment.status == Assignment.Status.CLAIMED
+            or (assignment.status == Assignment.Status.EXPIRED and not returned),
         },
         status=status,
     )
+
+
+@role_required(ANNOTATE)
+@require_POST
+def annotator_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Skip: give the HIT back (its place is free at once), then take another one or go home."""
+    worker = _worker(request)
+    try:
+        assignment_release(assignment_id=assignment_id, worker=worker)
+    except AssignmentNotFound:
+        raise Http404("No such assignment.") from None
+    messages.info(request, "You returned the HIT: it goes to someone else, and it will not be offered to you again.")
+    if request.POST.get("then") == "next":
+        return annotator_next(request)
+    return redirect("annotator:home")

@@ -1,51 +1,176 @@
-// Keyboard shortcuts for a HIT page: j/1 on topic, k/0 off topic (then the next document),
-// n/p next/previous document, Enter submits (or jumps to the first unanswered document).
+// The annotator pages.
+// HIT page: keys answer the document that has focus (or the highlighted one when focus is outside
+// the documents): j/1 on topic, k/0 off topic (then the next document), n/p next/previous,
+// Enter submits (or jumps to the first unanswered document). The highlight follows focus.
+// Answers are kept in localStorage (keyed by assignment) until the server acknowledges the submit:
+// an expired session, a stale CSRF token or a lost connection loses nothing.
+// Both pages: the deadline in local time with a countdown.
 (function () {
   "use strict";
+  var PREFIX = "recall-hit:";
+  var KEEP_MS = 7 * 24 * 3600 * 1000;
+
+  function storage() {
+    try { return window.localStorage; } catch (e) { return null; }
+  }
+
+  function pruneOld() {
+    var store = storage();
+    if (!store) { return; }
+    for (var i = store.length - 1; i >= 0; i--) {
+      var key = store.key(i);
+      if (!key || key.indexOf(PREFIX) !== 0) { continue; }
+      try {
+        var saved = JSON.parse(store.getItem(key));
+        if (!saved || Date.now() - saved.saved > KEEP_MS) { store.removeItem(key); }
+      } catch (e) { store.removeItem(key); }
+    }
+  }
+
+  // ------------------------------------------------------------------ deadline
+  function deadline() {
+    var time = document.getElementById("deadline");
+    var countdown = document.getElementById("countdown");
+    if (!time) { return; }
+    var end = new Date(time.getAttribute("datetime"));
+    if (isNaN(end.getTime())) { return; }
+    time.textContent = end.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    if (!countdown) { return; }
+    function tick() {
+      var left = Math.round((end.getTime() - Date.now()) / 1000);
+      if (left <= 0) {
+        countdown.textContent = "(time is up: you can still submit while nobody has taken your place)";
+        return;
+      }
+      var minutes = Math.floor(left / 60), seconds = left % 60;
+      countdown.textContent = "(" + minutes + " min " + (seconds < 10 ? "0" : "") + seconds + " s left)";
+      window.setTimeout(tick, 1000);
+    }
+    tick();
+  }
+
+  pruneOld();
+  deadline();
+
   var form = document.getElementById("hit-form");
   if (!form) { return; }
+  var key = PREFIX + form.getAttribute("data-assignment");
+  var store = storage();
+  if (form.getAttribute("data-editable") !== "1") {
+    if (store) { store.removeItem(key); }  // submitted or returned: nothing left to keep
+    return;
+  }
   var docs = Array.prototype.slice.call(form.querySelectorAll("article.document"));
   if (!docs.length) { return; }
   var current = 0;
+  var answeredBox = document.getElementById("answered");
+  var saveStatus = document.getElementById("save-status");
+  var problem = document.getElementById("submit-problem");
 
-  function show(index) {
+  function radios(doc) { return doc.querySelectorAll("input[type=radio]"); }
+  function checkedValue(doc) {
+    var checked = doc.querySelector("input[type=radio]:checked");
+    return checked ? checked.value : "";
+  }
+
+  function answers() {
+    var found = {};
+    docs.forEach(function (doc) {
+      var value = checkedValue(doc);
+      if (value) { found[doc.getAttribute("data-doc")] = value; }
+    });
+    return found;
+  }
+
+  function save() {
+    if (!store) { return; }
+    try { store.setItem(key, JSON.stringify({ saved: Date.now(), answers: answers() })); } catch (e) { /* full */ }
+  }
+
+  function updateProgress() {
+    var n = Object.keys(answers()).length;
+    if (answeredBox) { answeredBox.textContent = n + " of " + docs.length + " answered"; }
+  }
+
+  function restore() {
+    if (!store) { return 0; }
+    var saved;
+    try { saved = JSON.parse(store.getItem(key) || "null"); } catch (e) { saved = null; }
+    if (!saved || !saved.answers) { return 0; }
+    var restored = 0;
+    docs.forEach(function (doc) {
+      var value = saved.answers[doc.getAttribute("data-doc")];
+      if (!value || checkedValue(doc)) { return; }
+      var radio = doc.querySelector("input[type=radio][value='" + value + "']");
+      if (radio) { radio.checked = true; restored++; }
+    });
+    return restored;
+  }
+
+  function cardOf(element) {
+    var card = element && element.closest ? element.closest("article.document") : null;
+    return card && form.contains(card) ? docs.indexOf(card) : -1;
+  }
+
+  function show(index, scroll) {
     current = Math.max(0, Math.min(docs.length - 1, index));
-    docs.forEach(function (doc, i) { doc.classList.toggle("current", i === current); });
-    docs[current].scrollIntoView({ block: "nearest", behavior: "smooth" });
+    docs.forEach(function (doc, i) {
+      doc.classList.toggle("current", i === current);
+      if (i === current) { doc.setAttribute("aria-current", "true"); } else { doc.removeAttribute("aria-current"); }
+    });
+    if (scroll) { docs[current].scrollIntoView({ block: "nearest" }); }
+  }
+
+  function moveTo(index, focusWasInside) {
+    index = Math.max(0, Math.min(docs.length - 1, index));
+    if (focusWasInside) {
+      docs[index].focus({ preventScroll: true });  // focusin moves the highlight
+    }
+    show(index, true);
   }
 
   function firstUnanswered() {
     for (var i = 0; i < docs.length; i++) {
-      if (!docs[i].querySelector("input[type=radio]:checked")) { return i; }
+      if (!checkedValue(docs[i])) { return i; }
     }
     return -1;
   }
 
-  function answer(value) {
-    var radio = docs[current].querySelector("input[type=radio][value='" + value + "']");
+  function answer(value, index, focusWasInside) {
+    var radio = docs[index].querySelector("input[type=radio][value='" + value + "']");
     if (!radio) { return; }
     radio.checked = true;
-    if (current < docs.length - 1) { show(current + 1); }
+    save();
+    updateProgress();
+    moveTo(index < docs.length - 1 ? index + 1 : index, focusWasInside);
   }
 
-  docs.forEach(function (doc, i) {
-    doc.addEventListener("click", function () { show(i); });
+  form.addEventListener("focusin", function (event) {
+    var index = cardOf(event.target);
+    if (index >= 0 && index !== current) { show(index, false); }
   });
+  docs.forEach(function (doc, i) {
+    doc.addEventListener("click", function () { show(i, false); });
+  });
+  form.addEventListener("change", function () { save(); updateProgress(); });
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || target.tagName === "BUTTON" || target.tagName === "A" ||
-        (target.tagName === "INPUT" && target.type === "text"))) { return; }
+        target.tagName === "SELECT" || (target.tagName === "INPUT" && target.type !== "radio"))) { return; }
+    var focused = cardOf(document.activeElement);
+    var index = focused >= 0 ? focused : current;
+    var inside = focused >= 0;
     switch (event.key) {
-      case "j": case "1": answer("1"); break;
-      case "k": case "0": answer("0"); break;
-      case "n": show(current + 1); break;
-      case "p": show(current - 1); break;
+      case "j": case "1": answer("1", index, inside); break;
+      case "k": case "0": answer("0", index, inside); break;
+      case "n": moveTo(index + 1, inside); break;
+      case "p": moveTo(index - 1, inside); break;
       case "Enter":
         var missing = firstUnanswered();
-        if (missing >= 0) { show(missing); } else if (form.requestSubmit) {
-          form.requestSubmit(form.querySelector("button[name=then][value=next]"));
+        if (missing >= 0) { moveTo(missing, true); } else if (form.requestSubmit) {
+          form.requestSubmit(form.querySelector("button[name=then][value=next]:not(.skip)"));
         } else { form.submit(); }
         break;
       default: return;
@@ -53,6 +178,97 @@
     event.preventDefault();
   });
 
+  // ------------------------------------------------------------------ submit
+  function cookie(name) {
+    var parts = document.cookie ? document.cookie.split("; ") : [];
+    for (var i = 0; i < parts.length; i++) {
+      var eq = parts[i].indexOf("=");
+      if (parts[i].slice(0, eq) === name) { return decodeURIComponent(parts[i].slice(eq + 1)); }
+    }
+    return "";
+  }
+
+  function say(box, text, link) {
+    // Built with text nodes only: nothing from the server is parsed as HTML.
+    box.textContent = text;
+    if (link) {
+      box.appendChild(document.createTextNode(" "));
+      var a = document.createElement("a");
+      a.href = link.href;
+      a.textContent = link.text;
+      a.className = "button";
+      box.appendChild(a);
+    }
+    box.hidden = false;
+    if (box === problem) { box.focus(); }
+  }
+
+  var buttons = Array.prototype.slice.call(form.querySelectorAll("button[type=submit]"));
+  function busy(on) { buttons.forEach(function (b) { b.disabled = on; }); }
+
+  form.addEventListener("submit", function (event) {
+    var submitter = event.submitter;
+    if (submitter && submitter.classList.contains("skip")) {
+      if (store) { store.removeItem(key); }  // returning the HIT discards its answers on purpose
+      return;  // a plain POST to the return view
+    }
+    if (!window.fetch || !window.FormData) { return; }
+    event.preventDefault();
+    save();
+    var body = new FormData(form);
+    body.set("then", submitter && submitter.value ? submitter.value : "next");
+    var headers = { "Accept": "application/json" };
+    var token = cookie("csrftoken");
+    if (token) {
+      // The cookie is the current token (a sign-in in another tab replaces it; the form's copy goes stale).
+      body.delete("csrfmiddlewaretoken");
+      headers["X-CSRFToken"] = token;
+    }
+    problem.hidden = true;
+    busy(true);
+    var here = window.location.pathname;
+    fetch(form.getAttribute("action") || here, {
+      method: "POST", body: body, headers: headers, credentials: "same-origin", redirect: "manual"
+    }).then(function (response) {
+      if (response.type === "opaqueredirect" || response.status === 0 || response.redirected) {
+        // Not signed in any more: the sign-in page would come back here, where the answers are restored.
+        busy(false);
+        say(problem, "Your session expired — sign in to continue. Your answers are kept in this browser.",
+            { href: form.getAttribute("data-login") + "?next=" + encodeURIComponent(here), text: "Sign in to continue" });
+        return null;
+      }
+      return response.json().then(function (data) {
+        if (response.ok && data.ok) {
+          if (store) { store.removeItem(key); }
+          window.location.assign(data.location);
+          return;
+        }
+        busy(false);
+        if (response.status === 403) {
+          say(problem, (data && data.error) || "This page is out of date. Your answers are kept in this browser.",
+              { href: here, text: "Reload the page" });
+        } else if (data.location) {
+          if (store) { store.removeItem(key); }  // the server can no longer record them (the place is gone)
+          window.location.assign(data.location);
+        } else {
+          say(problem, data.error || "The answers could not be recorded. They are kept in this browser.");
+        }
+      }, function () {
+        busy(false);
+        say(problem, "The server answered with an error (" + response.status + "). " +
+            "Your answers are kept in this browser: try again, or reload the page.", { href: here, text: "Reload the page" });
+      });
+    }).catch(function () {
+      busy(false);
+      say(problem, "The server could not be reached. Your answers are kept in this browser: try again in a moment.");
+    });
+  });
+
+  var restored = restore();
+  if (restored && saveStatus) {
+    say(saveStatus, restored + (restored === 1 ? " answer" : " answers") + " kept in this browser were restored.");
+  }
+  updateProgress();
   var start = firstUnanswered();
-  show(start >= 0 ? start : 0);
+  show(start >= 0 ? start : 0, false);
 })();
