@@ -137,3 +137,137 @@ def test_key_answers_the_focused_document_and_the_highlight_follows_focus(page, 
     assert "Document 3 of 5" in legend
     assert page.inner_text("#answered").strip().startswith("3 of 5 answered")
     assert page.get_attribute("#answered", "aria-live") == "polite"
+
+
+def _drop_session(context) -> None:
+    """The session expires (the server forgets it): the browser keeps only its other cookies."""
+    kept = [c for c in context.cookies() if c["name"] != "sessionid"]
+    context.clear_cookies()
+    context.add_cookies(kept)
+
+
+def _answer(page, index: int, value: str) -> None:
+    page.locator(f"article.document[data-index='{index}'] input[value='{value}']").check()
+
+
+def test_expired_session_keeps_the_answers_through_sign_in(page, context, live_server):
+    from annotation.models import Judgment
+
+    _topic()
+    assignment, docs = _take_hit(page, live_server, "sleepy")
+    for i, value in enumerate("10110"):
+        _answer(page, i, value)
+    _drop_session(context)
+    page.click("button[value=home]:not(.skip)")
+    problem = page.locator("#submit-problem")
+    problem.wait_for(state="visible")
+    assert "Your session expired — sign in to continue" in problem.inner_text()
+    assert not Judgment.objects.exists()
+    _shot(page, "annotator-hit-session-expired")
+    page.click("#submit-problem a")  # "Sign in to continue" comes back to this HIT
+    page.wait_for_selector("#id_username")
+    _sign_in(page, live_server, "sleepy", url="")
+    page.wait_for_selector("#hit-form")
+    assert page.url.endswith(f"/annotate/assignments/{assignment.pk}/")
+    assert _checked(page) == dict(zip(docs, "10110", strict=True))
+    assert "5 answers kept in this browser were restored" in page.inner_text("#save-status")
+    assert page.inner_text("#answered").startswith("5 of 5 answered")
+    with page.expect_navigation():
+        page.click("button[value=home]:not(.skip)")
+    page.wait_for_selector("#judgments")
+    recorded = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+    assert recorded == {d: v == "1" for d, v in zip(docs, "10110", strict=True)}
+    # Acknowledged: nothing is left in the browser's storage.
+    assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('recall-hit:')).length") == 0
+
+
+def test_signing_in_again_in_another_tab_does_not_break_the_submit(page, context, live_server):
+    """Issue 12 item 2: re-login in another tab used to end in Django's CSRF debug page."""
+    from annotation.models import Judgment
+
+    _topic()
+    assignment, docs = _take_hit(page, live_server, "twotabs")
+    _drop_session(context)
+    other = context.new_page()
+    _sign_in(other, live_server, "twotabs")  # a new session and a new CSRF token; this tab's copy is stale
+    other.close()
+    for i in range(5):
+        _answer(page, i, "0")
+    with page.expect_navigation():
+        page.click("button[value=home]:not(.skip)")
+    page.wait_for_selector("#judgments")
+    assert Judgment.objects.filter(assignment=assignment, relevant=False).count() == 5
+
+
+def test_csrf_failure_shows_a_page_with_a_way_back_and_the_answers_survive(page, context, live_server, settings):
+    settings.CSRF_FAILURE_VIEW = "core.web.csrf_failure"
+    from annotation.models import Judgment
+
+    _topic()
+    assignment, docs = _take_hit(page, live_server, "stale")
+    _answer(page, 0, "1")
+    _answer(page, 1, "0")
+    context.clear_cookies()  # no CSRF cookie (and no session): the check fails before anything else
+    page.evaluate("HTMLFormElement.prototype.submit.call(document.getElementById('hit-form'))")  # a plain POST
+    page.wait_for_selector("#csrf-back")
+    assert page.title().startswith("Page out of date")
+    assert "your answers are kept in this browser" in page.inner_text("main")
+    assert "CSRF verification failed" not in page.content()
+    _shot(page, "csrf-failure")
+    assert not Judgment.objects.exists()
+    # The way back leads to the HIT (through sign-in, the session being gone), answers restored.
+    page.click("#csrf-back")
+    _sign_in(page, live_server, "stale", url="")
+    page.wait_for_selector("#hit-form")
+    assert _checked(page) == {docs[0]: "1", docs[1]: "0"}
+
+
+def test_skip_returns_the_hit_and_takes_another(page, live_server):
+    from annotation.models import Assignment
+    from annotation.services.assignments import assignment_claim_for_hit
+    from annotation.services.workers import worker_for_user
+    from tests.factories import user_with_role
+
+    _topic()
+    first, _docs = _take_hit(page, live_server, "skipper")
+    _answer(page, 0, "1")
+    with page.expect_navigation():
+        page.click("#skip")
+    page.wait_for_selector("#hit-form")
+    assert "You returned the HIT" in page.inner_text(".messages")
+    second = Assignment.objects.get(worker__user__username="skipper", status="claimed")
+    assert second.hit_id != first.hit_id
+    assert Assignment.objects.get(pk=first.pk).status == "expired"
+    # The freed place is offered to the next worker at once.
+    assert not Assignment.objects.filter(hit_id=first.hit_id, status__in=Assignment.LIVE_STATUSES).exists()
+    other = worker_for_user(user=user_with_role("next-in-line", "annotator"))
+    taken = assignment_claim_for_hit(worker=other, hit=first.hit)
+    assert taken.slot == first.slot and taken.status == "claimed"
+
+
+def test_hit_page_reads_well_at_1280_and_390(page, live_server):
+    texts = [NEWSWIRE] * 60
+    _topic(texts=texts)
+    _take_hit(page, live_server, "reader")
+    card = page.locator("article.document").first
+    paragraphs = card.locator(".document-text p")
+    assert paragraphs.count() == 4  # hard line breaks joined; indented lines and blank lines start paragraphs
+    assert paragraphs.first.inner_text().startswith("Showers continued throughout the week in the Bahia cocoa zone")
+    assert "<b>not bold</b>" in paragraphs.nth(2).inner_text()  # escaped, shown as text
+    # No inner scroll box: the text is as tall as its content.
+    box = card.locator(".document-text")
+    assert box.evaluate("e => e.scrollHeight <= e.clientHeight + 1")
+    assert box.evaluate("e => getComputedStyle(e).overflowY") == "visible"
+    assert page.inner_text("#answered").startswith("0 of 5 answered")
+    assert page.inner_text("#queue").startswith("HIT 1 of about 3")
+    assert "left)" in page.inner_text("#countdown")
+    assert "UTC" not in page.inner_text("#deadline-line")  # local time
+    _shot(page, "annotator-hit-1280")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    small = page.evaluate("""() => Array.from(document.querySelectorAll(
+        'label.choice, .submit-bar button, .topbar a, .topbar button'))
+        .map(e => [e.textContent.trim(), e.getBoundingClientRect().height])
+        .filter(([, h]) => h < 44)""")
+    assert small == []
+    _shot(page, "annotator-hit-390")
