@@ -28,10 +28,10 @@ from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInpu
 from estimation.stats.capture_recapture import HISTORIES, RegionCount, capture_recapture_interval
 from estimation.stats.pooled_recall import CorpusSample, StratumSample, SystemSample, pooled_recall
 
-# Draws of the capture–recapture bootstrap: each refits up to seven log-linear models, so
-# the report caps them (1,000 draws put the 2.5% and 97.5% percentiles within about ±0.7
-# percentile points; ~30–80 ms per further classifier on the 2-core host).
-CAPTURE_RECAPTURE_DRAWS = 1_000
+# Draws of the capture–recapture bootstrap: each refits up to seven log-linear models, so the
+# report caps them (500, as in the coverage tests of tests/estimation/stats/test_capture_recapture.py;
+# ~15–35 ms per further classifier on the 2-core host).
+CAPTURE_RECAPTURE_DRAWS = 500
 # Bootstrap resamples for pooled recall (as reports.POOLED_RECALL_DRAWS).
 POOLED_RECALL_DRAWS = 2_000
 # (sample key, history when the document is in C, history when it is not)
