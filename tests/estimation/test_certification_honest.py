@@ -320,6 +320,7 @@ def test_every_plan_is_listed_without_truncation(world, manager):
 # --------------------------------------------------------------------------- 5. dependence check (region N)
 
 
+@pytest.mark.slow
 def test_a_plan_with_a_dependence_check_samples_n_and_is_decided_on_the_design_based_bound(manager):
     from estimation.stats.design_based import design_based_recall
 
@@ -351,6 +352,7 @@ def test_a_plan_with_a_dependence_check_samples_n_and_is_decided_on_the_design_b
     assert "Nothing about how the two classifiers depend" in evaluation["assumes"]
 
 
+@pytest.mark.slow
 def test_a_target_beyond_the_band_is_plannable_with_a_dependence_check(manager):
     world = make_pair_world(n=3000, prevalence=0.1, recall1=0.9, recall2=0.6, noise=0.005, seed=8)
     pilot(world)
