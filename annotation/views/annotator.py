@@ -29,6 +29,7 @@ from annotation.services.assignments import (
     AssignmentExpired,
     AssignmentNotFound,
     ClaimRefused,
+    ReleaseRefused,
     SubmitRefused,
     assignment_claim_fresh,
     assignment_release,
@@ -184,6 +185,9 @@ def annotator_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
         assignment_release(assignment_id=assignment_id, worker=worker)
     except AssignmentNotFound:
         raise Http404("No such assignment.") from None
+    except ReleaseRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("annotator:assignment", assignment_id=assignment_id)
     messages.info(request, "You returned the HIT: it goes to someone else, and it will not be offered to you again.")
     if request.POST.get("then") == "next":
         return annotator_next(request)
