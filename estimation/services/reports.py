@@ -27,12 +27,8 @@ from annotation.models import Hit, Topic
 # nulls with a reason instead of failing (a report must always render).
 from estimation.services.extrapolation import STATS_ERRORS, precision_extrapolate
 from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs, topic_inputs_gather
+from estimation.services.report_capture import dependence_block, pooled_recall_block
 from estimation.stats import aggregation, design_based, f1_posterior, pair_recall, planning, proportions
-from estimation.stats.capture_recapture import capture_recapture
-
-# The package re-exports a function named pooled_recall, so import from the module itself.
-from estimation.stats.pooled_recall import CorpusSample, SystemSample
-from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +40,6 @@ DEFAULT_DRAWS = 20_000
 # their Monte Carlo intervals move only when the judgments do.
 DEFAULT_SEED = 20_141_024
 POSTERIOR_BINS = 40
-# Bootstrap resamples for pooled recall (seed 003): 2,000 is the usual count for 95% percentile
-# intervals, and the bootstrap is the costliest step of a report (O(draws × sample size)).
-POOLED_RECALL_DRAWS = 2_000
 _REGION_LABELS = {
     "A12": "A1 ∩ A2 (retrieved by both)",
     "B1": "A1 ∖ A2 (C1 only)",
@@ -199,6 +192,12 @@ class _ReportBuilder:
         classifiers = self._classifiers(primary)
         uniform_plan, cost_ratio = self._uniform_comparison(primary)
         pair = inputs.pair
+        # Seed 003 pooled recall and log-linear capture–recapture (estimation/services/report_capture.py).
+        pooled, pooled_diagnostics = pooled_recall_block(inputs=inputs, confidence=self.confidence, draws=self.draws,
+                                                         seed=self.seed)
+        dependence, dependence_diagnostics = dependence_block(inputs=inputs, confidence=self.confidence,
+                                                              draws=self.draws, seed=self.seed)
+        self.diagnostics.extend(pooled_diagnostics + dependence_diagnostics)
         report = {
             "schema": REPORT_SCHEMA,
             "topic": {
@@ -225,8 +224,8 @@ class _ReportBuilder:
             "uniform_sampling_judgments": uniform_plan,
             "cost_ratio": cost_ratio,
             "sensitivity": self._sensitivity(),
-            "pooled_recall": self._pooled_recall(),
-            "dependence": self._dependence(),
+            "pooled_recall": pooled,
+            "dependence": dependence,
             "design_based": self._design_based_block(),
             "assumptions": self._assumptions(),
             "posterior": self._posterior(),
@@ -706,108 +705,3 @@ class _ReportBuilder:
                           f"(δ1 = 1); the band reads the estimates at δ1 from {low:g} to {high:g} (r = r*/δ1, "
                           f"capped at 1)."),
         }
-
-    def _dependence(self) -> list[dict[str, Any]] | None:
-        """Log-linear capture–recapture with each further classifier as the third (ESTIMATION-NOTES §1).
-
-        The relevant count of each of the seven Venn regions of (C1, C2, C) is
-        |region|·p̂, p̂ from the judged documents of the region's stratum that fall in
-        it (A12, B1, B2 split by membership of C; C's own precision sample for "001").
-        """
-        inputs = self.inputs
-        pair = inputs.pair
-        if pair is None or not inputs.extras:
-            return None
-        rows = []
-        for info in inputs.extras:
-            sizes = inputs.venn3.get(str(info.id)) or {}
-            counts, missing = self._venn3_counts(info.id, sizes, pair)
-            row: dict[str, Any] = {"id": info.id, "classifier": info.name, "counts": counts, "best": None,
-                                   "summary": None, "models": [], "refused": None}
-            if missing:
-                row["refused"] = (f"No judged document yet in the region(s) {', '.join(missing)} of the diagram of "
-                                  f"C1, C2 and {info.name} (history \"x1x2x3\": 1 = found by C1, C2, {info.name}).")
-            else:
-                # No region is missing, so every count is known.
-                known = {history: count for history, count in counts.items() if count is not None}
-                try:
-                    result = capture_recapture(counts=known)
-                except STATS_ERRORS as exc:
-                    row["refused"] = str(exc)
-                else:
-                    row.update(best=result.best, summary=result.summary, models=[m.as_dict() for m in result.models])
-                    self.diagnostics.append(_diagnostic("capture_recapture", "info", result.summary, "capture_recapture"))
-            rows.append(row)
-        return rows
-
-    def _venn3_counts(self, classifier_id: int, sizes: dict[str, int],
-                      pair: tuple[ClassifierInputs, ClassifierInputs]) -> tuple[dict[str, float | None], list[str]]:
-        inputs = self.inputs
-        c1, c2 = pair
-        # (sample key, history when the document is in C, history when it is not)
-        split = {"A12": ("111", "110"), "B1": ("101", "100"), "B2": ("011", "010")}
-        judged: dict[str, list[float]] = {h: [] for h in ("111", "110", "101", "100", "011", "010", "001")}
-        for key, (inside, outside) in split.items():
-            sample = inputs.sample(key)
-            if sample is None:
-                continue
-            for label, holders in zip(sample.labels, sample.retrieved_by):
-                judged[inside if classifier_id in holders else outside].append(label)
-        own = inputs.sample(f"R:{classifier_id}")
-        if own is not None:
-            for label, holders in zip(own.labels, own.retrieved_by):
-                if c1.id not in holders and c2.id not in holders:
-                    judged["001"].append(label)
-        counts: dict[str, float | None] = {}
-        missing = []
-        for history, labels in judged.items():
-            size = sizes.get(history, 0)
-            if size == 0:
-                counts[history] = 0.0
-            elif not labels:
-                counts[history] = None
-                missing.append(history)
-            else:
-                counts[history] = size * sum(labels) / len(labels)
-        return counts, missing
-
-    def _pooled_recall(self) -> dict[str, Any] | None:
-        """Seed 003 with ≥ 3 systems and a judged uniform sample; systems are sampled by R (and A1/A2) draws.
-
-        The stratified regions are not uniform samples of one system's output, so
-        they are not used here; C1 and C2 take part through the paper design's A1
-        and A2 samples when those exist, and otherwise only as pool members.
-        """
-        inputs = self.inputs
-        uniform = inputs.sample("U")
-        systems_info = _pair_list(inputs) + list(inputs.extras)
-        if len(systems_info) < 3 or uniform is None or uniform.judged == 0:
-            return None
-        pair = inputs.pair
-        assert pair is not None  # topics are created with their pair (annotation.services.topics.topic_create)
-        sample_for = {pair[0].id: inputs.sample("A1"), pair[1].id: inputs.sample("A2")}
-        sample_for.update({c.id: inputs.sample(f"R:{c.id}") for c in inputs.extras})
-        systems = []
-        for info in systems_info:
-            sample = sample_for.get(info.id)
-            systems.append(SystemSample(
-                name=str(info.id), retrieved=info.retrieved,
-                relevant=list(sample.labels) if sample else [],
-                retrieved_by=[[str(c) for c in holders] for holders in sample.retrieved_by] if sample else [],
-            ))
-        corpus = CorpusSample(relevant=list(uniform.labels),
-                                            in_pool=[bool(holders) for holders in uniform.retrieved_by])
-        try:
-            result = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=self.confidence,
-                                            draws=min(self.draws, POOLED_RECALL_DRAWS), seed=self.seed)
-        except STATS_ERRORS as exc:
-            self.diagnostics.append(_diagnostic("pooled_recall_unavailable", "info",
-                                                f"Pooled recall (seed 003) is not available: {exc}"))
-            return None
-        names = {str(info.id): info.name for info in systems_info}
-        data = result.as_dict()
-        for system in data["systems"]:
-            system["id"] = int(system["name"])
-            system["name"] = names[system["name"]]
-        data["weights"] = {names[k]: v for k, v in data["weights"].items()}
-        return data

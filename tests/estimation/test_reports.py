@@ -266,32 +266,21 @@ def test_csv_has_a_row_per_classifier_and_region():
     assert (a12["size"], a12["judged"], a12["relevant"]) == ("10", "6", "5")
 
 
-def test_pooled_recall_gets_the_precision_samples_and_the_uniform_sample():
-    from estimation.stats.pooled_recall import CorpusSample, SystemSample
-    from estimation.stats.pooled_recall import pooled_recall as pooled_recall_estimate
+def test_pooled_recall_in_the_report_is_the_stratified_block():
+    """Issue 11 item 6: the report's pooled recall uses the pair's A12/B1/B2 samples as samples of A1 and A2
+    (estimation/services/report_capture.py; hand-counted in tests/estimation/test_report_capture.py).
+    The old block, which gave C1 and C2 no sample of their own, is gone."""
+    from estimation.services.inputs import topic_inputs_gather
+    from estimation.services.report_capture import pooled_recall_block
+    from estimation.services.reports import report_parameters
 
     built = build_topic()
     report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
-    c1, c2, c3 = (str(c.pk) for c in (built.c1, built.c2, built.c3))
-    # C3's precision sample, in document order: positions 10..15 (in C1 and C3), then 33 (in C2 and C3).
-    systems = [
-        SystemSample(name=c1, retrieved=30, relevant=[], retrieved_by=[]),
-        SystemSample(name=c2, retrieved=25, relevant=[], retrieved_by=[]),
-        SystemSample(name=c3, retrieved=25, relevant=[1, 1, 1, 0, 0, 0, 0],
-                     retrieved_by=[[c1, c3]] * 6 + [[c2, c3]]),
-    ]
-    # The uniform sample: position 28 (in the pool, not relevant), then 50..55 (outside; 50 relevant).
-    corpus = CorpusSample(relevant=[0, 1, 0, 0, 0, 0, 0], in_pool=[True] + [False] * 6)
-    expected = pooled_recall_estimate(systems=systems, corpus_sample=corpus, confidence=0.95, draws=min(DRAWS, 2_000),
-                                      seed=SEED)
-    pooled = report["pooled_recall"]
-    assert pooled["pool_recall"] == expected.pool_recall == 0.0
-    got = {s["name"]: s for s in pooled["systems"]}
-    for system in expected.systems:
-        name = {c1: "=title filter", c2: "body filter", c3: "model"}[system.name]
-        assert got[name]["pooled_recall"] == system.pooled_recall
-        assert got[name]["true_recall_high"] == system.true_recall_high
-        assert got[name]["id"] == int(system.name)
+    inputs = topic_inputs_gather(topic=built.topic, parameters=report_parameters(draws=DRAWS, seed=SEED))
+    block, diagnostics = pooled_recall_block(inputs=inputs, confidence=inputs.confidence, draws=DRAWS, seed=SEED)
+    assert report["pooled_recall"] == json.loads(json.dumps(block))
+    codes = {d["code"] for d in report["diagnostics"]}
+    assert {d["code"] for d in diagnostics} <= codes
 
 
 @pytest.mark.parametrize("relevant_in_a12, relevant_in_b", [(False, True), (True, False)])
@@ -346,8 +335,10 @@ def test_dependence_uses_the_three_classifier_venn_counts():
     }
     assert row["counts"] == pytest.approx(counts)
     expected = capture_recapture(counts=counts)
-    assert row["best"] == expected.best and row["summary"] == expected.summary
+    # The point fits of every model are the exact-count fits; the chosen model and its summary now come
+    # from the interval that includes the regions' sampling variance (issue 11 item 7).
     assert [m["name"] for m in row["models"]] == [m.name for m in expected.models]
+    assert row["best"] == row["interval"]["model"]
     assert "capture_recapture" in {d["code"] for d in report["diagnostics"]}
 
 
