@@ -22,7 +22,8 @@ from estimation.services.recompute import topic_snapshot_latest_or_create
 logger = logging.getLogger(__name__)
 
 CERTIFICATION_LABELS = {"pass": "Passed", "fail": "Failed", "pending": "Sampling for the verdict",
-                        "draft": "Planned, not locked", "infeasible": "Not feasible", "none": "Not planned"}
+                        "draft": "Planned, not locked", "infeasible": "Not feasible", "none": "Not planned",
+                        "undecidable": "Cannot be decided (sample short of its plan)"}
 
 # Names the certification pages may register under (theirs); the report links the first that exists.
 CERTIFICATION_URL_NAMES = ("reports:certification", "reports:certification_plans", "reports:certification_topic")

@@ -23,7 +23,16 @@ from estimation.services.certification_plans import (
     certification_stratum_key,
 )
 from estimation.services.certification_verdicts import certification_decide
-from tests.factories import ClassifierFactory, UserFactory, c1, certification_ids, judge, make_pair_world, pilot
+from tests.factories import (
+    ClassifierFactory,
+    UserFactory,
+    c1,
+    certification_ids,
+    judge,
+    make_pair_world,
+    pilot,
+    user_with_role,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -290,6 +299,21 @@ def test_a_pass_after_earlier_fails_carries_the_familywise_bound(world, manager)
     assert "3 attempts: the chance that at least one passes by luck is up to 14%" in family["note"]
     group = [g for g in summary["families"] if g["attempts"] == 3]
     assert len(group) == 1 and group[0]["note"] == family["note"]
+
+
+def test_the_report_page_shows_a_pass_after_fails_with_its_familywise_note(world, manager, client):
+    """Issue 11 item 3: a FAIL then a PASS read as a plain "pass" in the report, with no note."""
+    from estimation.services.recompute import topic_snapshot_create
+
+    pilot(world)
+    _decided(world, manager, target=0.6, seed=1, relabel_fail=True)
+    _decided(world, manager, target=0.6, seed=2)
+    topic_snapshot_create(topic_id=world.topic.pk)
+    client.force_login(user_with_role("reader", "manager"))
+    html = client.get(f"/reports/topics/{world.topic.pk}/").content.decode()
+    assert "2 attempts: the chance that at least one passes by luck is up to 10%" in html  # 1 − 0.95² = 0.0975
+    assert 'id="certification-attempts"' in html and "Failed → Passed" in html
+    assert 'id="certification-drawn-planned"' in html
 
 
 def test_a_declared_number_of_attempts_splits_alpha(world, manager):
