@@ -28,15 +28,22 @@ def form_error(form: forms.BaseForm, exc: ApplicationError) -> None:
     form.add_error(None, exc.message)
 
 
-def _back(request: HttpRequest) -> str | None:
-    if request.method in ("GET", "HEAD"):
-        return None  # redirecting a GET to itself would loop
+def _safe_referer(request: HttpRequest) -> str | None:
     referer = request.META.get("HTTP_REFERER")
     if referer and url_has_allowed_host_and_scheme(
         referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return referer
-    return request.path
+    return None
+
+
+def _back(request: HttpRequest) -> str | None:
+    """Where a failed POST goes back to: the page it came from.  None for GETs (redirecting a GET to itself
+    would loop) and for a POST without a usable referer (its own URL may accept POST only): those render
+    the error page instead."""
+    if request.method in ("GET", "HEAD"):
+        return None
+    return _safe_referer(request)
 
 
 class ApplicationErrorMiddleware:
@@ -55,7 +62,8 @@ class ApplicationErrorMiddleware:
         if target is not None:
             messages.error(request, exception.message)
             return HttpResponseRedirect(target)
-        return render(request, "errors/application.html", {"message": exception.message}, status=400)
+        return render(request, "errors/application.html",
+                      {"message": exception.message, "back_url": _safe_referer(request)}, status=400)
 
 
 CSRF_MESSAGE = (

@@ -43,6 +43,8 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+# A CSRF failure (an expired session, a stale tab) gets a page with a way back, never the debug page (issue 12).
+CSRF_FAILURE_VIEW = "core.web.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
