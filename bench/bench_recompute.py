@@ -202,6 +202,7 @@ def latency(topic, pending_docs) -> None:
 
 def breakdown(inputs) -> None:
     """CPU time of each part of the statistics (the report builder's steps, each calling estimation.stats)."""
+    from estimation.services.report_capture import dependence_block, pooled_recall_block
     from estimation.services.reports import _ReportBuilder
 
     builder = _ReportBuilder(inputs)
@@ -210,8 +211,10 @@ def breakdown(inputs) -> None:
         ("stratified_pair_recall (20,000 draws, label noise)", lambda: builder._run_stratified(corpus_size)),
         ("design_based_recall (complement sample N)", builder._run_design_based),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
-        ("pooled_recall (bootstrap, 2,000 resamples)", builder._pooled_recall),
-        ("capture_recapture (per further classifier)", builder._dependence),
+        ("pooled_recall (bootstrap, 2,000 resamples)",
+         lambda: pooled_recall_block(inputs=inputs, confidence=builder.confidence, draws=builder.draws, seed=builder.seed)),
+        ("capture_recapture with its interval (per further classifier)",
+         lambda: dependence_block(inputs=inputs, confidence=builder.confidence, draws=builder.draws, seed=builder.seed)),
         ("uniform comparison (planning)", lambda: builder._uniform_comparison(builder._primary())),
         ("posterior histogram", builder._posterior),
         ("Fleiss kappa + label quality", builder._worker_agreement),
