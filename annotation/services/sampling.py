@@ -43,6 +43,7 @@ import numpy as np
 from django.db import transaction
 from pyroaring import BitMap
 
+from annotation.events import SampleDrawn, event_send_on_commit
 from annotation.models import (
     Classifier,
     ClassifierPair,
@@ -606,6 +607,8 @@ def samples_launch(*, topic: Topic, publish: bool = True, **options) -> Launch:
         topic.refresh_from_db(fields=["status"])
         if publish:
             hits_publish(hits=hits)
+        for key in sorted({draw.stratum_key for draw in draws}):
+            event_send_on_commit(event=SampleDrawn(topic_id=topic.pk, stratum_key=key))
         return Launch(draws=draws, hits=hits)
 
 
