@@ -151,6 +151,12 @@ def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) ->
             "classifiers find relevant documents independently." + measured)
 
 
+_NOISE_LIMITED_SUMMARY = (
+    "The sample of documents neither classifier retrieved found no more relevant documents than judging errors "
+    "alone would produce, so it cannot test the pair's assumption or measure recall without it: the recall "
+    "figures above still rest on that assumption.")
+
+
 class _ReportBuilder:
     """Holds the intermediate results while the report dict is assembled."""
 
@@ -165,6 +171,9 @@ class _ReportBuilder:
         self.corpus_size: int | None = None
         self.design: design_based.DesignBasedRecall | None = None
         self.label_noise: dict[str, Any] | None = None
+        self._probabilities: dict[str, tuple[float, ...]] | None = None
+        self._probabilities_done = False
+        self.noise_floor: design_based.ComplementNoiseFloor | None = None
 
     # ----------------------------------------------------------------- top level
 
@@ -262,7 +271,9 @@ class _ReportBuilder:
             sample = inputs.sample(f"R:{c.id}")
             if sample is not None and sample.judged:
                 others[str(c.id)] = _region(sample, c.retrieved)
-        probabilities = self._label_probabilities()
+        label_probabilities = self._label_probabilities()
+        probabilities = (None if label_probabilities is None
+                         else {k: v for k, v in label_probabilities.items() if k in PAIR_KEYS})
         try:
             self.stratified = pair_recall.stratified_pair_recall(
                 a12=_region(inputs.sample("A12"), inputs.region_sizes["A12"]),
@@ -289,15 +300,27 @@ class _ReportBuilder:
                     "stratified_pair_recall"))
 
     def _label_probabilities(self) -> dict[str, tuple[float, ...]] | None:
-        """P(relevant) per judged document of A12, B1, B2, for the label-noise widening (docs/estimation.md).
+        """P(relevant) per judged document of A12, B1, B2 and N, for the label-noise widening (docs/estimation.md).
+
+        Computed once per report (cached): the stratified estimate uses the pair regions, the design-based
+        block all four.  N is a stratum of its own: at its low prevalence a 2–1 majority is more often a
+        worker error than a relevant document (notes §3), so counting majorities there would overstate
+        what the classifiers missed by the majority's false-positive rate times |N|.
 
         Dawid–Skene topics: the stored posteriors (the labels themselves).  Majority topics: the
         one-coin probability implied by each document's votes, with the worker accuracy estimated from
         how often two votes on one document agree (all estimation votes) and a prior per region.
         None when every label is certain (unanimous votes): the estimate is then the plain one.
         """
+        if self._probabilities_done:
+            return self._probabilities
+        self._probabilities_done = True
+        self._probabilities = self._label_probabilities_compute()
+        return self._probabilities
+
+    def _label_probabilities_compute(self) -> dict[str, tuple[float, ...]] | None:
         inputs = self.inputs
-        samples = {k: s for k in PAIR_KEYS if (s := inputs.sample(k)) is not None and s.judged}
+        samples = {k: s for k in (*PAIR_KEYS, NEITHER) if (s := inputs.sample(k)) is not None and s.judged}
         if not samples:
             return None
         if inputs.soft_labels:
@@ -325,19 +348,58 @@ class _ReportBuilder:
         sizes = inputs.region_sizes
         if complement is None or complement.judged == 0 or NEITHER not in sizes:
             return
+        probabilities = self._label_probabilities() or {}
+
+        def region(key: str) -> pair_recall.RegionSample:
+            # Relevant counts from the label-noise-aware probabilities when the votes disagree (the same
+            # ones the pair estimate uses), else the labels themselves.
+            base = _region(inputs.sample(key), sizes[key])
+            if key in probabilities and base.judged:
+                return pair_recall.RegionSample(size=base.size, judged=base.judged,
+                                                relevant=float(sum(probabilities[key])))
+            return base
+
         try:
             self.design = design_based.design_based_recall(
-                a12=_region(inputs.sample("A12"), sizes["A12"]), b1=_region(inputs.sample("B1"), sizes["B1"]),
-                b2=_region(inputs.sample("B2"), sizes["B2"]), u=_region(complement, sizes[NEITHER]),
+                a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
                 confidence=self.confidence, draws=self.draws, seed=self.seed)
         except STATS_ERRORS as exc:
             self.diagnostics.append(_diagnostic("design_based_failed", "error",
                                                 f"The recall from the complement sample failed: {exc}"))
             return
+        self.noise_floor = self._complement_noise_floor(complement)
         for d in self.design.diagnostics:
             if d.code == "unjudged_region":
                 continue  # the stratified estimate reports unjudged regions already
+            if d.code == "independence_rejected" and self.noise_floor is not None and self.noise_floor.noise_limited:
+                continue  # judging errors alone could make it: not evidence (the warning below says so)
             self.diagnostics.append(_diagnostic(d.code, d.severity, d.message, "design_based_recall"))
+        floor = self.noise_floor
+        if floor is not None and floor.noise_limited:
+            self.diagnostics.append(_diagnostic(
+                "complement_label_noise", "warning",
+                f"Of the {floor.judged} judged documents that neither classifier retrieved, {floor.majority_relevant} "
+                f"were judged relevant by a majority; workers as accurate as these ({floor.worker_accuracy:.2f}) would "
+                f"mark about {floor.expected_false_positives:.0f} irrelevant documents relevant by mistake alone. "
+                "So this sample cannot tell documents the classifiers missed from judging errors: its recall figures "
+                "and its test of the pair's assumption are not evidence either way. Check these documents with gold "
+                "(known-answer) documents or expert reviewers, or use more workers per document.",
+                "design_based_recall"))
+
+    def _complement_noise_floor(self, complement: SampleInputs) -> design_based.ComplementNoiseFloor | None:
+        """design_based.complement_noise_floor on N's majority votes, at the workers' estimated accuracy."""
+        if len(complement.votes) != complement.judged or not complement.votes:
+            return None
+        accuracy = pair_recall.worker_accuracy_from_agreement(votes=self.inputs.votes)
+        if accuracy is None:
+            return None
+        totals = {t for _, t in complement.votes}
+        majority = sum(1 for r, t in complement.votes if 2 * r > t)
+        try:
+            return design_based.complement_noise_floor(judged=complement.judged, majority_relevant=majority,
+                                                       worker_accuracy=min(1.0, accuracy), votes=max(totals))
+        except STATS_ERRORS:
+            return None
 
     def _run_paper(self, corpus_size: int | None) -> None:
         inputs = self.inputs
@@ -645,10 +707,14 @@ class _ReportBuilder:
                     "pair_estimand": _num(r.pair_estimand), "method": r.method}
 
         complement = self.inputs.sample(NEITHER)
+        noise_limited = bool(self.noise_floor is not None and self.noise_floor.noise_limited)
         return {
             "C1": recall(d.r1), "C2": recall(d.r2),
             "delta1": {"estimate": _num(d.delta1.point), "low": _num(d.delta1.low), "high": _num(d.delta1.high)},
-            "independence_rejected": bool(d.independence_rejected),
+            "independence_rejected": bool(d.independence_rejected) and not noise_limited,
+            # Judging errors alone could produce N's relevant count: the block is shown but is not evidence.
+            "label_noise_limited": noise_limited,
+            "noise_floor": None if self.noise_floor is None else self.noise_floor.as_dict(),
             "elusion": {"estimate": _num(d.elusion.point), "low": _num(d.elusion.low), "high": _num(d.elusion.high),
                         "upper_bound": _num(d.elusion.upper_bound), "found": _num(d.elusion.found),
                         "judged": d.elusion.judged},
@@ -659,7 +725,7 @@ class _ReportBuilder:
             "complement": {"size": self.inputs.region_sizes.get(NEITHER),
                            "judged": complement.judged if complement else 0,
                            "relevant": complement.relevant if complement else 0.0},
-            "summary": _design_summary(d, names),
+            "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _design_summary(d, names)),
             "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
                           "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
         }
@@ -688,9 +754,15 @@ class _ReportBuilder:
             band_text = (f"If the two classifiers were somewhat dependent, within the range usually seen, the recall "
                          f"of {c1} would lie between {band['C1'][0]:.3f} and {band['C1'][1]:.3f}, and that of {c2} "
                          f"between {band['C2'][0]:.3f} and {band['C2'][1]:.3f}.")
-        if self.design is not None:
+        noise_limited = bool(self.noise_floor is not None and self.noise_floor.noise_limited)
+        tested = self.design is not None and not noise_limited
+        if tested:
             how = ("A sample of the documents neither classifier retrieved has been judged; it tests this assumption "
                    "(see the dependence check).")
+        elif self.design is not None:
+            how = ("A sample of the documents neither classifier retrieved has been judged, but it found no more "
+                   "relevant documents than judging errors alone would produce, so it cannot test this assumption: "
+                   "check those documents with gold documents or expert reviewers.")
         elif inputs.sample(NEITHER) is not None:
             how = ("A sample of the documents neither classifier retrieved has been drawn; once it is judged it will "
                    "test this assumption and give a recall that does not rest on it.")
@@ -698,8 +770,8 @@ class _ReportBuilder:
             how = ("Judging a sample of the documents that neither classifier retrieved (a complement sample) would "
                    "test this assumption and give a recall that does not rest on it.")
         return {
-            "independence_assumed": True, "tested": self.design is not None,
-            "rejected": bool(self.design.independence_rejected) if self.design is not None else None,
+            "independence_assumed": True, "tested": tested,
+            "rejected": bool(self.design.independence_rejected) if tested and self.design is not None else None,
             "statement": statement, "band": band, "band_text": band_text, "how_to_test": how,
             "technical": (f"Seed 000 Assumption 1: conditional independence of the pair on relevant documents "
                           f"(δ1 = 1); the band reads the estimates at δ1 from {low:g} to {high:g} (r = r*/δ1, "

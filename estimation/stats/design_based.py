@@ -77,6 +77,9 @@ REGIONS = ("A12", "B1", "B2", "U")
 DEFAULT_DRAWS = 20_000
 
 __all__ = [
+    "ComplementNoiseFloor",
+    "complement_noise_floor",
+    "majority_false_positive_rate",
     "REGIONS",
     "ComplementSampleSize",
     "DesignBasedArrays",
@@ -689,3 +692,70 @@ def design_based_sample_plan(
     return DesignBasedPlan(judged=judged, total=int(sum(judged.values())), truth=truth,
                            planned_lower_bound=bound(hi), margin=margin)
 
+
+
+# --------------------------------------------------------------------------
+# Label noise in the complement (notes §3: at low prevalence the crowd's errors exceed the effect)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComplementNoiseFloor:
+    """Can the complement sample's relevant count be told apart from judging errors?  See
+    :func:`complement_noise_floor`."""
+
+    judged: int
+    majority_relevant: int
+    worker_accuracy: float
+    false_positive_rate: float  # P(a majority of the votes says relevant | the document is not relevant)
+    expected_false_positives: float  # judged × false_positive_rate: what errors alone would produce
+    p_value: float  # P(Binomial(judged, false_positive_rate) ≥ majority_relevant)
+    noise_limited: bool  # p_value > alpha: the count is within what judging errors alone produce
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def majority_false_positive_rate(*, accuracy: float, votes: int = 3) -> float:
+    """P(a strict majority of ``votes`` independent workers of accuracy ``accuracy`` says relevant | not relevant).
+
+    Notes §3: three workers at 0.8 → 0.104, at 0.9 → 0.028.
+    """
+    if not 0.0 <= accuracy <= 1.0:
+        raise ValueError(f"accuracy must lie in [0, 1] (got {accuracy!r})")
+    if votes < 1:
+        raise ValueError(f"votes must be at least 1 (got {votes!r})")
+    from scipy.stats import binom
+
+    need = votes // 2 + 1
+    return float(binom.sf(need - 1, votes, 1.0 - accuracy))
+
+
+def complement_noise_floor(*, judged: int, majority_relevant: int, worker_accuracy: float, votes: int = 3,
+                           alpha: float = 0.05) -> ComplementNoiseFloor:
+    """Is the complement sample's count of majority-relevant documents above what judging errors produce?
+
+    Notes §3 and §8: N, the documents neither classifier retrieved, holds few relevant documents, so
+    a crowd's false positives (0.028 of irrelevant documents for three workers at 0.9) can be as many
+    as the relevant documents themselves.  The test: if no document of the sample were relevant, the
+    majority-relevant count would be Binomial(judged, fp) with fp = :func:`majority_false_positive_rate`;
+    ``noise_limited`` when the observed count is not significantly above that (one-sided p > alpha).
+    Then the sample cannot say how many relevant documents the classifiers missed: its elusion rate,
+    design-based recall and dependence test must not be read as evidence (the report says so).
+
+    Example (the demo topic, issue 11 review): 13 of 400 majority-relevant at accuracy 0.894
+    → fp = 0.0315, 12.6 expected from errors alone, p = 0.50: noise-limited (the truth was 16 relevant
+    among 19,758, about 0.3 expected in the sample).
+    """
+    if judged < 0 or not 0 <= majority_relevant <= judged:
+        raise ValueError(f"need 0 ≤ majority_relevant ≤ judged (got {majority_relevant!r} of {judged!r})")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1) (got {alpha!r})")
+    from scipy.stats import binom
+
+    fp = majority_false_positive_rate(accuracy=worker_accuracy, votes=votes)
+    p_value = float(binom.sf(majority_relevant - 1, judged, fp)) if majority_relevant > 0 else 1.0
+    return ComplementNoiseFloor(judged=int(judged), majority_relevant=int(majority_relevant),
+                                worker_accuracy=float(worker_accuracy), false_positive_rate=fp,
+                                expected_false_positives=judged * fp, p_value=p_value,
+                                noise_limited=p_value > alpha)

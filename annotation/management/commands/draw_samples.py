@@ -1,7 +1,7 @@
 """Draw a topic's samples, queue them into HITs and publish them to the topic's crowd.
 
     python manage.py draw_samples --topic NAME [--half-width 0.05 | --per-region N]
-        [--uniform N] [--extra-per-classifier N] [--seed S] [--design stratified|paper]
+        [--uniform N] [--complement N] [--extra-per-classifier N] [--seed S] [--design stratified|paper]
 
 Sizes are totals: running it again tops the samples up to the new totals (or draws nothing).
 """
@@ -22,6 +22,8 @@ class Command(BaseCommand):
         size.add_argument("--half-width", type=float, help="target half-width of the recall interval (default 0.05)")
         size.add_argument("--per-region", type=int, help="documents per region (total, including earlier draws)")
         parser.add_argument("--uniform", type=int, default=0, help="documents of a uniform corpus sample (total)")
+        parser.add_argument("--complement", type=int, default=0,
+                            help="dependence check: documents of region N, retrieved by neither classifier (total)")
         parser.add_argument("--extra-per-classifier", type=int, default=None,
                             help="precision sample of each further classifier (total)")
         parser.add_argument("--seed", type=int, default=None, help="random seed (default: a fresh one, recorded)")
@@ -37,6 +39,7 @@ class Command(BaseCommand):
                 half_width=options["half_width"],
                 per_region=options["per_region"],
                 uniform=options["uniform"],
+                complement=options["complement"],
                 extra_per_classifier=options["extra_per_classifier"],
                 seed=options["seed"],
                 design=options["design"],
