@@ -160,6 +160,9 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
         assumes += (f" Their dependence measured from it: δ1 = {delta1.point:.2f} [{delta1.low:.2f}, "
                     f"{delta1.high:.2f}]" + (" — independence is rejected." if result.independence_rejected
                                               else "."))
+    assumes += (" It takes the crowd's majority labels as right. In N few documents are relevant, so judging "
+                "errors there (about 3% of irrelevant documents for three workers at 90%) count as missed relevant "
+                "documents and pull this bound down: a FAIL can come from judging errors, never a PASS.")
     return {"method": "design-based conservative one-sided bound with a complement sample (design_based_recall: "
                       "Clopper–Pearson confidence distributions, exact on the complement); no independence "
                       "assumption",
