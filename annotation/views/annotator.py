@@ -13,8 +13,6 @@ posts as usual.
 """
 from __future__ import annotations
 
-import re
-
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -36,13 +34,13 @@ from annotation.services.assignments import (
     assignment_submit,
 )
 from annotation.services.workers import worker_for_user
+from annotation.views.highlight import paragraphs
 
 ANSWER_VALUES = {"1": True, "0": False}
 STALE_TAB_MESSAGE = (
     "This HIT had already been submitted (from another tab or window) with different answers. "
     "The answers submitted first are the ones recorded; the ones you just sent were not."
 )
-_INDENTED = re.compile(r"^[ \t]")
 
 
 def _worker(request: HttpRequest) -> Worker:
@@ -53,28 +51,6 @@ def _worker(request: HttpRequest) -> Worker:
 
 def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
-
-
-def _paragraphs(text: str) -> list[str]:
-    """Newswire text as paragraphs: a blank line or an indented line starts one; other line breaks are joined.
-
-    Returns plain strings: the template escapes them.
-    """
-    found: list[str] = []
-    current: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if not line.strip():
-            if current:
-                found.append(" ".join(current))
-                current = []
-            continue
-        if current and _INDENTED.match(line):
-            found.append(" ".join(current))
-            current = []
-        current.append(" ".join(line.split()))
-    if current:
-        found.append(" ".join(current))
-    return found
 
 
 @role_required(ANNOTATE)
@@ -151,7 +127,7 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
         recorded = assignment_answers(assignment=assignment)
         chosen = {str(doc_id): "1" if value else "0" for doc_id, value in recorded.items()}
     items = assignment_items(assignment=assignment)
-    rows = [(item, chosen.get(str(item.document_id), ""), _paragraphs(item.document.text)) for item in items]
+    rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
     returned = assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK
     progress = annotator_progress(worker=worker)
     return render(

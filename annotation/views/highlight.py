@@ -5,6 +5,7 @@ hostile document text can never become markup.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 SNIPPET_CHARS = 320
@@ -54,3 +55,28 @@ def highlight_pieces(text: str, spans: Iterable[Sequence[int]], *, window: int |
     if hi < len(text):
         pieces.append({"text": "…", "match": False})
     return pieces
+
+
+_INDENTED = re.compile(r"^[ \t]")
+
+
+def paragraphs(text: str) -> list[str]:
+    """Newswire text as paragraphs: a blank line or an indented line starts one; other line breaks are joined.
+
+    Returns plain strings: the template escapes them.
+    """
+    found: list[str] = []
+    current: list[str] = []
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if not line.strip():
+            if current:
+                found.append(" ".join(current))
+                current = []
+            continue
+        if current and _INDENTED.match(line):
+            found.append(" ".join(current))
+            current = []
+        current.append(" ".join(line.split()))
+    if current:
+        found.append(" ".join(current))
+    return found

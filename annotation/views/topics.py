@@ -28,6 +28,7 @@ from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, planned_region_sizes, samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.services.topics import topic_create
+from annotation.views.highlight import paragraphs
 from annotation.views.plan import topic_plan_context
 from core.errors import ApplicationError
 from core.web import form_error
@@ -226,6 +227,6 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
                          .order_by("pk")[: topic.hit_size])
     messages.info(request, "Preview of a HIT as annotators see it (documents from the pair's overlap). "
                            "Nothing you answer here is recorded.")
-    context = {"topic": topic, "rows": [(_PreviewItem(d), "") for d in documents], "editable": True,
+    context = {"topic": topic, "rows": [(_PreviewItem(d), "", paragraphs(d.text)) for d in documents], "editable": True,
                "assignment": None, "error": None, "preview": True, "documents": documents}
     return render(request, "annotator/assignment.html", context)
