@@ -4,7 +4,7 @@ Run:  cd /work/main && python bench/bench_recompute.py
       DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_recompute \
       REDIS_URL=redis://127.0.0.1:6379/14 python bench/bench_recompute.py
 
-Targets: full recompute (all estimators, 20,000 posterior draws) ≤ 200 ms with
+Targets: full recompute (all estimators, the report's DEFAULT_DRAWS posterior draws) ≤ 200 ms with
 1,500 judged documents on a 1,000,000-document corpus; third judgment → stored
 snapshot ≤ 1 s with a real worker running.
 
@@ -208,7 +208,7 @@ def breakdown(inputs) -> None:
     builder = _ReportBuilder(inputs)
     corpus_size = builder.corpus_size = builder._corpus_size_for_eq2()
     parts = [
-        ("stratified_pair_recall (20,000 draws, label noise)", lambda: builder._run_stratified(corpus_size)),
+        ("stratified_pair_recall (label noise)", lambda: builder._run_stratified(corpus_size)),
         ("design_based_recall (complement sample N)", builder._run_design_based),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
         ("pooled_recall (bootstrap, 2,000 resamples)",
@@ -247,7 +247,7 @@ def main() -> None:
         topic, judged, pending = build(np.random.default_rng(SEED))
         print(f"database: {connection.vendor}; built the topic in {time.perf_counter() - started:.1f} s (untimed): "
               f"{judged:,} judged documents, corpus size {CORPUS_SIZE:,}")
-        params = report_parameters(draws=20_000)
+        params = report_parameters()
         version = code_version_get()
 
         def gather():
@@ -266,7 +266,7 @@ def main() -> None:
         median, best, _ = _median_ms(lambda: inputs.checksum())
         print(f"inputs checksum (canonical JSON + sha256):          median {median:6.1f} ms")
         median, best, report = _median_ms(lambda: topic_report_from_inputs(inputs=inputs))
-        print(f"statistics (topic_report_from_inputs, 20,000 draws): median {median:6.1f} ms  (CPU {best:.1f})")
+        print(f"statistics (topic_report_from_inputs, {params['draws']:,} draws): median {median:6.1f} ms  (CPU {best:.1f})")
         breakdown(inputs)
         median, best, _ = _median_ms(lambda: topic_report_build(topic=topic))
         print(f"full report (topic_report_build):                   median {median:6.1f} ms  (CPU {best:.1f})")
