@@ -65,6 +65,9 @@ class Classifier(models.Model):
     fingerprint = models.CharField(max_length=64)
     retrieved_bitmap = models.BinaryField()
     retrieved_count = models.PositiveIntegerField(default=0)
+    # Why the classifier may no longer change (set by whoever depends on it, e.g. estimation when a
+    # certification plan that certifies it is locked); empty while it may change.
+    frozen_reason = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

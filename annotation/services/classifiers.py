@@ -356,6 +356,16 @@ def _refuse_if_pair_breaks(*, classifier: Classifier, retrieved: BitMap, thresho
             )
 
 
+def classifier_freeze(*, classifier_id: int, reason: str) -> None:
+    """Refuse every later change of the classifier, with ``reason`` shown to whoever tries.
+
+    Called by the app that depends on the classifier as it is (estimation, when a certification plan that
+    certifies it is locked: a verdict certifies the retrieved set the plan was made for). Annotation does
+    not know who froze it; the reason says. Freezing an already frozen classifier keeps the first reason.
+    """
+    Classifier.objects.filter(pk=classifier_id, frozen_reason="").update(frozen_reason=reason[:300])
+
+
 def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Classifier:
     """Move the threshold of a scores classifier; refused once samples were drawn for a topic using it."""
     threshold = _check_threshold(threshold)
@@ -363,6 +373,8 @@ def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Cla
         classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
         if classifier.kind != Classifier.Kind.SCORES:
             raise ClassifierError(f"{classifier.name!r} is a {classifier.get_kind_display().lower()}, it has no threshold")
+        if classifier.frozen_reason:
+            raise ClassifierError(f"{classifier.name!r} cannot change: {classifier.frozen_reason}")
         if _classifier_sampled(classifier):
             raise ClassifierError(
                 f"samples were already drawn with {classifier.name!r}: create a new classifier instead of changing it"

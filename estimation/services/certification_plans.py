@@ -48,6 +48,7 @@ from django.utils import timezone
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, SampledDocument, SampleDraw, Topic
+from annotation.services.classifiers import classifier_freeze
 from annotation.services.crowds import crowd_cost_per_assignment
 from annotation.services.hits import hits_create_for_draws, hits_publish
 from annotation.services.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
@@ -550,6 +551,10 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
         plan.locked_at = timezone.now()
         plan.locked_by = user
         plan.save(update_fields=["seed", "status", "locked_at", "locked_by"])
+        # The verdict certifies the retrieved set the plan was made for: it may not change from now on.
+        classifier_freeze(classifier_id=plan.classifier_id,
+                          reason=f"certification plan {plan.pk} (locked) certifies it as it is; "
+                                 "create a new classifier to try another threshold")
 
         exclude = _excluded_documents(topic=topic)
         key = certification_stratum_key(plan_id=plan.pk)

@@ -8,6 +8,7 @@ from annotation.services.classifiers import (
     classifier_create_from_scores,
     classifier_create_keywords,
     classifier_fingerprint,
+    classifier_freeze,
     classifier_set_threshold,
     keyword_preview,
     neighbour_terms_suggest,
@@ -317,3 +318,17 @@ def test_threshold_that_would_nest_a_pair_is_refused(tmp_path):
         classifier_set_threshold(classifier=scores, threshold=0.15)
     # At 0.5 (a, c) the pair is fine again: a in both, b only keywords, c only scores.
     assert retrieved_ids(classifier_set_threshold(classifier=scores, threshold=0.5), pks) == {"a", "c"}
+
+
+def test_a_frozen_classifier_refuses_a_new_threshold_with_the_reason(tmp_path):
+    """Issue 15 item 7: a threshold moved under a locked certification plan left the plan undecidable forever."""
+    corpus, pks = make_corpus({"a": ("", ""), "b": ("", "")})
+    path = tmp_path / "s.csv"
+    path.write_text("a,0.9\nb,0.2\n")
+    scores = classifier_create_from_scores(corpus=corpus, name="s", path=path, threshold=0.5).classifier
+    classifier_freeze(classifier_id=scores.pk, reason="certification plan 7 (locked) certifies it as it is")
+    classifier_freeze(classifier_id=scores.pk, reason="a later reason is not kept")
+    with pytest.raises(ClassifierError, match="cannot change: certification plan 7 \\(locked\\)"):
+        classifier_set_threshold(classifier=scores, threshold=0.1)
+    scores.refresh_from_db()
+    assert retrieved_ids(scores, pks) == {"a"} and scores.definition["threshold"] == 0.5

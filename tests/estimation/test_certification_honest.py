@@ -316,6 +316,18 @@ def test_the_report_page_shows_a_pass_after_fails_with_its_familywise_note(world
     assert 'id="certification-drawn-planned"' in html
 
 
+def test_locking_freezes_the_certified_classifier(world, manager):
+    """Issue 15 item 7: the classifier a locked plan certifies may not change (its verdict certifies it as it is)."""
+    from annotation.models import Classifier
+
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, user=manager)
+    assert Classifier.objects.get(pk=plan.classifier_id).frozen_reason == ""
+    certification_plan_lock(plan_id=plan.pk, user=manager, seed=1)
+    assert f"certification plan {plan.pk} (locked)" in Classifier.objects.get(pk=plan.classifier_id).frozen_reason
+
+
 def test_a_declared_number_of_attempts_splits_alpha(world, manager):
     from estimation.stats.certification import alpha_per_attempt
 
