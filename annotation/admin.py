@@ -101,7 +101,8 @@ class ClassifierAdmin(ReadOnlyAdmin):
     list_select_related = ["corpus"]
     search_fields = ["name", "fingerprint"]
     fields = readonly_fields = (
-        "corpus", "name", "kind", "definition_json", "retrieved_count", "retrieved", "fingerprint", "created_at",
+        "corpus", "name", "kind", "definition_json", "retrieved_count", "retrieved", "fingerprint", "frozen_reason",
+        "created_at",
     )
 
     @admin.display(description="fingerprint")
