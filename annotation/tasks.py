@@ -18,7 +18,7 @@ from annotation.models import Topic
 from annotation.services.assignments import assignments_expire
 from annotation.services.corpus_uploads import corpus_upload_run
 from annotation.services.labels import labels_posteriors_recompute
-from annotation.services.mturk import mturk_reconcile_all
+from annotation.services.mturk_reconcile import mturk_reconcile_all
 from annotation.services.sampling import samples_launch
 
 

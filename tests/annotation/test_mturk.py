@@ -30,9 +30,9 @@ from annotation.services.mturk import (
     mturk_configuration_problem,
     mturk_cost_per_assignment,
     mturk_hit_publish,
-    mturk_reconcile_all,
     mturk_unpublished_count,
 )
+from annotation.services.mturk_reconcile import mturk_reconcile_all
 from tests.factories import DocumentFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
