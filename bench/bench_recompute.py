@@ -203,13 +203,16 @@ def latency(topic, pending_docs) -> None:
 def breakdown(inputs) -> None:
     """CPU time of each part of the statistics (the report builder's steps, each calling estimation.stats)."""
     from estimation.services.report_capture import dependence_block, pooled_recall_block
+    from estimation.services.report_dependence import dependence_check_run
     from estimation.services.reports import _ReportBuilder
 
     builder = _ReportBuilder(inputs)
     corpus_size = builder.corpus_size = builder._corpus_size_for_eq2()
     parts = [
         ("stratified_pair_recall (label noise)", lambda: builder._run_stratified(corpus_size)),
-        ("design_based_recall (complement sample N)", builder._run_design_based),
+        ("design_based_recall (complement sample N)",
+         lambda: dependence_check_run(inputs=inputs, probabilities=builder._label_probabilities(),
+                                      confidence=builder.confidence, draws=builder.draws, seed=builder.seed)),
         ("classifier rows: F1 posteriors + extrapolation", lambda: builder._classifiers(builder._primary())),
         ("pooled_recall (bootstrap, 2,000 resamples)",
          lambda: pooled_recall_block(inputs=inputs, confidence=builder.confidence, draws=builder.draws, seed=builder.seed)),

@@ -25,6 +25,7 @@ from typing import Any
 
 from estimation.services.extrapolation import STATS_ERRORS
 from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs
+from estimation.services.report_common import diagnostic
 from estimation.stats.capture_recapture import HISTORIES, RegionCount, capture_recapture_interval
 from estimation.stats.pooled_recall import CorpusSample, StratumSample, SystemSample, pooled_recall
 
@@ -36,10 +37,6 @@ CAPTURE_RECAPTURE_DRAWS = 500
 POOLED_RECALL_DRAWS = 2_000
 # (sample key, history when the document is in C, history when it is not)
 _SPLIT = {"A12": ("111", "110"), "B1": ("101", "100"), "B2": ("011", "010")}
-
-
-def _diagnostic(code: str, severity: str, message: str, source: str) -> dict[str, str]:
-    return {"code": code, "severity": severity, "message": message, "source": source}
 
 
 def _judged(sample: SampleInputs | None) -> bool:
@@ -136,7 +133,7 @@ def dependence_block(
         # every fit to the scaled counts with its plain AIC and its (too narrow) exact-count se.
         row.update(best=result.model, summary=result.summary,
                    models=[m.as_dict() for m in result.point.models], interval=interval)
-        diagnostics.append(_diagnostic("capture_recapture", "info", result.summary, "capture_recapture"))
+        diagnostics.append(diagnostic("capture_recapture", "info", result.summary, "capture_recapture"))
         if result.dependence_evidence:
             diagnostics.append(_dependence_warning(info=info, pair=pair, result=result))
         rows.append(row)
@@ -152,7 +149,7 @@ def _dependence_warning(*, info: ClassifierInputs, pair: tuple[ClassifierInputs,
     consequence = ("so the pair's recall figures, which assume they are independent (δ1 = 1), are too high"
                    if delta.low > 1.0 else "so the pair's recall figures, which assume they are independent "
                    "(δ1 = 1), are too low")
-    return _diagnostic(
+    return diagnostic(
         "capture_recapture_dependence", "warning",
         f"With {info.name} as a third classifier, {c1.name} and {c2.name} {direction}: their dependence ratio "
         f"δ1 is about {delta.point:.2f} ({result.confidence:.0%} interval {delta.low:.2f}–{delta.high:.2f}, "
@@ -221,7 +218,7 @@ def pooled_recall_block(
     source = "pooled_recall"
     missing, inside_union = _uncovered(inputs)
     if missing:
-        return None, [_diagnostic(
+        return None, [diagnostic(
             "pooled_recall_refused", "warning",
             f"Pooled recall (seed 003) is not shown: no judged sample reaches the documents retrieved by "
             f"{', '.join(missing)}. Without one, those documents would silently drop out of the pool and every "
@@ -256,7 +253,7 @@ def pooled_recall_block(
                                corpus_sample=corpus, confidence=confidence,
                                draws=min(int(draws), POOLED_RECALL_DRAWS), seed=seed)
     except STATS_ERRORS as exc:
-        return None, [_diagnostic("pooled_recall_unavailable", "info",
+        return None, [diagnostic("pooled_recall_unavailable", "info",
                                   f"Pooled recall (seed 003) is not available: {exc}", source)]
     names = {str(info.id): info.name for info in systems_info}
     data = result.as_dict()

@@ -28,7 +28,14 @@ from annotation.models import Hit, Topic
 from estimation.services.extrapolation import STATS_ERRORS, precision_extrapolate
 from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs, topic_inputs_gather
 from estimation.services.report_capture import dependence_block, pooled_recall_block
-from estimation.stats import aggregation, design_based, f1_posterior, pair_recall, planning, proportions
+from estimation.services.report_common import NEITHER, PAIR_KEYS, diagnostic, estimate_dict, num, region_sample
+from estimation.services.report_dependence import (
+    DependenceCheck,
+    assumptions_block,
+    dependence_check_run,
+    design_based_block,
+)
+from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +62,6 @@ _REGION_LABELS = {
     "N": "Neither classifier (complement sample, the dependence check)",
 }
 # The δ1 band of the assumptions block (seed 000 Assumption 1; the certification's declared band defaults to it).
-DEPENDENCE_BAND = (0.8, 1.25)
 
 
 # --------------------------------------------------------------------------- code version
@@ -105,61 +111,9 @@ def topic_report_from_inputs(*, inputs: TopicInputs, generated_at: str | None = 
     return report
 
 
-PAIR_KEYS = ("A12", "B1", "B2")
-NEITHER = "N"  # annotation Region.NEITHER: documents neither classifier of the pair retrieved
-
-
 def _pair_list(inputs: TopicInputs) -> list[ClassifierInputs]:
     """[c1, c2], or [] without a pair."""
     return list(inputs.pair) if inputs.pair is not None else []
-
-
-def _region(sample: SampleInputs | None, size: int) -> pair_recall.RegionSample:
-    if sample is None:
-        return pair_recall.RegionSample(size=int(size), judged=0, relevant=0.0)
-    return pair_recall.RegionSample(size=sample.size, judged=sample.judged, relevant=sample.relevant)
-
-
-def _estimate(estimate: pair_recall.Estimate | None) -> dict[str, Any]:
-    if estimate is None:
-        return {"estimate": None, "low": None, "high": None, "method": None}
-    return {"estimate": _num(estimate.point), "low": _num(estimate.low), "high": _num(estimate.high),
-            "method": estimate.method}
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _diagnostic(code: str, severity: str, message: str, source: str = "report") -> dict[str, str]:
-    return {"code": code, "severity": severity, "message": message, "source": source}
-
-
-def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) -> str:
-    """One plain sentence on what the complement sample showed (no symbols; the technical name follows apart)."""
-    figures = "; ".join(
-        f"{names[key]} {r.point:.3f} (between {r.low:.3f} and {r.high:.3f})"
-        for key, r in (("C1", d.r1), ("C2", d.r2)) if r.point is not None and r.low is not None and r.high is not None)
-    measured = f" Recall measured without that assumption: {figures}." if figures else ""
-    if d.delta1.low is None or d.delta1.high is None:
-        return "The complement sample cannot test the pair's assumption yet: a region of the pair has no judgment." + measured
-    if d.independence_rejected and d.delta1.low > 1.0:
-        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find the "
-                "same relevant documents, so the pair's recall figures are too high." + measured)
-    if d.independence_rejected:
-        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find "
-                "different relevant documents, so the pair's recall figures are too low." + measured)
-    return ("The sample of documents neither classifier retrieved is consistent with the pair's assumption that the "
-            "classifiers find relevant documents independently." + measured)
-
-
-_NOISE_LIMITED_SUMMARY = (
-    "The sample of documents neither classifier retrieved found no more relevant documents than judging errors "
-    "alone would produce, so it cannot test the pair's assumption or measure recall without it: the recall "
-    "figures above still rest on that assumption.")
 
 
 class _ReportBuilder:
@@ -174,11 +128,10 @@ class _ReportBuilder:
         self.stratified: pair_recall.StratifiedPairRecall | None = None
         self.paper: pair_recall.PaperDesignPairRecall | None = None
         self.corpus_size: int | None = None
-        self.design: design_based.DesignBasedRecall | None = None
+        self.dependence = DependenceCheck()
         self.label_noise: dict[str, Any] | None = None
         self._probabilities: dict[str, tuple[float, ...]] | None = None
         self._probabilities_done = False
-        self.noise_floor: design_based.ComplementNoiseFloor | None = None
 
     # ----------------------------------------------------------------- top level
 
@@ -186,13 +139,13 @@ class _ReportBuilder:
         inputs = self.inputs
         judged_documents = sum(s.judged for s in inputs.samples.values())
         if inputs.c1 is None:
-            self.diagnostics.append(_diagnostic(
+            self.diagnostics.append(diagnostic(
                 "no_pair", "error", "This topic has no classifier pair yet, so recall cannot be estimated."))
         if judged_documents == 0:
-            self.diagnostics.append(_diagnostic(
+            self.diagnostics.append(diagnostic(
                 "no_judgments", "info", "No judgments yet: no sampled document has its three judgments, so every estimate is empty."))
         if inputs.soft_labels:
-            self.diagnostics.append(_diagnostic(
+            self.diagnostics.append(diagnostic(
                 "soft_labels", "info",
                 "Relevant counts are sums of Dawid–Skene posterior probabilities (soft labels), not majority votes."))
         # None when the recorded corpus size cannot be right: Eq. 2 and prevalences are then left out.
@@ -200,7 +153,9 @@ class _ReportBuilder:
         if inputs.c1 is not None:
             self._run_stratified(self.corpus_size)
             self._run_paper(self.corpus_size)
-            self._run_design_based()
+            self.dependence = dependence_check_run(inputs=inputs, probabilities=self._label_probabilities(),
+                                                   confidence=self.confidence, draws=self.draws, seed=self.seed)
+            self.diagnostics.extend(self.dependence.diagnostics)
 
         primary = self._primary()
         classifiers = self._classifiers(primary)
@@ -240,8 +195,10 @@ class _ReportBuilder:
             "sensitivity": self._sensitivity(),
             "pooled_recall": pooled,
             "dependence": dependence,
-            "design_based": self._design_based_block(),
-            "assumptions": self._assumptions(),
+            "design_based": design_based_block(inputs=inputs, check=self.dependence),
+            "assumptions": assumptions_block(inputs=inputs, stratified=self.stratified,
+                                             has_estimate=self.stratified is not None or self.paper is not None,
+                                             check=self.dependence),
             "posterior": self._posterior(),
             "worker_agreement": self._worker_agreement(),
             "label_noise": self.label_noise,
@@ -257,7 +214,7 @@ class _ReportBuilder:
             return None
         union = sizes["A12"] + sizes["B1"] + sizes["B2"]
         if self.inputs.corpus_size < union or self.inputs.corpus_size <= 0:
-            self.diagnostics.append(_diagnostic(
+            self.diagnostics.append(diagnostic(
                 "corpus_size_unknown", "warning",
                 f"The corpus size ({self.inputs.corpus_size:,}) is smaller than the documents the pair retrieves "
                 f"({union:,}); Eq. 2 and the prevalence-based figures are left out."))
@@ -275,30 +232,30 @@ class _ReportBuilder:
         for c in inputs.extras:
             sample = inputs.sample(f"R:{c.id}")
             if sample is not None and sample.judged:
-                others[str(c.id)] = _region(sample, c.retrieved)
+                others[str(c.id)] = region_sample(sample, c.retrieved)
         label_probabilities = self._label_probabilities()
         probabilities = (None if label_probabilities is None
                          else {k: v for k, v in label_probabilities.items() if k in PAIR_KEYS})
         try:
             self.stratified = pair_recall.stratified_pair_recall(
-                a12=_region(inputs.sample("A12"), inputs.region_sizes["A12"]),
-                b1=_region(inputs.sample("B1"), inputs.region_sizes["B1"]),
-                b2=_region(inputs.sample("B2"), inputs.region_sizes["B2"]),
+                a12=region_sample(inputs.sample("A12"), inputs.region_sizes["A12"]),
+                b1=region_sample(inputs.sample("B1"), inputs.region_sizes["B1"]),
+                b2=region_sample(inputs.sample("B2"), inputs.region_sizes["B2"]),
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
                 other_classifiers=others, return_draws=True, label_probabilities=probabilities,
             )
         except STATS_ERRORS as exc:
-            self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
+            self.diagnostics.append(diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
             return
         self.diagnostics.extend(
-            _diagnostic(d.code, d.severity, d.message, "stratified_pair_recall") for d in self.stratified.diagnostics
+            diagnostic(d.code, d.severity, d.message, "stratified_pair_recall") for d in self.stratified.diagnostics
         )
         if self.label_noise is not None:
             noise = self.stratified.label_noise
             self.label_noise["widened"] = noise is not None
             self.label_noise["regions"] = None if noise is None else noise.regions
             if noise is not None:
-                self.diagnostics.append(_diagnostic(
+                self.diagnostics.append(diagnostic(
                     "label_noise_widened", "info",
                     "The workers did not always agree, so some labels may be wrong. The recall intervals allow for "
                     "that: each document counts as relevant with the probability its votes give it, not as certain.",
@@ -338,73 +295,13 @@ class _ReportBuilder:
         votes = [v for s in samples.values() for v in s.votes]
         strata = [k for k, s in samples.items() for _ in s.votes]
         result = pair_recall.vote_label_probabilities(votes=votes, strata=strata, accuracy=accuracy)
-        self.label_noise = {"source": "votes", "worker_accuracy": _num(accuracy), "widened": False, "regions": None,
+        self.label_noise = {"source": "votes", "worker_accuracy": num(accuracy), "widened": False, "regions": None,
                             "prevalence_by_region": result.stratum_prevalence}
         out, start = {}, 0
         for key, sample in samples.items():
             out[key] = result.probabilities[start:start + sample.judged]
             start += sample.judged
         return out
-
-    def _run_design_based(self) -> None:
-        """Design-based recall with the complement sample N (notes §8): no independence assumption."""
-        inputs = self.inputs
-        complement = inputs.sample(NEITHER)
-        sizes = inputs.region_sizes
-        if complement is None or complement.judged == 0 or NEITHER not in sizes:
-            return
-        probabilities = self._label_probabilities() or {}
-
-        def region(key: str) -> pair_recall.RegionSample:
-            # Relevant counts from the label-noise-aware probabilities when the votes disagree (the same
-            # ones the pair estimate uses), else the labels themselves.
-            base = _region(inputs.sample(key), sizes[key])
-            if key in probabilities and base.judged:
-                return pair_recall.RegionSample(size=base.size, judged=base.judged,
-                                                relevant=float(sum(probabilities[key])))
-            return base
-
-        try:
-            self.design = design_based.design_based_recall(
-                a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
-                confidence=self.confidence, draws=self.draws, seed=self.seed)
-        except STATS_ERRORS as exc:
-            self.diagnostics.append(_diagnostic("design_based_failed", "error",
-                                                f"The recall from the complement sample failed: {exc}"))
-            return
-        self.noise_floor = self._complement_noise_floor(complement)
-        for d in self.design.diagnostics:
-            if d.code == "unjudged_region":
-                continue  # the stratified estimate reports unjudged regions already
-            if d.code == "independence_rejected" and self.noise_floor is not None and self.noise_floor.noise_limited:
-                continue  # judging errors alone could make it: not evidence (the warning below says so)
-            self.diagnostics.append(_diagnostic(d.code, d.severity, d.message, "design_based_recall"))
-        floor = self.noise_floor
-        if floor is not None and floor.noise_limited:
-            self.diagnostics.append(_diagnostic(
-                "complement_label_noise", "warning",
-                f"Of the {floor.judged} judged documents that neither classifier retrieved, {floor.majority_relevant} "
-                f"were judged relevant by a majority; workers as accurate as these ({floor.worker_accuracy:.2f}) would "
-                f"mark about {floor.expected_false_positives:.0f} irrelevant documents relevant by mistake alone. "
-                "So this sample cannot tell documents the classifiers missed from judging errors: its recall figures "
-                "and its test of the pair's assumption are not evidence either way. Check these documents with gold "
-                "(known-answer) documents or expert reviewers, or use more workers per document.",
-                "design_based_recall"))
-
-    def _complement_noise_floor(self, complement: SampleInputs) -> design_based.ComplementNoiseFloor | None:
-        """design_based.complement_noise_floor on N's majority votes, at the workers' estimated accuracy."""
-        if len(complement.votes) != complement.judged or not complement.votes:
-            return None
-        accuracy = pair_recall.worker_accuracy_from_agreement(votes=self.inputs.votes)
-        if accuracy is None:
-            return None
-        totals = {t for _, t in complement.votes}
-        majority = sum(1 for r, t in complement.votes if 2 * r > t)
-        try:
-            return design_based.complement_noise_floor(judged=complement.judged, majority_relevant=majority,
-                                                       worker_accuracy=min(1.0, accuracy), votes=max(totals))
-        except STATS_ERRORS:
-            return None
 
     def _run_paper(self, corpus_size: int | None) -> None:
         inputs = self.inputs
@@ -413,16 +310,16 @@ class _ReportBuilder:
         sizes = inputs.region_sizes
         try:
             self.paper = pair_recall.paper_design_pair_recall(
-                a1=_region(inputs.sample("A1"), sizes["A1"]),
-                a2=_region(inputs.sample("A2"), sizes["A2"]),
-                a12=_region(inputs.sample("A12"), sizes["A12"]),
+                a1=region_sample(inputs.sample("A1"), sizes["A1"]),
+                a2=region_sample(inputs.sample("A2"), sizes["A2"]),
+                a12=region_sample(inputs.sample("A12"), sizes["A12"]),
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
             )
         except STATS_ERRORS as exc:
-            self.diagnostics.append(_diagnostic("estimation_failed", "error", f"The paper-design estimate failed: {exc}"))
+            self.diagnostics.append(diagnostic("estimation_failed", "error", f"The paper-design estimate failed: {exc}"))
             return
         self.diagnostics.extend(
-            _diagnostic(d.code, d.severity, d.message, "paper_design_pair_recall") for d in self.paper.diagnostics
+            diagnostic(d.code, d.severity, d.message, "paper_design_pair_recall") for d in self.paper.diagnostics
         )
 
     def _primary(self) -> dict[str, Any]:
@@ -431,18 +328,18 @@ class _ReportBuilder:
         if s is not None and s.r1.point is not None:
             return {"design": "stratified", "p1": s.p1, "p2": s.p2, "r1": s.r1, "r2": s.r2, "n_hat": s.n_hat,
                     "chapman": s.n_hat_chapman,
-                    "eq1": {"C1": _estimate(s.eq1_r1), "C2": _estimate(s.eq1_r2), "design": "stratified"},
-                    "eq2": {"C1": _estimate(s.eq2_r1), "C2": _estimate(s.eq2_r2), "design": "stratified"},
+                    "eq1": {"C1": estimate_dict(s.eq1_r1), "C2": estimate_dict(s.eq1_r2), "design": "stratified"},
+                    "eq2": {"C1": estimate_dict(s.eq2_r1), "C2": estimate_dict(s.eq2_r2), "design": "stratified"},
                     "judged": {"c1": self._judged("A12", "B1"), "c2": self._judged("A12", "B2"),
                                "pair": self._judged("A12", "B1", "B2")}}
         if p is not None and p.eq1_r1.point is not None:
             return {"design": "paper", "p1": p.p1, "p2": p.p2, "r1": p.eq1_r1, "r2": p.eq1_r2, "n_hat": p.n_hat,
                     "chapman": None,
-                    "eq1": {"C1": _estimate(p.eq1_r1), "C2": _estimate(p.eq1_r2), "design": "paper"},
-                    "eq2": {"C1": _estimate(p.eq2_r1), "C2": _estimate(p.eq2_r2), "design": "paper"},
+                    "eq1": {"C1": estimate_dict(p.eq1_r1), "C2": estimate_dict(p.eq1_r2), "design": "paper"},
+                    "eq2": {"C1": estimate_dict(p.eq2_r1), "C2": estimate_dict(p.eq2_r2), "design": "paper"},
                     "judged": {"c1": self._judged("A1"), "c2": self._judged("A2"),
                                "pair": self._judged("A1", "A2", "A12")}}
-        empty = {"C1": _estimate(None), "C2": _estimate(None), "design": None}
+        empty = {"C1": estimate_dict(None), "C2": estimate_dict(None), "design": None}
         return {"design": None, "p1": None, "p2": None, "r1": None, "r2": None, "n_hat": None, "chapman": None,
                 "eq1": empty, "eq2": dict(empty), "judged": {"c1": 0, "c2": 0, "pair": 0}}
 
@@ -458,7 +355,7 @@ class _ReportBuilder:
     def _classifiers(self, primary: dict[str, Any]) -> list[dict[str, Any]]:
         inputs = self.inputs
         rows: list[dict[str, Any]] = []
-        n_hat = _num(primary["n_hat"].point) if primary["n_hat"] is not None else None
+        n_hat = num(primary["n_hat"].point) if primary["n_hat"] is not None else None
         for info, precision, recall, judged in (
             (inputs.c1, primary["p1"], primary["r1"], primary["judged"]["c1"]),
             (inputs.c2, primary["p2"], primary["r2"], primary["judged"]["c2"]),
@@ -466,7 +363,7 @@ class _ReportBuilder:
             if info is None:
                 continue
             rows.append(self._classifier_row(
-                info=info, precision=_estimate(precision), recall=_estimate(recall), precision_judged=judged,
+                info=info, precision=estimate_dict(precision), recall=estimate_dict(recall), precision_judged=judged,
                 n_hat=n_hat, f1_judged=primary["judged"]["pair"]))
         for info in inputs.extras:
             sample = inputs.sample(f"R:{info.id}")
@@ -476,9 +373,9 @@ class _ReportBuilder:
                     relevant=sample.relevant, judged=sample.judged, confidence=self.confidence)
                 precision = {"estimate": interval.estimate, "low": interval.low, "high": interval.high,
                              "method": "clopper-pearson"}
-            recall = _estimate(None)
+            recall = estimate_dict(None)
             if self.stratified is not None and str(info.id) in self.stratified.other_recalls:
-                recall = _estimate(self.stratified.other_recalls[str(info.id)])
+                recall = estimate_dict(self.stratified.other_recalls[str(info.id)])
             judged = sample.judged if sample is not None else 0
             rows.append(self._classifier_row(
                 info=info, precision=precision, recall=recall, precision_judged=judged,
@@ -517,8 +414,8 @@ class _ReportBuilder:
                 tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=self.draws, seed=self.seed, mass=self.confidence)
         except STATS_ERRORS as exc:
             return {**empty, "method": f"not available: {exc}"}
-        return {"estimate": _num(summary["score"]), "low": _num(summary["hdi"][0]), "high": _num(summary["hdi"][1]),
-                "mean": _num(summary["mean"]),
+        return {"estimate": num(summary["score"]), "low": num(summary["hdi"][0]), "high": num(summary["hdi"][1]),
+                "mean": num(summary["mean"]),
                 "method": "seed 002 binary F1 posterior (HDI) on estimated TP/FP/FN rescaled to the judged documents; approximate"}
 
     def _extrapolated(self, *, precision: float | None, recall: float | None, n_hat: float | None) -> dict[str, Any]:
@@ -566,8 +463,8 @@ class _ReportBuilder:
         if s is None:
             return None
         return {
-            "C1": _estimate(s.r1), "C2": _estimate(s.r2),
-            "p1": _estimate(s.p1), "p2": _estimate(s.p2), "p12": _estimate(s.p12),
+            "C1": estimate_dict(s.r1), "C2": estimate_dict(s.r2),
+            "p1": estimate_dict(s.p1), "p2": estimate_dict(s.p2), "p12": estimate_dict(s.p12),
             "delta_method": {"C1": s.delta_r1.as_dict(), "C2": s.delta_r2.as_dict()},
         }
 
@@ -576,24 +473,24 @@ class _ReportBuilder:
         if p is None:
             return None
         return {
-            "eq1": {"C1": _estimate(p.eq1_r1), "C2": _estimate(p.eq1_r2)},
-            "eq2": {"C1": _estimate(p.eq2_r1), "C2": _estimate(p.eq2_r2)},
-            "p1": _estimate(p.p1), "p2": _estimate(p.p2), "p12": _estimate(p.p12), "n_hat": _estimate(p.n_hat),
+            "eq1": {"C1": estimate_dict(p.eq1_r1), "C2": estimate_dict(p.eq1_r2)},
+            "eq2": {"C1": estimate_dict(p.eq2_r1), "C2": estimate_dict(p.eq2_r2)},
+            "p1": estimate_dict(p.p1), "p2": estimate_dict(p.p2), "p12": estimate_dict(p.p12), "n_hat": estimate_dict(p.n_hat),
         }
 
     def _estimated_relevant(self, primary) -> dict[str, Any]:
-        block = _estimate(primary["n_hat"])
-        block["chapman"] = _num(primary["chapman"])
+        block = estimate_dict(primary["n_hat"])
+        block["chapman"] = num(primary["chapman"])
         block["prevalence"] = (block["estimate"] / self.corpus_size
                                if block["estimate"] is not None and self.corpus_size else None)
         # Totals respect what was found (issue 11): floored at the most relevant documents any classifier found.
         result: pair_recall.StratifiedPairRecall | pair_recall.PaperDesignPairRecall | None = (
             self.stratified if primary["design"] == "stratified" else self.paper if primary["design"] else None)
         block["floored"] = bool(result.bound_binding) if result is not None else False
-        block["floored_share"] = _num(result.bound_binding_share) if result is not None else None
+        block["floored_share"] = num(result.bound_binding_share) if result is not None else None
         stratified = self.stratified if primary["design"] == "stratified" else None
-        block["floor"] = _num(stratified.n_hat_floor) if stratified is not None else None
-        block["unconstrained"] = (_estimate(stratified.n_hat_unconstrained)
+        block["floor"] = num(stratified.n_hat_floor) if stratified is not None else None
+        block["unconstrained"] = (estimate_dict(stratified.n_hat_unconstrained)
                                   if stratified is not None and stratified.n_hat_unconstrained is not None else None)
         return block
 
@@ -628,7 +525,7 @@ class _ReportBuilder:
                 recall=min(1.0, r1.point), prevalence=prevalence, half_width=half_width,
                 confidence=self.confidence, corpus_size=self.corpus_size)
         except STATS_ERRORS as exc:
-            self.diagnostics.append(_diagnostic("uniform_comparison_unavailable", "info",
+            self.diagnostics.append(diagnostic("uniform_comparison_unavailable", "info",
                                                 f"The uniform-sampling comparison is not available: {exc}"))
             return plan, None
         plan["documents"] = documents
@@ -671,7 +568,7 @@ class _ReportBuilder:
         except STATS_ERRORS as exc:
             block = {"fleiss_kappa": None, "documents": len(rows), "note": str(exc)}
         else:
-            block = {"fleiss_kappa": _num(kappa), "documents": len(rows), "note": None}
+            block = {"fleiss_kappa": num(kappa), "documents": len(rows), "note": None}
         block.update({"split_share": None, "per_stratum": {}, "low_agreement": False, "reasons": [], "message": None,
                       "majority_error": None})
         quality_of = getattr(aggregation, "label_quality", None)
@@ -686,99 +583,12 @@ class _ReportBuilder:
             block["note"] = block["note"] or str(exc)
             return block
         block.update({
-            "split_share": _num(quality.split_share),
-            "per_stratum": {k: {"documents": s.documents, "fleiss_kappa": _num(s.fleiss_kappa),
-                                "split_share": _num(s.split_share)} for k, s in quality.per_stratum.items()},
+            "split_share": num(quality.split_share),
+            "per_stratum": {k: {"documents": s.documents, "fleiss_kappa": num(s.fleiss_kappa),
+                                "split_share": num(s.split_share)} for k, s in quality.per_stratum.items()},
             "low_agreement": bool(quality.low_agreement), "reasons": list(quality.reasons),
-            "message": quality.message, "majority_error": _num(quality.majority_error),
+            "message": quality.message, "majority_error": num(quality.majority_error),
         })
         if quality.low_agreement and quality.message:
-            self.diagnostics.append(_diagnostic("low_agreement", "warning", quality.message, "label_quality"))
+            self.diagnostics.append(diagnostic("low_agreement", "warning", quality.message, "label_quality"))
         return block
-
-    # ----------------------------------------------------------------- dependence check
-
-    def _design_based_block(self) -> dict[str, Any] | None:
-        """The dependence check's figures (notes §8): recall that assumes nothing about dependence."""
-        d = self.design
-        if d is None:
-            return None
-        pair = self.inputs.pair
-        names = {"C1": pair[0].name, "C2": pair[1].name} if pair is not None else {"C1": "C1", "C2": "C2"}
-
-        def recall(r: design_based.DesignRecall) -> dict[str, Any]:
-            return {"estimate": _num(r.point), "low": _num(r.low), "high": _num(r.high),
-                    "lower_bound": _num(r.lower_bound), "conservative_lower_bound": _num(r.conservative_lower_bound),
-                    "pair_estimand": _num(r.pair_estimand), "method": r.method}
-
-        complement = self.inputs.sample(NEITHER)
-        noise_limited = bool(self.noise_floor is not None and self.noise_floor.noise_limited)
-        return {
-            "C1": recall(d.r1), "C2": recall(d.r2),
-            "delta1": {"estimate": _num(d.delta1.point), "low": _num(d.delta1.low), "high": _num(d.delta1.high)},
-            "independence_rejected": bool(d.independence_rejected) and not noise_limited,
-            # Judging errors alone could produce N's relevant count: the block is shown but is not evidence.
-            "label_noise_limited": noise_limited,
-            "noise_floor": None if self.noise_floor is None else self.noise_floor.as_dict(),
-            "elusion": {"estimate": _num(d.elusion.point), "low": _num(d.elusion.low), "high": _num(d.elusion.high),
-                        "upper_bound": _num(d.elusion.upper_bound), "found": _num(d.elusion.found),
-                        "judged": d.elusion.judged},
-            "relevant_in_complement": {"estimate": _num(d.t_u.point), "low": _num(d.t_u.low),
-                                       "high": _num(d.t_u.high), "upper_bound": _num(d.t_u.upper_bound)},
-            "relevant_total": {"estimate": _num(d.relevant_total.point), "low": _num(d.relevant_total.low),
-                               "high": _num(d.relevant_total.high)},
-            "complement": {"size": self.inputs.region_sizes.get(NEITHER),
-                           "judged": complement.judged if complement else 0,
-                           "relevant": complement.relevant if complement else 0.0},
-            "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _design_summary(d, names)),
-            "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
-                          "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
-        }
-
-    def _assumptions(self) -> dict[str, Any] | None:
-        """What the pair's recall figures rest on, in plain words, and whether the data tested it."""
-        inputs = self.inputs
-        pair = inputs.pair
-        if pair is None or (self.stratified is None and self.paper is None):
-            return None
-        c1, c2 = pair[0].name, pair[1].name
-        low, high = DEPENDENCE_BAND
-        band: dict[str, Any] = {"delta1_low": low, "delta1_high": high, "C1": None, "C2": None}
-        if self.stratified is not None:
-            points = [p for p in self.stratified.sensitivity if p.delta1 in (low, high)]
-            for key, attr in (("C1", "r1"), ("C2", "r2")):
-                values = [v for p in points if (v := getattr(p, attr)) is not None]
-                if values:
-                    band[key] = [min(values), max(values)]
-        statement = (f"These recall figures assume that {c1} and {c2} find relevant documents independently of each "
-                     f"other: a relevant document found by one is no more and no less likely to be found by the other. "
-                     f"If they tend to find the same documents, the figures are too high; if they find different ones, "
-                     f"too low. Judging more documents of the same regions cannot tell which.")
-        band_text = None
-        if band["C1"] is not None and band["C2"] is not None:
-            band_text = (f"If the two classifiers were somewhat dependent, within the range usually seen, the recall "
-                         f"of {c1} would lie between {band['C1'][0]:.3f} and {band['C1'][1]:.3f}, and that of {c2} "
-                         f"between {band['C2'][0]:.3f} and {band['C2'][1]:.3f}.")
-        noise_limited = bool(self.noise_floor is not None and self.noise_floor.noise_limited)
-        tested = self.design is not None and not noise_limited
-        if tested:
-            how = ("A sample of the documents neither classifier retrieved has been judged; it tests this assumption "
-                   "(see the dependence check).")
-        elif self.design is not None:
-            how = ("A sample of the documents neither classifier retrieved has been judged, but it found no more "
-                   "relevant documents than judging errors alone would produce, so it cannot test this assumption: "
-                   "check those documents with gold documents or expert reviewers.")
-        elif inputs.sample(NEITHER) is not None:
-            how = ("A sample of the documents neither classifier retrieved has been drawn; once it is judged it will "
-                   "test this assumption and give a recall that does not rest on it.")
-        else:
-            how = ("Judging a sample of the documents that neither classifier retrieved (a complement sample) would "
-                   "test this assumption and give a recall that does not rest on it.")
-        return {
-            "independence_assumed": True, "tested": tested,
-            "rejected": bool(self.design.independence_rejected) if tested and self.design is not None else None,
-            "statement": statement, "band": band, "band_text": band_text, "how_to_test": how,
-            "technical": (f"Seed 000 Assumption 1: conditional independence of the pair on relevant documents "
-                          f"(δ1 = 1); the band reads the estimates at δ1 from {low:g} to {high:g} (r = r*/δ1, "
-                          f"capped at 1)."),
-        }

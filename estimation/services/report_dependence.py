@@ -1,0 +1,211 @@
+"""What the report's recall figures rest on: the dependence check (a judged sample of region N) and the
+assumption of independence said in plain words.
+
+``dependence_check_run`` computes ``estimation.stats.design_based`` from the topic's samples of A12, B1, B2
+and N — with the same label-noise-aware relevant counts as the pair estimate — and tests whether N's count
+can be told apart from judging errors (``design_based.complement_noise_floor``). ``design_based_block`` and
+``assumptions_block`` turn the result into the report's JSON (docs/report.md). Nothing here reads the
+database: every input comes from ``TopicInputs``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from estimation.services.extrapolation import STATS_ERRORS
+from estimation.services.inputs import SampleInputs, TopicInputs
+from estimation.services.report_common import DEPENDENCE_BAND, NEITHER, diagnostic, num, region_sample
+from estimation.stats import design_based, pair_recall
+
+_NOISE_LIMITED_SUMMARY = (
+    "The sample of documents neither classifier retrieved found no more relevant documents than judging errors "
+    "alone would produce, so it cannot test the pair's assumption or measure recall without it: the recall "
+    "figures above still rest on that assumption.")
+
+
+@dataclass(frozen=True)
+class DependenceCheck:
+    """The design-based estimate with N (None without a judged N sample) and whether label noise limits it."""
+
+    design: design_based.DesignBasedRecall | None = None
+    noise_floor: design_based.ComplementNoiseFloor | None = None
+    diagnostics: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def noise_limited(self) -> bool:
+        return bool(self.noise_floor is not None and self.noise_floor.noise_limited)
+
+    @property
+    def tested(self) -> bool:
+        """The sample tested the assumption: it was judged and its count is above what errors give."""
+        return self.design is not None and not self.noise_limited
+
+
+def _complement_noise_floor(*, inputs: TopicInputs,
+                            complement: SampleInputs) -> design_based.ComplementNoiseFloor | None:
+    """design_based.complement_noise_floor on N's majority votes, at the workers' estimated accuracy."""
+    if len(complement.votes) != complement.judged or not complement.votes:
+        return None
+    accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
+    if accuracy is None:
+        return None
+    totals = {t for _, t in complement.votes}
+    majority = sum(1 for r, t in complement.votes if 2 * r > t)
+    try:
+        return design_based.complement_noise_floor(judged=complement.judged, majority_relevant=majority,
+                                                   worker_accuracy=min(1.0, accuracy), votes=max(totals))
+    except STATS_ERRORS:
+        return None
+
+
+def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Sequence[float]] | None,
+                         confidence: float, draws: int, seed: int) -> DependenceCheck:
+    """Design-based recall with the complement sample N (notes §8): no independence assumption.
+
+    ``probabilities``: P(relevant) per judged document by region key, as the pair estimate uses them
+    (label noise); a region without them counts its labels.  N is a stratum of its own there: at its low
+    prevalence a 2–1 majority is more often a worker error than a relevant document (notes §3).
+    """
+    complement = inputs.sample(NEITHER)
+    sizes = inputs.region_sizes
+    if complement is None or complement.judged == 0 or NEITHER not in sizes:
+        return DependenceCheck()
+    soft = probabilities or {}
+
+    def region(key: str) -> pair_recall.RegionSample:
+        base = region_sample(inputs.sample(key), sizes[key])
+        if key in soft and base.judged:
+            return pair_recall.RegionSample(size=base.size, judged=base.judged, relevant=float(sum(soft[key])))
+        return base
+
+    try:
+        design = design_based.design_based_recall(
+            a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
+            confidence=confidence, draws=draws, seed=seed)
+    except STATS_ERRORS as exc:
+        return DependenceCheck(diagnostics=[diagnostic("design_based_failed", "error",
+                                                       f"The recall from the complement sample failed: {exc}")])
+    floor = _complement_noise_floor(inputs=inputs, complement=complement)
+    limited = bool(floor is not None and floor.noise_limited)
+    diagnostics = []
+    for d in design.diagnostics:
+        if d.code == "unjudged_region":
+            continue  # the stratified estimate reports unjudged regions already
+        if d.code == "independence_rejected" and limited:
+            continue  # judging errors alone could make it: not evidence (the warning below says so)
+        diagnostics.append(diagnostic(d.code, d.severity, d.message, "design_based_recall"))
+    if floor is not None and limited:
+        diagnostics.append(diagnostic(
+            "complement_label_noise", "warning",
+            f"Of the {floor.judged} judged documents that neither classifier retrieved, {floor.majority_relevant} "
+            f"were judged relevant by a majority; workers as accurate as these ({floor.worker_accuracy:.2f}) would "
+            f"mark about {floor.expected_false_positives:.0f} irrelevant documents relevant by mistake alone. "
+            "So this sample cannot tell documents the classifiers missed from judging errors: its recall figures "
+            "and its test of the pair's assumption are not evidence either way. Check these documents with gold "
+            "(known-answer) documents or expert reviewers, or use more workers per document.",
+            "design_based_recall"))
+    return DependenceCheck(design=design, noise_floor=floor, diagnostics=diagnostics)
+
+
+def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) -> str:
+    """One plain sentence on what the complement sample showed (no symbols; the technical name follows apart)."""
+    figures = "; ".join(
+        f"{names[key]} {r.point:.3f} (between {r.low:.3f} and {r.high:.3f})"
+        for key, r in (("C1", d.r1), ("C2", d.r2)) if r.point is not None and r.low is not None and r.high is not None)
+    measured = f" Recall measured without that assumption: {figures}." if figures else ""
+    if d.delta1.low is None or d.delta1.high is None:
+        return "The complement sample cannot test the pair's assumption yet: a region of the pair has no judgment." + measured
+    if d.independence_rejected and d.delta1.low > 1.0:
+        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find the "
+                "same relevant documents, so the pair's recall figures are too high." + measured)
+    if d.independence_rejected:
+        return ("The sample of documents neither classifier retrieved shows that the two classifiers tend to find "
+                "different relevant documents, so the pair's recall figures are too low." + measured)
+    return ("The sample of documents neither classifier retrieved is consistent with the pair's assumption that the "
+            "classifiers find relevant documents independently." + measured)
+
+
+def design_based_block(*, inputs: TopicInputs, check: DependenceCheck) -> dict[str, Any] | None:
+    """The dependence check's figures (notes §8): recall that assumes nothing about dependence."""
+    d = check.design
+    if d is None:
+        return None
+    pair = inputs.pair
+    names = {"C1": pair[0].name, "C2": pair[1].name} if pair is not None else {"C1": "C1", "C2": "C2"}
+
+    def recall(r: design_based.DesignRecall) -> dict[str, Any]:
+        return {"estimate": num(r.point), "low": num(r.low), "high": num(r.high),
+                "lower_bound": num(r.lower_bound), "conservative_lower_bound": num(r.conservative_lower_bound),
+                "pair_estimand": num(r.pair_estimand), "method": r.method}
+
+    complement = inputs.sample(NEITHER)
+    noise_limited = check.noise_limited
+    return {
+        "C1": recall(d.r1), "C2": recall(d.r2),
+        "delta1": {"estimate": num(d.delta1.point), "low": num(d.delta1.low), "high": num(d.delta1.high)},
+        "independence_rejected": bool(d.independence_rejected) and not noise_limited,
+        # Judging errors alone could produce N's relevant count: the block is shown but is not evidence.
+        "label_noise_limited": noise_limited,
+        "noise_floor": None if check.noise_floor is None else check.noise_floor.as_dict(),
+        "elusion": {"estimate": num(d.elusion.point), "low": num(d.elusion.low), "high": num(d.elusion.high),
+                    "upper_bound": num(d.elusion.upper_bound), "found": num(d.elusion.found),
+                    "judged": d.elusion.judged},
+        "relevant_in_complement": {"estimate": num(d.t_u.point), "low": num(d.t_u.low),
+                                   "high": num(d.t_u.high), "upper_bound": num(d.t_u.upper_bound)},
+        "relevant_total": {"estimate": num(d.relevant_total.point), "low": num(d.relevant_total.low),
+                           "high": num(d.relevant_total.high)},
+        "complement": {"size": inputs.region_sizes.get(NEITHER),
+                       "judged": complement.judged if complement else 0,
+                       "relevant": complement.relevant if complement else 0.0},
+        "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _design_summary(d, names)),
+        "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
+                      "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
+    }
+
+
+def assumptions_block(*, inputs: TopicInputs, stratified: pair_recall.StratifiedPairRecall | None,
+                      has_estimate: bool, check: DependenceCheck) -> dict[str, Any] | None:
+    """What the pair's recall figures rest on, in plain words, and whether the data tested it."""
+    pair = inputs.pair
+    if pair is None or not has_estimate:
+        return None
+    c1, c2 = pair[0].name, pair[1].name
+    low, high = DEPENDENCE_BAND
+    band: dict[str, Any] = {"delta1_low": low, "delta1_high": high, "C1": None, "C2": None}
+    if stratified is not None:
+        points = [p for p in stratified.sensitivity if p.delta1 in (low, high)]
+        for key, attr in (("C1", "r1"), ("C2", "r2")):
+            values = [v for p in points if (v := getattr(p, attr)) is not None]
+            if values:
+                band[key] = [min(values), max(values)]
+    statement = (f"These recall figures assume that {c1} and {c2} find relevant documents independently of each "
+                 f"other: a relevant document found by one is no more and no less likely to be found by the other. "
+                 f"If they tend to find the same documents, the figures are too high; if they find different ones, "
+                 f"too low. Judging more documents of the same regions cannot tell which.")
+    band_text = None
+    if band["C1"] is not None and band["C2"] is not None:
+        band_text = (f"If the two classifiers were somewhat dependent, within the range usually seen, the recall "
+                     f"of {c1} would lie between {band['C1'][0]:.3f} and {band['C1'][1]:.3f}, and that of {c2} "
+                     f"between {band['C2'][0]:.3f} and {band['C2'][1]:.3f}.")
+    if check.tested:
+        how = ("A sample of the documents neither classifier retrieved has been judged; it tests this assumption "
+               "(see the dependence check).")
+    elif check.design is not None:
+        how = ("A sample of the documents neither classifier retrieved has been judged, but it found no more "
+               "relevant documents than judging errors alone would produce, so it cannot test this assumption: "
+               "check those documents with gold documents or expert reviewers.")
+    elif inputs.sample(NEITHER) is not None:
+        how = ("A sample of the documents neither classifier retrieved has been drawn; once it is judged it will "
+               "test this assumption and give a recall that does not rest on it.")
+    else:
+        how = ("Judging a sample of the documents that neither classifier retrieved (a complement sample) would "
+               "test this assumption and give a recall that does not rest on it.")
+    return {
+        "independence_assumed": True, "tested": check.tested,
+        "rejected": bool(check.design.independence_rejected) if check.tested and check.design is not None else None,
+        "statement": statement, "band": band, "band_text": band_text, "how_to_test": how,
+        "technical": (f"Seed 000 Assumption 1: conditional independence of the pair on relevant documents "
+                      f"(δ1 = 1); the band reads the estimates at δ1 from {low:g} to {high:g} (r = r*/δ1, "
+                      f"capped at 1)."),
+    }
