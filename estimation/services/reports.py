@@ -556,7 +556,7 @@ class _ReportBuilder:
         """Fleiss' κ, split votes overall and per stratum, and a plain warning when agreement is low.
 
         aggregation.label_quality decides (its thresholds are documented there and in
-        docs/estimation.md); κ keeps its original definition here (complete documents only).
+        docs/aggregation.md); κ keeps its original definition here (complete documents only).
         """
         inputs = self.inputs
         rows = [(r, t - r) for r, t in inputs.votes if t == Hit.ASSIGNMENTS_PER_HIT]
@@ -571,14 +571,12 @@ class _ReportBuilder:
             block = {"fleiss_kappa": num(kappa), "documents": len(rows), "note": None}
         block.update({"split_share": None, "per_stratum": {}, "low_agreement": False, "reasons": [], "message": None,
                       "majority_error": None})
-        quality_of = getattr(aggregation, "label_quality", None)
-        if quality_of is None:
-            return block
         complete = [(i, v) for i, v in enumerate(inputs.votes) if v[1] == Hit.ASSIGNMENTS_PER_HIT]
         strata = ([inputs.vote_strata[i] for i, _ in complete] if len(inputs.vote_strata) == len(inputs.votes)
                   else None)
         try:
-            quality = quality_of(votes=[v for _, v in complete], strata=strata)
+            quality = aggregation.label_quality(votes=[v for _, v in complete], strata=strata,
+                                                intervals_widened=bool(self.label_noise and self.label_noise["widened"]))
         except STATS_ERRORS as exc:
             block["note"] = block["note"] or str(exc)
             return block

@@ -530,7 +530,8 @@ def majority_error_from_split_share(split_share: float) -> float | None:
     return 3.0 * a * (1.0 - a) ** 2 + (1.0 - a) ** 3
 
 
-def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | None = None) -> LabelQuality:
+def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | None = None,
+                  intervals_widened: bool = False) -> LabelQuality:
     """Agreement of the crowd on complete documents, and a warning when it is too low to trust.
 
     votes: (relevant votes, total votes) per complete document; strata: the
@@ -579,7 +580,7 @@ def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | N
     majority_error = majority_error_from_split_share(split) if (three_votes and split is not None) else None
     message = _quality_message(
         documents=len(pairs), kappa=kappa, split=split, noisy_strata=noisy_strata, per_stratum=per_stratum,
-        kappa_fired="kappa" in reasons, majority_error=majority_error,
+        kappa_fired="kappa" in reasons, majority_error=majority_error, intervals_widened=intervals_widened,
     ) if reasons else None
     return LabelQuality(
         documents=len(pairs), fleiss_kappa=kappa, split_share=split, relevant_vote_share=vote_share,
@@ -595,6 +596,7 @@ def _percent(value: float) -> str:
 def _quality_message(
     *, documents: int, kappa: float | None, split: float | None, noisy_strata: list[str],
     per_stratum: Mapping[str, StratumAgreement], kappa_fired: bool, majority_error: float | None,
+    intervals_widened: bool = False,
 ) -> str:
     parts = []
     kappa_text = f" (Fleiss' κ {kappa:.2f})" if kappa is not None else ""
@@ -609,8 +611,12 @@ def _quality_message(
     if majority_error is not None and majority_error >= 0.01:
         parts.append(f"At this level about 1 majority label in {max(2, round(1.0 / majority_error))} is wrong.")
     parts.append(
-        "Wrong labels bias the recall figures, and their intervals count only the sampling error, "
-        "so treat them as too narrow. To improve: add gold documents (known answers) so unreliable "
+        ("The recall intervals allow for these errors (each label counts with the probability its votes give "
+         "it), but they rest on a simple model of the workers, so read them with care. "
+         if intervals_widened else
+         "Wrong labels bias the recall figures, and their intervals count only the sampling error, "
+         "so treat them as too narrow. ")
+        + "To improve: add gold documents (known answers) so unreliable "
         "workers are found and weighed down, make the instructions clearer with examples of borderline "
         "documents, and, if the topic still uses majority vote, aggregate with Dawid–Skene."
     )

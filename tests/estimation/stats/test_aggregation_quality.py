@@ -156,3 +156,12 @@ def test_no_documents():
 def test_invalid_votes_raise(kwargs):
     with pytest.raises(ValueError):
         label_quality(**kwargs)
+
+
+def test_the_message_says_whether_the_intervals_allow_for_label_errors():
+    votes = [(2, 3)] * 40 + [(3, 3)] * 30 + [(0, 3)] * 30  # 40% split votes: flagged
+    plain = label_quality(votes=votes)
+    widened = label_quality(votes=votes, intervals_widened=True)
+    assert plain.low_agreement and widened.low_agreement
+    assert "treat them as too narrow" in plain.message and "too narrow" not in widened.message
+    assert "allow for these errors" in widened.message
