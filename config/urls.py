@@ -1,6 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.shortcuts import render
+from django.template import loader
 from django.urls import include, path
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from annotation.views.home import home
 
@@ -14,3 +18,56 @@ urlpatterns = [
     path("reports/", include("estimation.urls")),
     path("", home, name="home"),
 ]
+
+
+# Error pages (issue 12 item 11): styled, with a way back, under every settings module. With DEBUG on,
+# Django still shows its debug page for 404 and 500; 400 and 403 (role_required) always come here.
+ERROR_PAGES = {
+    400: ("Bad request", "The request could not be understood, so nothing was done."),
+    403: ("Not allowed", "Your account does not have the role this page needs. "
+                         "Ask an administrator if you think it should."),
+    404: ("Page not found", "There is nothing at this address: the link may be old, or the item was removed."),
+}
+
+
+def _same_site_referer(request: HttpRequest) -> str | None:
+    """The page the visitor came from, when it is on this site (never another site's or a javascript: URL)."""
+    referer = request.META.get("HTTP_REFERER")
+    if referer and url_has_allowed_host_and_scheme(referer, allowed_hosts={request.get_host()},
+                                                   require_https=request.is_secure()):
+        return referer
+    return None
+
+
+def _error_page(request: HttpRequest, status: int) -> HttpResponse:
+    title, message = ERROR_PAGES[status]
+    context = {"status": status, "title": title, "message": message, "back_url": _same_site_referer(request),
+               "request_path": request.path}
+    return render(request, "errors/http.html", context, status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(request, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(request, 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error_page(request, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """A standalone page: no context processors, no database, no static manifest — whatever failed may fail again."""
+    try:
+        back = _same_site_referer(request)
+    except Exception:  # a malformed Host header may be what failed
+        back = None
+    return HttpResponseServerError(loader.get_template("errors/500.html").render({"back_url": back}))
+
+
+handler400 = bad_request
+handler403 = permission_denied
+handler404 = page_not_found
+handler500 = server_error
