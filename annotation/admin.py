@@ -301,13 +301,11 @@ class LabelAdmin(ReadOnlyAdmin):
     raw_id_fields = ["document"]
 
 
-if hasattr(models, "CorpusUpload"):
-
-    @admin.register(models.CorpusUpload)
-    class CorpusUploadAdmin(ReadOnlyAdmin):
-        list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]
-        list_filter = ["status"]
-        search_fields = ["corpus_name", "original_name"]
+@admin.register(models.CorpusUpload)
+class CorpusUploadAdmin(ReadOnlyAdmin):
+    list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["corpus_name", "original_name"]
 
 
 # --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------

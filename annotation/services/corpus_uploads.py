@@ -6,17 +6,18 @@ progress and, on failure, the file line and the problem.
 """
 from __future__ import annotations
 
-import importlib
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path, PurePath
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Corpus, CorpusUpload
+from annotation.models import CorpusUpload
+from annotation.services.corpus_import import CorpusImportError, ImportSummary, corpus_import
 
 logger = logging.getLogger(__name__)
 UPLOAD_DIR = "corpus-uploads"
@@ -72,12 +73,6 @@ def corpus_upload_run(*, upload_id: int) -> CorpusUpload | None:
     upload = CorpusUpload.objects.filter(pk=upload_id).first()
     if upload is None or upload.status in (CorpusUpload.Status.DONE, CorpusUpload.Status.FAILED):
         return upload
-    try:
-        module = importlib.import_module("annotation.services.corpus_import")
-    except ImportError:
-        _set(upload_id, status=CorpusUpload.Status.FAILED, finished_at=timezone.now(),
-             error_problem="The corpus importer is not installed yet; try again later.")
-        return CorpusUpload.objects.get(pk=upload_id)
     _set(upload_id, status=CorpusUpload.Status.RUNNING, progress=0)
 
     def progress(count: int, *args, **kwargs) -> None:
@@ -85,43 +80,28 @@ def corpus_upload_run(*, upload_id: int) -> CorpusUpload | None:
         _set(upload_id, progress=count)
 
     try:
-        summary = module.corpus_import(
+        summary = corpus_import(
             path=_absolute(upload.file_path), corpus_name=upload.corpus_name, id_field=upload.id_field,
             text_fields=tuple(upload.text_fields), progress=progress,
         )
-    except module.CorpusImportError as exc:
-        _set(upload_id, status=CorpusUpload.Status.FAILED, error_line=getattr(exc, "line", None),
-             error_problem=str(getattr(exc, "problem", exc)), finished_at=timezone.now())
+    except CorpusImportError as exc:
+        _set(upload_id, status=CorpusUpload.Status.FAILED, error_line=exc.line, error_problem=exc.problem,
+             finished_at=timezone.now())
     except Exception:  # a bug must not leave the page saying "importing" for ever
         logger.exception("corpus upload %s failed", upload_id)
         _set(upload_id, status=CorpusUpload.Status.FAILED, finished_at=timezone.now(),
              error_problem="The import stopped on an unexpected error; the details are in the server log.")
     else:
-        corpus_id = getattr(summary, "corpus_id", None)
-        corpus = Corpus.objects.filter(pk=corpus_id).first() if corpus_id else Corpus.objects.filter(name=upload.corpus_name).first()
-        _set(upload_id, status=CorpusUpload.Status.DONE, corpus=corpus, summary=_summary_dict(summary),
-             progress=_summary_count(summary), finished_at=timezone.now())
+        _set(upload_id, status=CorpusUpload.Status.DONE, corpus_id=summary.corpus_id, summary=_summary_dict(summary),
+             progress=summary.read, finished_at=timezone.now())
     upload.refresh_from_db()
     return upload
 
 
-def _summary_dict(summary) -> dict:
-    if summary is None:
-        return {}
-    if hasattr(summary, "__dataclass_fields__"):
-        from dataclasses import asdict
+def _summary_dict(summary: ImportSummary) -> dict:
+    """The import's counts as plain JSON for the upload page (the path is the server's, not shown)."""
+    data = asdict(summary)
+    data.pop("path", None)
+    data["conflict_examples"] = [list(example) for example in summary.conflict_examples]
+    return data
 
-        data = asdict(summary)
-    elif isinstance(summary, dict):
-        data = dict(summary)
-    else:
-        data = {"summary": str(summary)}
-    return {k: v for k, v in data.items() if isinstance(v, (int, float, str, bool, type(None), list, dict))}
-
-
-def _summary_count(summary) -> int:
-    data = _summary_dict(summary)
-    for key in ("read", "records", "created", "documents", "total"):
-        if isinstance(data.get(key), int):
-            return data[key]
-    return 0

@@ -42,12 +42,10 @@ def test_a_bad_line_is_recorded_with_its_number():
 
 @pytest.mark.django_db
 def test_an_unexpected_error_marks_the_upload_failed_instead_of_running_for_ever(monkeypatch):
-    import annotation.services.corpus_import as importer
-
     def broken(**kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(importer, "corpus_import", broken)
+    monkeypatch.setattr(corpus_uploads, "corpus_import", broken)  # the runner calls the importer by name
     upload = _create(ROWS)
     result = corpus_uploads.corpus_upload_run(upload_id=upload.pk)
     assert result.status == "failed" and "unexpected error" in result.error_problem and result.finished_at
