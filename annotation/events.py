@@ -90,7 +90,12 @@ def event_dispatch(*, event: Event) -> None:
 
 
 def event_send_on_commit(*, event: Event) -> None:
-    """Deliver ``event`` to its subscribers once the current transaction commits."""
+    """Deliver ``event`` to its subscribers once the current transaction commits.
+
+    An event nobody subscribed to is not queued at all (``SampleDrawn`` until the webhooks of issue 14).
+    """
+    if not _subscribers.get(type(event)):
+        return
     connection = transaction.get_connection()
     if connection.in_atomic_block:
         for _savepoints, callback, *_rest in connection.run_on_commit:

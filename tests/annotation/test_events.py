@@ -40,3 +40,11 @@ def test_a_launch_that_draws_nothing_announces_nothing(heard, django_capture_on_
     with django_capture_on_commit_callbacks(execute=True):
         again = samples_launch(topic=world.topic, per_region=5, seed=1, publish=False)  # same totals: no new draw
     assert again.documents == 0 and heard == []
+
+
+def test_an_event_nobody_listens_to_is_not_queued(django_capture_on_commit_callbacks):
+    world = make_pair_world(n=600, prevalence=0.1, seed=4)
+    assert not events._subscribers.get(SampleDrawn)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        samples_launch(topic=world.topic, per_region=5, seed=1, publish=False)
+    assert not [c for c in callbacks if isinstance(c, events._Delivery)]
