@@ -251,23 +251,40 @@ def _complement_field(label: str, help_text: str) -> forms.IntegerField:
     return forms.IntegerField(min_value=0, required=False, label=label, help_text=help_text)
 
 
-class LaunchForm(forms.Form):
+class _ConfirmFields(forms.Form):
+    """The second step of a paid action: the cost and figures the confirmation page showed (issue 12 item 5).
+
+    Absent on the first POST, which only shows the confirmation; the view compares them with
+    a fresh computation before anything is drawn.
+    """
+
+    confirm_cost = forms.DecimalField(required=False, min_value=0, decimal_places=2, widget=forms.HiddenInput)
+    confirm_fingerprint = forms.CharField(required=False, max_length=2000, widget=forms.HiddenInput)
+
+    @property
+    def confirming(self) -> bool:
+        return self.cleaned_data.get("confirm_cost") is not None
+
+
+class LaunchForm(_ConfirmFields):
     """The launch: the plan's half-width and, optionally, the dependence check's size (0 or absent: none)."""
 
     half_width = PlanForm.base_fields["half_width"]
     complement = _complement_field("Dependence check", "Documents neither classifier retrieved to judge; "
                                    "0 or empty for none.")
+    field_order = ["half_width", "complement"]
 
     def clean_complement(self) -> int:
         return self.cleaned_data.get("complement") or 0
 
 
-class TopUpForm(forms.Form):
+class TopUpForm(_ConfirmFields):
     half_width = forms.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX, initial=0.03, label="New interval half-width",
                                   help_text="Narrower than before: documents are added to every region until the plan "
                                   "for this half-width is met (already judged documents count).")
     complement = _complement_field("Dependence check (total)", "Documents neither classifier retrieved, in all "
                                    "(those already drawn count); empty leaves the check as it is.")
+    field_order = ["half_width", "complement"]
 
     def clean_complement(self) -> int:
         return self.cleaned_data.get("complement") or 0

@@ -10,6 +10,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from annotation.models import Topic
+from annotation.services.hits import topic_committed_cost
 from core.errors import ApplicationError
 
 
@@ -23,7 +24,8 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
     """Set the goal, crowd and money settings of a topic (the database's check constraints guard the ranges).
 
     Instructions may change at any time (new HITs show the new text); the crowd and the
-    HIT size only while the topic is a draft, since HITs already exist afterwards.
+    HIT size only while the topic is a draft, since HITs already exist afterwards. A budget
+    below what the topic's HITs already commit is refused with both amounts (issue 12).
     """
     if crowd not in Topic.Crowd.values:
         raise TopicStatusError(f"unknown crowd {crowd!r}")
@@ -33,6 +35,15 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
         locked = Topic.objects.select_for_update().get(pk=topic.pk)
         if locked.status != Topic.Status.DRAFT and (locked.hit_size != hit_size or locked.crowd != crowd):
             raise TopicStatusError("the crowd and the HIT size cannot change once sampling has started")
+        if budget is not None:
+            # Under the topic's lock, as hits_create_for_draws checks the budget: no launch slips in between.
+            committed = topic_committed_cost(topic=locked)
+            if budget < committed:
+                raise TopicStatusError(
+                    f"A budget of ${budget:.2f} is below the ${committed:.2f} already committed to this topic's "
+                    f"HITs (their rewards and crowd fees if every assignment is done). Set at least ${committed:.2f}, "
+                    "or leave the budget empty for no limit."
+                )
         fields = dict(confidence=confidence, crowd=crowd, aggregator=aggregator, hit_size=hit_size,
                       reward_per_hit=reward_per_hit, budget=budget)
         if instructions is not None:

@@ -1,4 +1,7 @@
-"""Analyst pages: topics — instructions, the pair, the sample plan, launch, pause, top-up."""
+"""Analyst pages: topics — instructions, the pair, the sample plan, launch, pause, top-up.
+
+Launch and top-up spend money: each shows what it draws and costs and acts only on a confirmation.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,6 +12,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.forms import (
@@ -22,10 +26,10 @@ from annotation.forms import (
 )
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.selectors import topic_launch_size, topic_progress
+from annotation.selectors import topic_launch_quote, topic_progress
 from annotation.services.hits import hits_budget_check
 from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, planned_region_sizes, samples_launch_enqueue
+from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.services.topics import topic_create
 from annotation.views.highlight import paragraphs
@@ -129,55 +133,73 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
     return render(request, "analyst/topic_edit.html", {"topic": topic, "form": form})
 
 
-def _launch(request: HttpRequest, topic: Topic, *, half_width: float, complement: int = 0) -> None:
-    """Check what the launch needs now (pair, plan, budget), then draw in a task after this request commits.
+def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *, step: str) -> HttpResponse:
+    """Show what a launch or top-up draws and costs; draw (in a task) only once that is confirmed unchanged.
 
-    The checks raise the same errors the task would (SamplingError, BudgetExceeded), so a launch
-    that cannot happen is refused on the page instead of failing unseen in a worker.
-    `complement` is the dependence check's total of documents of N (0: none, or no more).
+    The first POST renders the confirmation page (nothing is drawn). The second carries the cost
+    and the figures shown; they are compared with a fresh quote, and a changed plan or budget is
+    refused with the new figures instead of spending a different amount. The checks raise the
+    same errors the task would (SamplingError, BudgetExceeded), so a launch that cannot happen is
+    refused on the page instead of failing unseen in a worker.
     """
-    targets = planned_region_sizes(topic=topic, half_width=half_width)
-    size = topic_launch_size(topic=topic, targets=targets)
-    if complement:
-        with_check = topic_launch_size(topic=topic, targets={**targets, "N": complement})
-        check_documents = with_check.documents - size.documents
-        size = with_check
-    if size.hits:
-        hits_budget_check(topic=topic, new_hits=size.hits)
+    half_width = form.cleaned_data["half_width"]
+    complement = form.cleaned_data["complement"]
+    quote = topic_launch_quote(topic=topic, half_width=half_width, complement=complement)
+    if not quote.documents:
+        messages.warning(request, f"Nothing to draw: every region already holds the documents the plan at "
+                                  f"±{half_width:g} asks for, so no HIT would be created and nothing spent. "
+                                  "Choose a narrower half-width (or a larger dependence check) to add documents.")
+        return redirect("analyst:topic", topic_id=topic.pk)
+    hits_budget_check(topic=topic, new_hits=quote.hits)
+    context = {"topic": topic, "quote": quote, "step": step, "changed": None,
+               "action": reverse(f"analyst:topic_{step}", args=[topic.pk])}
+    if not form.confirming:
+        return render(request, "analyst/topic_launch_confirm.html", context)
+    shown_cost = form.cleaned_data["confirm_cost"]
+    if shown_cost != quote.cost or form.cleaned_data["confirm_fingerprint"] != quote.fingerprint:
+        context["changed"] = (f"Nothing was drawn: the figures changed since the confirmation page "
+                              f"(it showed ${shown_cost:.2f}; now ${quote.cost:.2f}, with the budget and plan "
+                              "below). Check them and confirm again.")
+        return render(request, "analyst/topic_launch_confirm.html", context, status=409)
     options: dict = {"half_width": half_width}
     if complement:
         options["complement"] = complement
     samples_launch_enqueue(topic=topic, **options)
-    detail = f" ({check_documents} of them for the dependence check)" if complement and check_documents else ""
-    messages.success(request, f"The sample is being drawn: {size.documents} documents{detail} into {size.hits} HITs. "
+    detail = f" ({quote.check_documents} of them for the dependence check)" if quote.check_documents else ""
+    bound = "" if quote.exact else "at most "
+    messages.success(request, f"The sample is being drawn: {bound}{quote.documents} documents{detail} into "
+                              f"{bound}{quote.hits} HITs, ${quote.cost:.2f} if every assignment is done. "
                               "The HITs count on this page shows them once they are created.")
+    return redirect("analyst:topic", topic_id=topic.pk)
 
 
 @role_required(CONFIGURE)
 @require_POST
 def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
-    topic = get_object_or_404(Topic, pk=topic_id)
+    """First POST: the confirmation page with documents, judgments, HITs and cost; second POST: the launch."""
+    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     form = LaunchForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
     elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
         messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
     else:
-        _launch(request, topic, half_width=form.cleaned_data["half_width"], complement=form.cleaned_data["complement"])
+        return _launch(request, topic, form, step="launch")
     return redirect("analyst:topic", topic_id=topic_id)
 
 
 @role_required(CONFIGURE)
 @require_POST
 def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
-    topic = get_object_or_404(Topic, pk=topic_id)
+    """Top-up in the same two steps as the launch."""
+    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     form = TopUpForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
     elif topic.status == Topic.Status.DRAFT:
         messages.error(request, "Launch the topic first.")
     else:
-        _launch(request, topic, half_width=form.cleaned_data["half_width"], complement=form.cleaned_data["complement"])
+        return _launch(request, topic, form, step="topup")
     return redirect("analyst:topic", topic_id=topic_id)
 
 

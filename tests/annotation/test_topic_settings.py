@@ -44,3 +44,21 @@ def test_pause_and_resume_are_idempotent_and_refused_for_a_draft():
     assert topic_resume(topic=topic).status == "active"
     with pytest.raises(TopicStatusError):
         topic_pause(topic=TopicFactory.create())
+
+
+@pytest.mark.django_db
+def test_a_budget_below_what_the_hits_commit_is_refused_with_both_amounts():
+    # Issue 12 item 5: it used to save silently. Four local HITs at $0.10 × 3 assignments commit $1.20.
+    from annotation.models import Hit
+
+    topic = TopicFactory.create(status=Topic.Status.ACTIVE)
+    for _ in range(4):
+        Hit.objects.create(topic=topic, reward=Decimal("0.10"), max_assignments=3)
+    Hit.objects.create(topic=topic, reward=Decimal("0.10"), max_assignments=3, status=Hit.Status.CANCELLED)
+    same = {**SETTINGS, "crowd": "local", "hit_size": 5}
+    with pytest.raises(TopicStatusError, match=r"\$1\.00 is below the \$1\.20 already committed"):
+        topic_settings_update(topic=topic, **{**same, "budget": Decimal("1.00")})
+    topic.refresh_from_db()
+    assert topic.budget is None
+    assert topic_settings_update(topic=topic, **{**same, "budget": Decimal("1.20")}).budget == Decimal("1.20")
+    assert topic_settings_update(topic=topic, **{**same, "budget": None}).budget is None

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+from html import unescape
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -135,6 +137,21 @@ def test_scores_upload_needs_a_threshold_and_reports_bad_lines(analyst, corpus):
     assert classifier.retrieved_count == 1
 
 
+def _confirmed(client, url, data, **extra):
+    """Issue 12 item 5: a launch or top-up is two POSTs; the first shows the cost, the second confirms it.
+
+    Posts `data`, then (when a confirmation page came back) posts it again with the hidden
+    confirmation fields of that page, as the browser does when the analyst clicks Confirm.
+    """
+    first = client.post(url, data)
+    if first.status_code != 200:
+        return first
+    html = first.content.decode()
+    hidden = dict(re.findall(r'<input type="hidden" name="(confirm_\w+)" value="([^"]*)"', html))
+    assert set(hidden) == {"confirm_cost", "confirm_fingerprint"}, "no confirmation page"
+    return client.post(url, {**data, **{k: unescape(v) for k, v in hidden.items()}}, **extra)
+
+
 def _topic_post(corpus, c1, c2, **overrides):
     data = {"name": "Oil", "corpus": corpus.pk, "instructions": "Is it about oil?", "c1": c1.pk, "c2": c2.pk,
             "target_recall": "0.8", "confidence": "0.95", "crowd": "local", "aggregator": "majority",
@@ -169,7 +186,7 @@ def test_topic_create_plan_launch_pause_resume_topup(analyst, db, django_capture
     assert 'id="plan-total"' in html and "Uniform sampling" in html and 'id="launch"' in html
     # The launch is a task enqueued on commit; with eager tasks it has run before the redirect is followed.
     with django_capture_on_commit_callbacks(execute=True):
-        launched = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+        launched = _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
     topic.refresh_from_db()
     hits = Hit.objects.filter(topic=topic).count()
     assert topic.status == "active" and hits > 0
@@ -182,7 +199,7 @@ def test_topic_create_plan_launch_pause_resume_topup(analyst, db, django_capture
     topic.refresh_from_db()
     assert topic.status == "active"
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.1"})
+        _confirmed(analyst, reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.1"})
     assert Hit.objects.filter(topic=topic).count() > hits
 
 
@@ -250,7 +267,7 @@ def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, djang
     analyst.post(reverse("analyst:topic_new"), _topic_post(corpus, c1, c2, crowd="mturk"))
     topic = Topic.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+        _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
     hits = Hit.objects.filter(topic=topic, mturk_hit_id__isnull=True).count()
     assert hits > 0
     page = analyst.get(reverse("analyst:topic", args=[topic.pk])).content.decode()
@@ -272,7 +289,7 @@ def test_topic_edit_changes_instructions_and_budget_but_not_the_crowd_once_sampl
     topic.refresh_from_db()
     assert (topic.instructions, topic.target_recall, str(topic.budget)) == ("New words", 0.7, "30.00")
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
+        _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
     refused = analyst.post(url, {**data, "hit_size": "7"})
     assert refused.status_code == 200 and b"cannot change once sampling has started" in refused.content
     topic.refresh_from_db()
@@ -451,8 +468,7 @@ def test_launch_with_the_dependence_check_draws_region_n(analyst, big_topic, dja
 
     topic, ids = big_topic
     with django_capture_on_commit_callbacks(execute=True):
-        launched = analyst.post(reverse("analyst:topic_launch", args=[topic.pk]),
-                                {"half_width": "0.2", "complement": "120"})
+        launched = _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2", "complement": "120"})
     drawn = SampledDocument.objects.filter(topic=topic, region="N")
     assert drawn.count() == 120 and set(drawn.values_list("draw__purpose", flat=True)) == {SampleDraw.Purpose.PAIR}
     assert set(drawn.values_list("document_id", flat=True)) <= set(ids[900:])
@@ -466,7 +482,7 @@ def test_launch_without_the_check_is_unchanged(analyst, big_topic, django_captur
 
     topic, _ = big_topic
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
+        _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
     assert SampledDocument.objects.filter(topic=topic).exists()
     assert not SampledDocument.objects.filter(topic=topic, region="N").exists()
 
@@ -486,9 +502,9 @@ def test_top_up_can_add_the_dependence_check(analyst, big_topic, django_capture_
 
     topic, _ = big_topic
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
+        _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.2"})
     with django_capture_on_commit_callbacks(execute=True):
-        analyst.post(reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.2", "complement": "50"})
+        _confirmed(analyst, reverse("analyst:topic_topup", args=[topic.pk]), {"half_width": "0.2", "complement": "50"})
     assert SampledDocument.objects.filter(topic=topic, region="N").count() == 50
 
 
