@@ -27,7 +27,7 @@ from annotation.forms import (
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_launch_quote, topic_progress
-from annotation.services.hits import hits_budget_check
+from annotation.services.hits import hits_budget_check, topic_committed_cost
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
@@ -130,7 +130,8 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
         else:
             messages.success(request, "Topic settings saved.")
             return redirect("analyst:topic", topic_id=topic.pk)
-    return render(request, "analyst/topic_edit.html", {"topic": topic, "form": form})
+    return render(request, "analyst/topic_edit.html",
+                  {"topic": topic, "form": form, "committed": topic_committed_cost(topic=topic)})
 
 
 def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *, step: str) -> HttpResponse:

@@ -165,9 +165,33 @@ def test_a_budget_below_what_is_committed_is_refused_with_both_amounts(analyst, 
     assert committed > 1
     data = {"instructions": "Oil?", "target_recall": "0.8", "confidence": "0.95", "crowd": "local",
             "aggregator": "majority", "hit_size": "5", "reward_per_hit": "0.10", "budget": "1.00"}
+    form = analyst.get(reverse("analyst:topic_edit", args=[topic.pk])).content.decode()
+    assert f"Already committed to this topic's HITs: ${committed:.2f}" in unescape(form)
     refused = analyst.post(reverse("analyst:topic_edit", args=[topic.pk]), data)
     assert refused.status_code == 200
     assert f"A budget of $1.00 is below the ${committed:.2f} already committed" in unescape(refused.content.decode())
     topic.refresh_from_db()
     assert topic.budget is None
     assert analyst.post(reverse("analyst:topic_edit", args=[topic.pk]), {**data, "budget": f"{committed:.2f}"}).status_code == 302
+
+
+def test_further_classifiers_are_quoted_as_an_upper_bound_the_launch_stays_within(analyst, db,
+                                                                                   django_capture_on_commit_callbacks):
+    from annotation.models import HitItem
+    from annotation.services.topics import topic_create
+
+    corpus, ids = corpus_build(name="extra", size=600)
+    c1 = ClassifierFactory.create(corpus=corpus, name="title", ids=ids[:200])
+    c2 = ClassifierFactory.create(corpus=corpus, name="body", ids=ids[100:300])
+    extra = ClassifierFactory.create(corpus=corpus, name="model", ids=ids[50:400])
+    topic = topic_create(corpus=corpus, name="Oil", instructions="Oil?", c1=c1, c2=c2, extra_classifiers=[extra])
+    url = reverse("analyst:topic_launch", args=[topic.pk])
+    html = analyst.post(url, {"half_width": "0.3"}).content.decode()
+    documents = int(_shown(html, "documents").removeprefix("at most "))
+    hits = int(_shown(html, "hits").split()[0])
+    assert _shown(html, "documents").startswith("at most ") and "Precision of model" in html
+    with django_capture_on_commit_callbacks(execute=True):
+        analyst.post(url, {"half_width": "0.3", **_hidden(html)})
+    queued = HitItem.objects.filter(topic=topic, is_gold=False).count()
+    created = Hit.objects.filter(topic=topic).count()
+    assert 0 < queued <= documents and 0 < created <= hits
