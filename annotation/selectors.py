@@ -19,7 +19,6 @@ from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Sampled
 from annotation.services.assignments import RELEASED_FEEDBACK
 from annotation.services.labels import topic_gold_document_ids
 from annotation.services.retrieved_sets import region_counts
-from annotation.services.sampling import PILOT_MIN_JUDGED, PRIOR_PRECISION
 from annotation.services.workers import worker_gold_score
 
 # --------------------------------------------------------------------------- annotators
@@ -242,31 +241,6 @@ def topic_region_progress(*, topic: Topic, regions: Sequence[str] = PAIR_REGIONS
                                       document_id__in=sampled.values("document_id")).count()
         progress[region] = {"sampled": sampled.count(), "judged": judged}
     return progress
-
-
-def topic_precision_guesses(*, topic: Topic) -> dict[str, float]:
-    """Planning guesses of each pair region's precision: the pilot's Jeffreys posterior mean, else the prior.
-
-    A region uses its pilot once PILOT_MIN_JUDGED of its sampled documents have a majority
-    (annotation.services.sampling, whose planned_region_sizes uses the same guesses).
-    """
-    from estimation.stats.planning import precision_guess_from_pilot
-
-    guesses = dict(PRIOR_PRECISION)
-    for region in PAIR_REGIONS:
-        doc_ids = SampledDocument.objects.filter(
-            topic=topic, region=region, draw__purpose=SampleDraw.Purpose.PAIR
-        ).values("document_id")
-        majorities = [
-            majority
-            for majority in Label.objects.filter(
-                topic=topic, document_id__in=doc_ids, majority__isnull=False
-            ).values_list("majority", flat=True)
-            if majority is not None
-        ]
-        if len(majorities) >= PILOT_MIN_JUDGED:
-            guesses[region] = precision_guess_from_pilot(relevant=sum(majorities), judged=len(majorities))
-    return guesses
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from annotation.models import ClassifierPair, Hit, Topic
-from annotation.selectors import PAIR_REGIONS, topic_precision_guesses, topic_region_progress
+from annotation.selectors import PAIR_REGIONS, topic_region_progress
+from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
 from annotation.services.crowds import crowd_cost_per_assignment
 from annotation.services.retrieved_sets import region_counts
-from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, complement_plan
+from annotation.services.sampling import region_precision_guesses
 from annotation.services.topics import pair_design_check
 from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
@@ -33,7 +34,7 @@ def topic_plan_context(*, topic: Topic, half_width: float, margin: float = DEFAU
         return {"plan": None, "counts": counts, "plan_error": "No plan: " + refused.errors[0]}
     # A judged document costs its share of a HIT for each of the HIT's assignments.
     per_document = float(crowd_cost_per_assignment(topic)) * Hit.ASSIGNMENTS_PER_HIT / max(1, topic.hit_size)
-    guesses = topic_precision_guesses(topic=topic)
+    guesses = region_precision_guesses(topic=topic)
     plan = plan_pair_sample(
         size_a12=counts["A12"], size_b1=counts["B1"], size_b2=counts["B2"],
         p12=guesses["A12"], p_b1=guesses["B1"], p_b2=guesses["B2"],

@@ -27,9 +27,10 @@ from annotation.forms import (
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_launch_quote, topic_progress
+from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN
 from annotation.services.hits import hits_budget_check, topic_committed_cost
 from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.sampling import DEFAULT_COMPLEMENT_MARGIN, samples_launch_enqueue
+from annotation.services.sampling import samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.services.topics import topic_create
 from annotation.views.highlight import paragraphs

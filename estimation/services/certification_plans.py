@@ -49,12 +49,12 @@ from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, SampledDocument, SampleDraw, Topic
 from annotation.services.classifiers import classifier_freeze
+from annotation.services.complement import complement_prevalence_guess
 from annotation.services.crowds import crowd_cost_per_assignment
 from annotation.services.hits import hits_create_for_draws, hits_publish
 from annotation.services.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
 from annotation.services.sampling import (
     SampledRegion,
-    complement_prevalence_guess,
     draw_seed_derive,
     region_bitmap,
     region_sample_draw,

@@ -443,7 +443,8 @@ def big_topic(db):
 
 
 def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
-    from annotation.services.sampling import complement_plan, planned_region_sizes
+    from annotation.services.complement import complement_plan
+    from annotation.services.sampling import planned_region_sizes
 
     topic, _ = big_topic
     html = analyst.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": "0.1"}).content.decode()
