@@ -177,29 +177,12 @@ def test_csrf_is_enforced(groups, world):
     assert not Assignment.objects.exists()
 
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.fixture
-def browser_page():
-    import os
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing")
-        pytest.skip(f"{CHROMIUM} is missing")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in this thread
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        context = browser.new_context(viewport={"width": 390, "height": 844})
-        context.set_default_timeout(15_000)
-        yield context
-        browser.close()
+def browser_page(browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(15_000)
+    yield context
+    context.close()
 
 
 @pytest.mark.browser

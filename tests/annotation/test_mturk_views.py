@@ -380,29 +380,12 @@ def test_a_full_hit_asks_the_newcomer_to_return_it(client, hit):
 
 # --- in a real browser ------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
-
-
 @pytest.fixture
-def browser_page():
-    import os
-    from pathlib import Path
-
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is missing")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop runs in this thread
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-        )
-        context = browser.new_context()
-        context.set_default_timeout(15_000)
-        yield context.new_page()
-        browser.close()
+def browser_page(browser):
+    context = browser.new_context()
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
 
 
 @pytest.mark.browser

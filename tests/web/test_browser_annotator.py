@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "screenshots"
 # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -27,21 +26,6 @@ NEWSWIRE = (
     "    The dry period means the temporao will be late this year.\n"
     "    Arrivals for the week ended February 22 were 155,221 bags\nof 60 kilos <b>not bold</b>.\n\n"
 ) + "    A long closing paragraph that goes on and on about cocoa arrivals and prices. " * 30
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is missing")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield instance
-        instance.close()
 
 
 @pytest.fixture
