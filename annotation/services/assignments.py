@@ -209,8 +209,12 @@ def _worker_claim_lock(worker: Worker) -> None:
         list(Worker.objects.select_for_update().filter(pk=worker.pk).values_list("pk", flat=True))
 
 
-def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetime | None = None) -> Assignment | None:
-    """The worker's next assignment: the one in progress, else a slot in an open HIT; None if none is left."""
+def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetime | None = None,
+                     skip_returned: bool = False) -> Assignment | None:
+    """The worker's next assignment: the one in progress, else a slot in an open HIT; None if none is left.
+
+    ``skip_returned``: never a HIT this worker returned (``assignment_release``), so "skip" moves on.
+    """
     now = now or timezone.now()
     if worker.blocked:
         raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
@@ -227,15 +231,16 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
         resumed = current.order_by("claimed_at").first()
         if resumed is not None:
             return resumed
+        returned = _returned_hit_ids(worker=worker) if skip_returned else set()
         for serving in _topics_to_serve(topic=topic):
-            assignment = _claim_in_topic(worker=worker, topic=serving, now=now)
+            assignment = _claim_in_topic(worker=worker, topic=serving, now=now, exclude_ids=returned)
             if assignment is not None:
                 return assignment
         return None
 
 
-def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime) -> Assignment | None:
-    tried: set[int] = set()
+def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, exclude_ids: set[int]) -> Assignment | None:
+    tried: set[int] = set(exclude_ids)
     for _ in range(CLAIM_ROUNDS):
         candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried)
         if not candidates:
@@ -469,31 +474,4 @@ def assignment_claim_fresh(
     The built-in annotator pages claim through this, so "skip" moves on to
     another HIT instead of handing the skipped one straight back.
     """
-    now = now or timezone.now()
-    if worker.blocked:
-        raise ClaimRefused(f"You can no longer take HITs: {worker.blocked_reason or 'blocked'}.")
-    _expire_lazily(now)
-    with transaction.atomic():
-        _worker_claim_lock(worker)
-        current = Assignment.objects.filter(
-            worker=worker, status=Assignment.Status.CLAIMED, hit__status=Hit.Status.OPEN
-        ).select_related("hit__topic")
-        if topic is not None:
-            current = current.filter(hit__topic=topic)
-        resumed = current.order_by("claimed_at").first()
-        if resumed is not None:
-            return resumed
-        returned = _returned_hit_ids(worker=worker)
-        for serving in _topics_to_serve(topic=topic):
-            tried = set(returned)
-            for _ in range(CLAIM_ROUNDS):
-                candidates = _candidate_hits(worker=worker, topic=serving, exclude_ids=tried)
-                if not candidates:
-                    break
-                offset = worker.pk % len(candidates)
-                for hit_id, max_assignments in candidates[offset:] + candidates[:offset]:
-                    tried.add(hit_id)
-                    assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
-                    if assignment is not None:
-                        return assignment
-        return None
+    return assignment_claim(worker=worker, topic=topic, now=now, skip_returned=True)
