@@ -68,6 +68,8 @@ class Classifier(models.Model):
     # Why the classifier may no longer change (set by whoever depends on it, e.g. estimation when a
     # certification plan that certifies it is locked); empty while it may change.
     frozen_reason = models.CharField(max_length=300, blank=True, default="")
+    # Archived classifiers are hidden from lists and forms; nothing measured with them is lost.
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -125,6 +127,8 @@ class Topic(models.Model):
     budget = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     # Workers below this accuracy on gold documents are blocked automatically.
     min_gold_accuracy = models.FloatField(default=0.7)
+    # Archived topics are hidden from lists and take no new HITs; their reports stay readable.
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
