@@ -53,8 +53,17 @@ class SampleDrawn:
     stratum_key: str = ""
 
 
-Event = LabelsCompleted | LabelPosteriorsUpdated | SampleDrawn
-E = TypeVar("E", LabelsCompleted, LabelPosteriorsUpdated, SampleDrawn)
+@dataclass(frozen=True)
+class ImportFinished:
+    """A corpus upload finished importing (``succeeded``) or failed; ``corpus_id`` is None on failure."""
+
+    upload_id: int
+    corpus_id: int | None
+    succeeded: bool
+
+
+Event = LabelsCompleted | LabelPosteriorsUpdated | SampleDrawn | ImportFinished
+E = TypeVar("E", LabelsCompleted, LabelPosteriorsUpdated, SampleDrawn, ImportFinished)
 
 _subscribers: dict[type, list[Callable]] = defaultdict(list)
 
@@ -92,7 +101,7 @@ def event_dispatch(*, event: Event) -> None:
 def event_send_on_commit(*, event: Event) -> None:
     """Deliver ``event`` to its subscribers once the current transaction commits.
 
-    An event nobody subscribed to is not queued at all (``SampleDrawn`` until the webhooks of issue 14).
+    An event nobody subscribed to is not queued at all.
     """
     if not _subscribers.get(type(event)):
         return
