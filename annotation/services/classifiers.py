@@ -486,3 +486,125 @@ def neighbour_terms_suggest(
         scored.append(NeighbourTerm(term=token, score=score, doc_count=round(size * scale)))
     scored.sort(key=lambda item: (-item.score, -item.doc_count, item.term))
     return scored[:k]
+
+
+# --- clean-up: warnings, rename, archive, delete (issue 12 item 6) -------------------------------
+
+# A classifier retrieving more than this share of its corpus is flagged (not refused).
+COVERAGE_WARN_SHARE = 0.5
+_NAMES_SHOWN = 3
+
+
+def classifier_coverage_warnings(*, retrieved: int, corpus_size: int, estimated: bool = False) -> list[str]:
+    """Warnings for a retrieved set that matches nothing or most of the corpus; empty when it looks usable.
+
+    Never a refusal: a classifier that matches everything may be what the analyst means to
+    measure. `estimated` words the counts as estimates (the keyword preview of a large corpus).
+    """
+    if corpus_size <= 0:
+        return []
+    about = "about " if estimated else ""
+    if retrieved <= 0:
+        return [f"It retrieves no document{' in the scanned sample' if estimated else ' of the corpus'}: a topic "
+                "pairing it would have no overlap to measure recall from. Check the terms, the fields searched, "
+                "the threshold or the ids file."]
+    if retrieved > COVERAGE_WARN_SHARE * corpus_size:
+        share = retrieved / corpus_size
+        return [f"It retrieves {about}{share:.0%} of the corpus ({about}{retrieved} of {corpus_size} documents): a "
+                "classifier that matches most documents has a high recall by construction and says little about the "
+                "topic. Check that the terms are specific enough."]
+    return []
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(f"“{name}”" for name in names[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def rows_referring_to(*, instance, ignore: Sequence[type] = ()) -> list[tuple[str, int]]:
+    """(name, count) of every row of another model that points at `instance`, other than the `ignore`d models.
+
+    Walks the reverse relations Django knows (hidden ones included), so rows of apps annotation does
+    not import (estimation's snapshots and certification plans) are counted without importing them.
+    """
+    counts = []
+    for rel in instance._meta.get_fields(include_hidden=True):
+        if not (rel.is_relation and rel.auto_created and not rel.concrete and (rel.one_to_many or rel.one_to_one)):
+            continue
+        model = rel.related_model
+        if model in ignore:
+            continue
+        count = model._base_manager.filter(**{rel.field.name: instance}).count()
+        if count:
+            counts.append((str(model._meta.verbose_name_plural if count != 1 else model._meta.verbose_name), count))
+    return counts
+
+
+def classifier_delete_blockers(*, classifier: Classifier) -> list[str]:
+    """Why the classifier cannot be deleted, in words for the page (empty: it can be)."""
+    from annotation.models import Topic
+
+    reasons = []
+    topic_ids = set(ClassifierPair.objects.filter(Q(c1=classifier) | Q(c2=classifier)).values_list("topic_id", flat=True))
+    topic_ids |= set(TopicClassifier.objects.filter(classifier=classifier).values_list("topic_id", flat=True))
+    if topic_ids:
+        names = list(Topic.objects.filter(pk__in=topic_ids).order_by("name").values_list("name", flat=True))
+        reasons.append(f"used by topic{'s' if len(names) != 1 else ''} {_names(names)}")
+    if classifier.frozen_reason:
+        reasons.append(f"frozen: {classifier.frozen_reason}")
+    for name, count in rows_referring_to(instance=classifier, ignore=(ClassifierScore, ClassifierPair, TopicClassifier)):
+        reasons.append(f"{count} {name} refer to it" if count != 1 else f"{count} {name} refers to it")
+    return reasons
+
+
+def classifier_delete(*, classifier: Classifier) -> None:
+    """Delete a classifier nothing measured depends on; else ClassifierError naming why (archive it instead)."""
+    from django.db.models import ProtectedError
+
+    name = classifier.name
+    try:
+        with transaction.atomic():
+            locked = Classifier.objects.select_for_update().defer("retrieved_bitmap").get(pk=classifier.pk)
+            reasons = classifier_delete_blockers(classifier=locked)
+            if reasons:
+                raise ClassifierError(f"“{name}” cannot be deleted: {'; '.join(reasons)}. Archive it instead: "
+                                      "it disappears from lists and forms, and nothing measured with it is lost.")
+            locked.delete()
+    except (ProtectedError, IntegrityError) as exc:  # a topic took it up while we checked
+        raise ClassifierError(f"“{name}” cannot be deleted: it is now in use. Archive it instead.") from exc
+
+
+def classifier_archive(*, classifier: Classifier) -> Classifier:
+    """Hide the classifier from lists and forms; topics using it and every report stay as they are. Idempotent."""
+    from django.utils import timezone
+
+    Classifier.objects.filter(pk=classifier.pk, archived_at__isnull=True).update(archived_at=timezone.now())
+    classifier.refresh_from_db(fields=["archived_at"])
+    return classifier
+
+
+def classifier_unarchive(*, classifier: Classifier) -> Classifier:
+    """Show the classifier in lists and forms again. Idempotent."""
+    Classifier.objects.filter(pk=classifier.pk).update(archived_at=None)
+    classifier.refresh_from_db(fields=["archived_at"])
+    return classifier
+
+
+def classifier_rename(*, classifier: Classifier, name: str) -> Classifier:
+    """Give the classifier a new name, unique in its corpus. The fingerprint (what reports measured) is unchanged."""
+    name = (name or "").strip()
+    if not name:
+        raise ClassifierError("the classifier needs a name")
+    if name == classifier.name:
+        return classifier
+    clash = f"corpus “{classifier.corpus.name}” already has a classifier named “{name}”; choose another name"
+    if Classifier.objects.filter(corpus_id=classifier.corpus_id, name=name).exclude(pk=classifier.pk).exists():
+        raise ClassifierError(clash)
+    try:
+        with transaction.atomic():
+            Classifier.objects.filter(pk=classifier.pk).update(name=name)
+    except IntegrityError as exc:  # a concurrent rename or create took the name
+        raise ClassifierError(clash) from exc
+    classifier.name = name
+    return classifier

@@ -71,6 +71,8 @@ def topic_pause(*, topic: Topic) -> Topic:
 
 
 def topic_resume(*, topic: Topic) -> Topic:
-    """Hand out HITs again; idempotent."""
+    """Hand out HITs again; idempotent. An archived topic stays closed until it is unarchived."""
+    if Topic.objects.filter(pk=topic.pk, archived_at__isnull=False).exists():
+        raise TopicStatusError(f"Topic “{topic.name}” is archived: unarchive it first (it comes back paused).")
     return _move(topic=topic, source=Topic.Status.PAUSED, target=Topic.Status.ACTIVE,
                  refusal="only a paused topic can be resumed (this one is {status})")

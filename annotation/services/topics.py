@@ -4,9 +4,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
+from django.db.models import ProtectedError
+from django.utils import timezone
 
-from annotation.models import Classifier, ClassifierPair, Corpus, Topic, TopicClassifier
+from annotation.models import (
+    Classifier,
+    ClassifierPair,
+    Corpus,
+    Hit,
+    HitItem,
+    Judgment,
+    Label,
+    SampledDocument,
+    SampleDraw,
+    Topic,
+    TopicClassifier,
+)
 from annotation.services.keywords import terms_normalize
 from annotation.services.retrieved_sets import region_counts
 from core.errors import ApplicationError
@@ -122,6 +136,8 @@ def topic_create(
     for classifier in (c1, c2, *extra_classifiers):
         if classifier.corpus_id != corpus.pk:
             raise TopicError(f"classifier {classifier.name!r} belongs to another corpus than {corpus.name!r}")
+        if classifier.archived_at is not None:
+            raise TopicError(f"classifier {classifier.name!r} is archived: unarchive it on its page to use it in a topic")
     extra_ids = [c.pk for c in extra_classifiers]
     if len(set(extra_ids)) != len(extra_ids):
         raise TopicError("a further classifier is listed twice")
@@ -143,4 +159,98 @@ def topic_create(
             TopicClassifier.objects.bulk_create(TopicClassifier(topic=topic, classifier=c) for c in extra_classifiers)
     except IntegrityError as exc:  # a concurrent create with the same name
         raise TopicError(f"a topic named {name!r} already exists") from exc
+    return topic
+
+
+# --- clean-up: rename, archive, delete (issue 12 item 6) -------------------------------------------
+
+# How the rows that block a deletion are named, in this order; rows implied by these (HIT items,
+# sampled documents, assignments) are not listed again. Other apps' rows (reports, certification
+# plans) follow under their models' own names.
+_BLOCKER_NAMES: tuple[tuple[type[models.Model], str, str], ...] = (
+    (Judgment, "judgment", "judgments"),
+    (Hit, "HIT", "HITs"),
+    (SampleDraw, "sample draw", "sample draws"),
+    (Label, "label", "labels"),
+)
+
+
+def topic_delete_blockers(*, topic: Topic) -> list[str]:
+    """What measured depends on the topic ("240 judgments", "1 estimate snapshot"); empty: it can be deleted."""
+    from annotation.services.classifiers import rows_referring_to
+
+    known = {model: (one, many) for model, one, many in _BLOCKER_NAMES}
+    counts = [(model, model._base_manager.filter(topic=topic).count()) for model, _, _ in _BLOCKER_NAMES]
+    reasons = [f"{count} {known[model][0] if count == 1 else known[model][1]}" for model, count in counts if count]
+    ignore = (ClassifierPair, TopicClassifier, SampledDocument, HitItem, *known)
+    reasons += [f"{count} {name}" for name, count in rows_referring_to(instance=topic, ignore=ignore)]
+    return reasons
+
+
+def topic_delete(*, topic: Topic) -> None:
+    """Delete a topic with nothing measured (no HIT, judgment, sample or report); else TopicError naming why.
+
+    Its classifier pair and further-classifier links go with it; the classifiers stay.
+    """
+    name = topic.name
+    try:
+        with transaction.atomic():
+            locked = Topic.objects.select_for_update().get(pk=topic.pk)
+            reasons = topic_delete_blockers(topic=locked)
+            if reasons:
+                raise TopicError(f"Topic “{name}” cannot be deleted: it has {_and(reasons)}; archive it instead "
+                                 "(it stops sampling and leaves the lists, and its report stays readable).")
+            locked.delete()
+    except (ProtectedError, IntegrityError) as exc:  # a launch drew documents while we checked
+        raise TopicError(f"Topic “{name}” cannot be deleted: sampling has started. Archive it instead.") from exc
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def topic_archive(*, topic: Topic) -> Topic:
+    """Archive: hidden from lists, closed to sampling; its data and report stay. Idempotent.
+
+    The status becomes CLOSED, which the existing machinery already honours: claims serve only
+    active topics (annotation.services.assignments, and Mechanical Turk's accept check), and
+    samples_draw refuses a closed topic, so neither a launch, a top-up nor a certification draw
+    can add documents. Assignments already claimed may still be submitted.
+    """
+    with transaction.atomic():
+        locked = Topic.objects.select_for_update().get(pk=topic.pk)
+        if locked.archived_at is None:
+            Topic.objects.filter(pk=topic.pk).update(archived_at=timezone.now(), status=Topic.Status.CLOSED)
+    topic.refresh_from_db(fields=["archived_at", "status"])
+    return topic
+
+
+def topic_unarchive(*, topic: Topic) -> Topic:
+    """Bring an archived topic back: paused if it has HITs or samples (resume it to sample again), else a draft."""
+    with transaction.atomic():
+        locked = Topic.objects.select_for_update().get(pk=topic.pk)
+        if locked.archived_at is not None:
+            started = Hit.objects.filter(topic=locked).exists() or SampleDraw.objects.filter(topic=locked).exists()
+            status = Topic.Status.PAUSED if started else Topic.Status.DRAFT
+            Topic.objects.filter(pk=topic.pk).update(archived_at=None, status=status)
+    topic.refresh_from_db(fields=["archived_at", "status"])
+    return topic
+
+
+def topic_rename(*, topic: Topic, name: str) -> Topic:
+    """Give the topic a new name, unique among topics; its samples, judgments and reports stay with it."""
+    name = (name or "").strip()
+    if not name:
+        raise TopicError("the topic needs a name")
+    if name == topic.name:
+        return topic
+    clash = f"a topic named “{name}” already exists; choose another name"
+    if Topic.objects.filter(name=name).exclude(pk=topic.pk).exists():
+        raise TopicError(clash)
+    try:
+        with transaction.atomic():
+            Topic.objects.filter(pk=topic.pk).update(name=name)
+    except IntegrityError as exc:  # a concurrent rename or create took the name
+        raise TopicError(clash) from exc
+    topic.name = name
     return topic
