@@ -1,0 +1,120 @@
+"""Errors as RFC 9457 problem details: {type, title, status, detail, errors?} as application/problem+json.
+
+* ``core.errors.ApplicationError`` (a user's request that cannot be carried out) keeps its message as
+  ``detail``: 409 when it conflicts with the state of what exists (a budget, a locked plan, a topic's
+  status), else 400.
+* DRF's own errors (validation, authentication, permission, not found, parse, throttling) keep their
+  status; validation errors list their field messages under ``errors`` ({field: [messages]}).
+* Anything else is a bug: it propagates (a 500 in the log), as everywhere in the project.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from annotation.services.hits import BudgetExceeded
+from annotation.services.sampling import SamplingError
+from annotation.services.topic_settings import TopicStatusError
+from api.services import IdempotencyConflict
+from core.errors import ApplicationError
+from estimation.services.certification_plans import CertificationError
+
+PROBLEM_TYPE = "https://recall.invalid/problems/"
+# Errors about the state of what exists (retrying the same request will not help until it changes).
+CONFLICTS: tuple[type[ApplicationError], ...] = (BudgetExceeded, TopicStatusError, CertificationError,
+                                                  IdempotencyConflict, SamplingError)
+
+TITLES = {
+    400: "Bad request", 401: "Not authenticated", 403: "Not allowed", 404: "Not found",
+    405: "Method not allowed", 406: "Not acceptable", 409: "Conflict", 413: "Too large",
+    415: "Unsupported media type", 429: "Too many requests",
+}
+
+
+class ProblemError(exceptions.APIException):
+    """A problem raised by a view with its own status, slug and extra members (e.g. a changed quote)."""
+
+    def __init__(self, *, status_code: int, detail: str, slug: str, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail=detail)
+        self.status_code = status_code
+        self.slug = slug
+        self.extra = extra or {}
+
+
+def problem(*, status_code: int, detail: str, slug: str, title: str | None = None,
+            errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> Response:
+    body: dict[str, Any] = {"type": PROBLEM_TYPE + slug, "title": title or TITLES.get(status_code, "Error"),
+                            "status": status_code, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    if extra:
+        body.update(extra)
+    return Response(body, status=status_code, content_type="application/problem+json")
+
+
+def _messages(value: Any) -> Any:
+    """DRF's nested error structure as plain strings."""
+    if isinstance(value, dict):
+        return {str(k): _messages(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_messages(v) for v in value]
+    return str(value)
+
+
+def _field_errors(detail: Any) -> dict[str, Any]:
+    if isinstance(detail, dict):
+        return _messages(detail)
+    return {"non_field_errors": _messages(detail if isinstance(detail, list) else [detail])}
+
+
+def _first_message(errors: dict[str, Any]) -> str:
+    for field, messages in errors.items():
+        while isinstance(messages, (list, dict)) and messages:
+            messages = messages[0] if isinstance(messages, list) else next(iter(messages.values()))
+        if isinstance(messages, str):
+            return messages if field == "non_field_errors" else f"{field}: {messages}"
+    return "The request is not valid."
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        set_rollback()
+        code = status.HTTP_409_CONFLICT if isinstance(exc, CONFLICTS) else status.HTTP_400_BAD_REQUEST
+        slug = "conflict" if code == 409 else "invalid-request"
+        return problem(status_code=code, detail=exc.message, slug=slug, extra=None)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if not isinstance(exc, exceptions.APIException):
+        return None
+    set_rollback()
+    headers: dict[str, str] = {}
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+        request = context.get("request")
+        view = context.get("view")
+        auth_header = view.get_authenticate_header(request) if view is not None and request is not None else None
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+        else:
+            exc.status_code = status.HTTP_403_FORBIDDEN
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        headers["Retry-After"] = str(int(exc.wait))
+    if isinstance(exc, ProblemError):
+        response = problem(status_code=exc.status_code, detail=str(exc.detail), slug=exc.slug, extra=exc.extra)
+    elif isinstance(exc, exceptions.ValidationError):
+        errors = _field_errors(exc.detail)
+        response = problem(status_code=exc.status_code, detail=_first_message(errors), slug="validation",
+                           title="Invalid input", errors=errors)
+    else:
+        detail = exc.detail if isinstance(exc.detail, str) else _first_message(_field_errors(exc.detail))
+        slug = {401: "not-authenticated", 403: "forbidden", 404: "not-found"}.get(exc.status_code, "error")
+        response = problem(status_code=exc.status_code, detail=str(detail), slug=slug)
+    for name, value in headers.items():
+        response[name] = value
+    return response

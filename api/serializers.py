@@ -1,0 +1,309 @@
+"""Request and response shapes. Validation here mirrors the pages' forms (annotation/forms.py,
+estimation/views/certification.py) so bad input is a 400 with field messages, never a database error."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Judgment, SampleDraw, Topic
+from annotation.services import keywords
+from api.models import ApiToken
+from estimation.models import CertificationPlan
+from estimation.services.certification_plans import DEFAULT_DELTA1_BAND
+
+HALF_WIDTH_MIN, HALF_WIDTH_MAX = 0.01, 0.49  # annotation/forms.py PlanForm
+MARGIN_MIN, MARGIN_MAX = 0.02, 0.30
+MAX_COMPLEMENT = 1_000_000
+
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details; `errors` holds field messages of a validation error."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    errors = serializers.DictField(required=False, child=serializers.ListField(child=serializers.CharField()))
+
+
+# --------------------------------------------------------------------------- account
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    permissions = serializers.ListField(child=serializers.CharField())
+    token = serializers.CharField(allow_null=True, help_text="Name of the token used, null for a session.")
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+class CorpusSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Corpus
+        fields = ["id", "name", "description", "document_count", "created_at"]
+
+
+class UploadSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CorpusUpload
+        fields = ["id", "corpus_name", "original_name", "file_size", "id_field", "text_fields", "status", "progress",
+                  "error_line", "error_problem", "summary", "corpus", "created_at", "finished_at"]
+
+
+def _text_fields(value: str) -> list[str]:
+    fields = [f.strip() for f in value.split(",") if f.strip()]
+    if not fields:
+        raise serializers.ValidationError("Name at least one text field.")
+    return fields
+
+
+class ImportOptionsSerializer(serializers.Serializer):
+    """Query parameters of a corpus import (both for a multipart upload and for a JSON Lines body)."""
+
+    corpus_name = serializers.CharField(max_length=200, required=False,
+                                        help_text="A new name creates a corpus; an existing one adds to it. "
+                                                  "Required on /corpora/, ignored on /corpora/{id}/imports/.")
+    id_field = serializers.CharField(max_length=100, default="id")
+    text_fields = serializers.CharField(max_length=300, default="title,body",
+                                        help_text="Comma-separated: the first is the title, the others the text.")
+
+    def validate_corpus_name(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Enter a name.")
+        return value.strip()
+
+    def validate_id_field(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Name the id field.")
+        return value.strip()
+
+    def validate_text_fields(self, value: str) -> list[str]:
+        return _text_fields(value)
+
+
+class CorpusFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text=".jsonl, .csv, or either gzipped (.gz)")
+    corpus_name = serializers.CharField(max_length=200, required=False)
+    id_field = serializers.CharField(max_length=100, required=False)
+    text_fields = serializers.CharField(max_length=300, required=False)
+
+
+# --------------------------------------------------------------------------- classifiers
+
+
+class ClassifierSerializer(serializers.ModelSerializer):
+    corpus_document_count = serializers.IntegerField(source="corpus.document_count", read_only=True)
+    not_retrieved_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Classifier
+        fields = ["id", "corpus", "name", "kind", "definition", "fingerprint", "retrieved_count",
+                  "corpus_document_count", "not_retrieved_count", "frozen_reason", "archived_at", "created_at"]
+
+    def get_not_retrieved_count(self, obj: Classifier) -> int:
+        return max(0, obj.corpus.document_count - obj.retrieved_count)
+
+
+class ClassifierResultSerializer(serializers.Serializer):
+    classifier = ClassifierSerializer()
+    read = serializers.IntegerField(help_text="distinct ids read")
+    unknown_count = serializers.IntegerField(help_text="ids that are no document of the corpus")
+    unknown_examples = serializers.ListField(child=serializers.CharField())
+
+
+class KeywordsCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    terms = serializers.ListField(child=serializers.CharField(max_length=200), min_length=1, max_length=500)
+    fields = serializers.ListField(child=serializers.ChoiceField(choices=list(keywords.FIELDS)), required=False,
+                                   min_length=1)
+
+
+class NameSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+
+
+class IdsFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="One external id per line (UTF-8).")
+    name = serializers.CharField(max_length=200)
+
+
+class ScoresQuerySerializer(NameSerializer):
+    threshold = serializers.FloatField()
+
+
+class ScoresFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV `id,score`, header optional.")
+    name = serializers.CharField(max_length=200)
+    threshold = serializers.FloatField()
+
+
+class ThresholdSerializer(serializers.Serializer):
+    threshold = serializers.FloatField()
+
+
+# --------------------------------------------------------------------------- topics
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    c1 = serializers.IntegerField(source="pair.c1_id", read_only=True, allow_null=True)
+    c2 = serializers.IntegerField(source="pair.c2_id", read_only=True, allow_null=True)
+    extra_classifiers = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Topic
+        fields = ["id", "name", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
+                  "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "c1", "c2",
+                  "extra_classifiers", "archived_at", "created_at"]
+
+    def get_extra_classifiers(self, obj: Topic) -> list[int]:
+        return [link.classifier_id for link in obj.extra_classifiers.all()]
+
+
+class TopicSettingsSerializer(serializers.Serializer):
+    """What may change after creation (annotation/forms.py TopicSettingsForm); absent fields keep their value."""
+
+    instructions = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
+    target_recall = serializers.FloatField(required=False, min_value=0.01, max_value=0.99)
+    confidence = serializers.FloatField(required=False, min_value=0.51, max_value=0.999)
+    crowd = serializers.ChoiceField(required=False, choices=Topic.Crowd.choices)
+    aggregator = serializers.ChoiceField(required=False, choices=Topic.Aggregator.choices)
+    hit_size = serializers.IntegerField(required=False, min_value=1, max_value=50)
+    reward_per_hit = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=Decimal("0"))
+    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=10, decimal_places=2,
+                                      min_value=Decimal("0"))
+
+
+class TopicCreateSerializer(TopicSettingsSerializer):
+    corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.defer("documents_bitmap"))
+    name = serializers.CharField(max_length=200)
+    c1 = serializers.PrimaryKeyRelatedField(queryset=Classifier.objects.defer("retrieved_bitmap"))
+    c2 = serializers.PrimaryKeyRelatedField(queryset=Classifier.objects.defer("retrieved_bitmap"))
+    extra = serializers.PrimaryKeyRelatedField(queryset=Classifier.objects.defer("retrieved_bitmap"), many=True,
+                                               required=False)
+    seed_terms = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=200)
+
+
+class PlanQuerySerializer(serializers.Serializer):
+    half_width = serializers.FloatField(default=0.05, min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX)
+    margin = serializers.FloatField(required=False, min_value=MARGIN_MIN, max_value=MARGIN_MAX)
+
+
+class QuoteQuerySerializer(serializers.Serializer):
+    half_width = serializers.FloatField(default=0.05, min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX)
+    complement = serializers.IntegerField(default=0, min_value=0, max_value=MAX_COMPLEMENT)
+
+
+class QuoteSerializer(serializers.Serializer):
+    half_width = serializers.FloatField()
+    complement = serializers.IntegerField()
+    regions = serializers.DictField(child=serializers.IntegerField())
+    further = serializers.DictField(child=serializers.IntegerField())
+    documents = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    hits = serializers.IntegerField()
+    exact = serializers.BooleanField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=2)
+    committed = serializers.DecimalField(max_digits=12, decimal_places=2)
+    budget = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    remaining = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    fingerprint = serializers.CharField()
+
+
+class LaunchSerializer(serializers.Serializer):
+    half_width = serializers.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX)
+    complement = serializers.IntegerField(default=0, min_value=0, max_value=MAX_COMPLEMENT)
+    confirm_cost = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0"),
+                                            help_text="The cost of the quote (GET …/quote/) you agree to spend.")
+    confirm_fingerprint = serializers.CharField(required=False, max_length=2000,
+                                                help_text="Optional: the quote's fingerprint, for an exact match.")
+
+
+class LaunchResultSerializer(serializers.Serializer):
+    topic = serializers.IntegerField()
+    status = serializers.CharField()
+    quote = QuoteSerializer()
+
+
+class ProgressSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    hits = serializers.IntegerField()
+    hits_open = serializers.IntegerField()
+    hits_complete = serializers.IntegerField()
+    judgments_done = serializers.IntegerField()
+    judgments_planned = serializers.IntegerField()
+    judgments_outstanding = serializers.IntegerField()
+    rewards_paid = serializers.DecimalField(max_digits=12, decimal_places=2)
+    budget = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    latest_report_version = serializers.IntegerField(allow_null=True)
+
+
+class DrawSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SampleDraw
+        fields = ["id", "purpose", "region", "classifier", "stratum_key", "seed", "region_size", "requested", "drawn",
+                  "created_at"]
+
+
+class HitSerializer(serializers.ModelSerializer):
+    documents = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Hit
+        fields = ["id", "status", "reward", "max_assignments", "completed_assignments", "created_at", "documents"]
+
+    def get_documents(self, obj: Hit) -> list[dict[str, Any]]:
+        return [{"document": item.document_id, "external_id": item.document.external_id, "position": item.position,
+                 "is_gold": item.is_gold} for item in obj.items.all()]
+
+
+class JudgmentSerializer(serializers.ModelSerializer):
+    hit = serializers.IntegerField(source="assignment.hit_id", read_only=True)
+    external_id = serializers.CharField(source="document.external_id", read_only=True)
+
+    class Meta:
+        model = Judgment
+        fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "created_at"]
+
+
+# --------------------------------------------------------------------------- reports and certification
+
+
+class ReportVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    judgments = serializers.IntegerField()
+    inputs_checksum = serializers.CharField()
+
+
+class CertificationPlanCreateSerializer(serializers.Serializer):
+    classifier = serializers.PrimaryKeyRelatedField(queryset=Classifier.objects.defer("retrieved_bitmap"))
+    metric = serializers.ChoiceField(choices=CertificationPlan.Metric.choices,
+                                     default=CertificationPlan.Metric.PAIR_RECALL)
+    target = serializers.FloatField(min_value=0.01, max_value=0.99)
+    alpha = serializers.FloatField(default=0.05, min_value=0.001, max_value=0.2)
+    power = serializers.FloatField(default=0.9, min_value=0.51, max_value=0.99)
+    monitoring = serializers.BooleanField(default=False)
+    delta1_low = serializers.FloatField(default=DEFAULT_DELTA1_BAND[0], min_value=0.01, max_value=1.0)
+    delta1_high = serializers.FloatField(default=DEFAULT_DELTA1_BAND[1], min_value=1.0, max_value=3.0)
+    attempts = serializers.IntegerField(default=1, min_value=1, max_value=100)
+    dependence_check = serializers.BooleanField(default=False)
+
+
+class LockSerializer(serializers.Serializer):
+    confirm_cost = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0"),
+                                            help_text="The plan's estimated_cost: locking draws the sample and "
+                                                      "publishes paid HITs.")
+
+
+class JsonObjectSerializer(serializers.Serializer):
+    """A free-form JSON object (a report, a plan description): its members are documented in docs/api.md."""

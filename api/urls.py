@@ -1,0 +1,50 @@
+"""/api/: the versioned API (v1), its OpenAPI schema and the browsable documentation."""
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from api.views import account, classifiers, corpora, reports, topics
+
+app_name = "api"
+
+v1 = [
+    path("me/", account.MeView.as_view(), name="me"),
+    path("corpora/", corpora.CorpusCreate.as_view(), name="corpora"),
+    path("corpora/<int:corpus_id>/", corpora.CorpusDetail.as_view(), name="corpus"),
+    path("corpora/<int:corpus_id>/imports/", corpora.CorpusImport.as_view(), name="corpus_import"),
+    path("imports/<int:upload_id>/", corpora.ImportDetail.as_view(), name="import"),
+    path("corpora/<int:corpus_id>/classifiers/", classifiers.ClassifierList.as_view(), name="classifiers"),
+    path("corpora/<int:corpus_id>/classifiers/keywords/", classifiers.KeywordsCreate.as_view(),
+         name="classifier_keywords"),
+    path("corpora/<int:corpus_id>/classifiers/ids/", classifiers.IdsCreate.as_view(), name="classifier_ids"),
+    path("corpora/<int:corpus_id>/classifiers/scores/", classifiers.ScoresCreate.as_view(), name="classifier_scores"),
+    path("classifiers/<int:classifier_id>/", classifiers.ClassifierDetail.as_view(), name="classifier"),
+    path("topics/", topics.TopicList.as_view(), name="topics"),
+    path("topics/<int:topic_id>/", topics.TopicDetail.as_view(), name="topic"),
+    path("topics/<int:topic_id>/plan/", topics.TopicPlan.as_view(), name="topic_plan"),
+    path("topics/<int:topic_id>/quote/", topics.TopicQuote.as_view(), name="topic_quote"),
+    path("topics/<int:topic_id>/launch/", topics.TopicLaunch.as_view(), name="topic_launch"),
+    path("topics/<int:topic_id>/pause/", topics.TopicPause.as_view(), name="topic_pause"),
+    path("topics/<int:topic_id>/resume/", topics.TopicResume.as_view(), name="topic_resume"),
+    path("topics/<int:topic_id>/progress/", topics.TopicProgress.as_view(), name="topic_progress"),
+    path("topics/<int:topic_id>/samples/", topics.TopicSamples.as_view(), name="topic_samples"),
+    path("topics/<int:topic_id>/hits/", topics.TopicHits.as_view(), name="topic_hits"),
+    path("topics/<int:topic_id>/judgments/", topics.TopicJudgments.as_view(), name="topic_judgments"),
+    path("topics/<int:topic_id>/report/", reports.ReportLatest.as_view(), name="report"),
+    path("topics/<int:topic_id>/report/versions/", reports.ReportVersions.as_view(), name="report_versions"),
+    path("topics/<int:topic_id>/report/versions/<int:version>/", reports.ReportVersion.as_view(),
+         name="report_version"),
+    path("topics/<int:topic_id>/certification-plans/", reports.CertificationPlans.as_view(),
+         name="certification_plans"),
+    path("certification-plans/<int:plan_id>/", reports.CertificationPlanDetail.as_view(), name="certification_plan"),
+    path("certification-plans/<int:plan_id>/lock/", reports.CertificationPlanLock.as_view(),
+         name="certification_lock"),
+    path("certification-plans/<int:plan_id>/verdict/", reports.CertificationVerdict.as_view(),
+         name="certification_verdict"),
+]
+
+urlpatterns = [
+    path("v1/", include(v1)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI from the sidecar's static files, its script served apart (no inline script: the CSP).
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+]

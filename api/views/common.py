@@ -1,0 +1,103 @@
+"""Shared pieces of the API views: object lookups, raw request bodies, schema snippets."""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePath
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+
+from annotation.models import Classifier, Corpus, Topic
+from api.serializers import ProblemSerializer
+
+CHUNK = 1 << 20
+
+PROBLEMS = {
+    400: OpenApiResponse(ProblemSerializer, description="Invalid input (problem details with field messages)"),
+    401: OpenApiResponse(ProblemSerializer, description="No or an invalid token"),
+    403: OpenApiResponse(ProblemSerializer, description="The account lacks the role"),
+    404: OpenApiResponse(ProblemSerializer, description="No such object"),
+}
+CONFLICT = {409: OpenApiResponse(ProblemSerializer, description="Conflicts with the current state")}
+
+
+class RawBodyParser(BaseParser):
+    """Leaves the body unread, for views that stream it to disk themselves (request.stream)."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        return None
+
+
+class JsonLinesParser(RawBodyParser):
+    media_type = "application/x-ndjson"
+
+
+class PlainTextParser(RawBodyParser):
+    media_type = "text/plain"
+
+
+class CsvParser(RawBodyParser):
+    media_type = "text/csv"
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def body_chunks(request: Request) -> Iterator[bytes]:
+    """The raw request body, CHUNK bytes at a time (never whole in memory)."""
+    stream = request.stream
+    if stream is None:
+        return
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def media_type(request: Request) -> str:
+    return (request.content_type or "").split(";", 1)[0].strip().lower()
+
+
+def unsupported(request: Request) -> exceptions.UnsupportedMediaType:
+    return exceptions.UnsupportedMediaType(media_type(request) or "none")
+
+
+@contextmanager
+def spooled(chunks: Iterator[bytes], *, name: str) -> Iterator[Path]:
+    """Write chunks to a file called `name` in a private temporary directory; removed afterwards."""
+    safe = PurePath(name).name.replace(" ", "_")[-120:] or "upload"
+    with tempfile.TemporaryDirectory(prefix="api-upload-") as directory:
+        path = Path(directory) / safe
+        with path.open("wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+        yield path
+
+
+def corpus_or_404(corpus_id: int) -> Corpus:
+    return get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
+
+
+def topic_or_404(topic_id: int) -> Topic:
+    return get_object_or_404(
+        Topic.objects.select_related("corpus", "pair__c1", "pair__c2").defer(
+            "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap"),
+        pk=topic_id)
+
+
+def classifier_or_404(classifier_id: int) -> Classifier:
+    return get_object_or_404(Classifier.objects.select_related("corpus").defer("retrieved_bitmap",
+                                                                              "corpus__documents_bitmap"),
+                             pk=classifier_id)
