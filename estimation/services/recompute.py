@@ -35,6 +35,7 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Label, Topic
+from estimation.events import ReportUpdated, estimation_event_send_on_commit
 from estimation.models import EstimateSnapshot
 from estimation.selectors import topic_snapshot_latest
 from estimation.services.inputs import TopicInputs, topic_inputs_gather
@@ -92,7 +93,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
                     # Labels landed meanwhile: compute on what is committed now (rare; inside the lock).
                     inputs, checksum = current, current_checksum
                     report = topic_report_from_inputs(inputs=inputs)
-                return EstimateSnapshot.objects.create(
+                snapshot = EstimateSnapshot.objects.create(
                     topic=topic,
                     version=(latest.version + 1) if latest else 1,
                     code_version=inputs.code_version,
@@ -102,6 +103,10 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
                     report=report,
                     judgments=inputs.judgments,
                 )
+                # Announced after commit (webhooks: report.updated); a rollback forgets it.
+                estimation_event_send_on_commit(event=ReportUpdated(
+                    topic_id=topic_id, snapshot_id=snapshot.pk, version=snapshot.version))
+                return snapshot
         except IntegrityError:
             # Only without row locks (SQLite): another writer took this version number.
             if attempt == _VERSION_RETRIES - 1:
