@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from pyroaring import BitMap
 
@@ -522,18 +522,20 @@ def _names(names: Sequence[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def rows_referring_to(*, instance, ignore: Sequence[type] = ()) -> list[tuple[str, int]]:
+def rows_referring_to(*, instance: models.Model, ignore: Sequence[type[models.Model]] = ()) -> list[tuple[str, int]]:
     """(name, count) of every row of another model that points at `instance`, other than the `ignore`d models.
 
     Walks the reverse relations Django knows (hidden ones included), so rows of apps annotation does
     not import (estimation's snapshots and certification plans) are counted without importing them.
     """
+    from django.db.models import ForeignObjectRel
+
     counts = []
     for rel in instance._meta.get_fields(include_hidden=True):
-        if not (rel.is_relation and rel.auto_created and not rel.concrete and (rel.one_to_many or rel.one_to_one)):
+        if not isinstance(rel, ForeignObjectRel) or not (rel.one_to_many or rel.one_to_one):
             continue
         model = rel.related_model
-        if model in ignore:
+        if model is None or model in ignore:
             continue
         count = model._base_manager.filter(**{rel.field.name: instance}).count()
         if count:

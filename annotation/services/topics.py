@@ -182,7 +182,7 @@ def topic_delete_blockers(*, topic: Topic) -> list[str]:
     known = {model: (one, many) for model, one, many in _BLOCKER_NAMES}
     counts = [(model, model._base_manager.filter(topic=topic).count()) for model, _, _ in _BLOCKER_NAMES]
     reasons = [f"{count} {known[model][0] if count == 1 else known[model][1]}" for model, count in counts if count]
-    ignore = (ClassifierPair, TopicClassifier, SampledDocument, HitItem, *known)
+    ignore: list[type[models.Model]] = [ClassifierPair, TopicClassifier, SampledDocument, HitItem, *known]
     reasons += [f"{count} {name}" for name, count in rows_referring_to(instance=topic, ignore=ignore)]
     return reasons
 
