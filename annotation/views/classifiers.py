@@ -7,6 +7,7 @@ from pathlib import Path, PurePath
 
 from django.contrib import messages
 from django.core.cache import cache
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -15,18 +16,27 @@ from annotation.forms import (
     ClassifierUploadForm,
     KeywordClassifierForm,
     KeywordPreviewForm,
+    ListSearchForm,
     NeighbourTermsForm,
+    RenameForm,
     ThresholdForm,
 )
 from annotation.models import Classifier, Corpus
 from annotation.roles import CONFIGURE, role_required
+from annotation.selectors import classifiers_for_list
 from annotation.services.classifiers import (
     KeywordPreview,
     PreviewDocument,
+    classifier_archive,
+    classifier_coverage_warnings,
     classifier_create_from_ids,
     classifier_create_from_scores,
     classifier_create_keywords,
+    classifier_delete,
+    classifier_delete_blockers,
+    classifier_rename,
     classifier_set_threshold,
+    classifier_unarchive,
     keyword_preview,
     neighbour_terms_suggest,
 )
@@ -72,9 +82,11 @@ def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[st
         return {"preview": None, "preview_message": exc.message}
     overlaps = [{"name": o.classifier_name, "count": o.overlap, "retrieved": o.retrieved_count}
                 for o in preview.overlaps]
+    warnings = classifier_coverage_warnings(retrieved=preview.retrieved, corpus_size=preview.corpus_size,
+                                            estimated=preview.estimated)
     return {"preview": {"count": preview.retrieved, "samples": [_sample_context(s) for s in preview.sample],
                         "overlaps": overlaps, "estimated": preview.estimated, "scanned": preview.scanned,
-                        "corpus_size": preview.corpus_size}, "preview_message": ""}
+                        "corpus_size": preview.corpus_size, "warnings": warnings}, "preview_message": ""}
 
 
 @role_required(CONFIGURE)
@@ -105,6 +117,7 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
                 form_error(form, exc)
             else:
                 messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
+                _warn_coverage(request, classifier)
                 return redirect("analyst:classifier", classifier_id=classifier.pk)
     return render(request, "analyst/classifier_keywords.html", context)
 
@@ -181,6 +194,7 @@ def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
                     unknown = result.unknown_count
                     examples = ", ".join(result.unknown_examples[:5])
                     messages.warning(request, f"{unknown} ids in the file are not documents of this corpus (e.g. {examples}); they were skipped.")
+                _warn_coverage(request, classifier)
                 return redirect("analyst:classifier", classifier_id=classifier.pk)
     return render(request, "analyst/classifier_upload.html", {"corpus": corpus, "form": form})
 
@@ -190,7 +204,8 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
     classifier = get_object_or_404(Classifier.objects.select_related("corpus"), pk=classifier_id)
     mine = classifier_bitmap(classifier=classifier)
     overlaps = []
-    for other in Classifier.objects.filter(corpus_id=classifier.corpus_id).exclude(pk=classifier.pk).order_by("name"):
+    others = Classifier.objects.filter(corpus_id=classifier.corpus_id, archived_at__isnull=True)
+    for other in others.exclude(pk=classifier.pk).order_by("name"):
         both = mine.intersection_cardinality(classifier_bitmap(classifier=other))
         overlaps.append({"classifier": other, "both": both})
     threshold_form = None
@@ -198,7 +213,9 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
         threshold_form = ThresholdForm(initial={"threshold": classifier.definition.get("threshold")})
     return render(request, "analyst/classifier_detail.html",
                   {"classifier": classifier, "overlaps": overlaps, "threshold_form": threshold_form,
-                   "terms": classifier.definition.get("terms", []), "fields": classifier.definition.get("fields", [])})
+                   "terms": classifier.definition.get("terms", []), "fields": classifier.definition.get("fields", []),
+                   "warnings": classifier_coverage_warnings(retrieved=classifier.retrieved_count,
+                                                            corpus_size=classifier.corpus.document_count)})
 
 
 @role_required(CONFIGURE)
@@ -211,6 +228,88 @@ def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpRespon
     elif form.is_valid():
         classifier = classifier_set_threshold(classifier=classifier, threshold=form.cleaned_data["threshold"])
         messages.success(request, f"Threshold set; “{classifier.name}” now retrieves {classifier.retrieved_count} documents.")
+        _warn_coverage(request, classifier)
     else:
         messages.error(request, "Enter a number for the threshold.")
     return redirect("analyst:classifier", classifier_id=classifier_id)
+
+
+def _warn_coverage(request: HttpRequest, classifier: Classifier) -> None:
+    """A classifier matching nothing or most of the corpus is kept, with a warning (issue 12)."""
+    for warning in classifier_coverage_warnings(retrieved=classifier.retrieved_count,
+                                                corpus_size=classifier.corpus.document_count):
+        messages.warning(request, f"“{classifier.name}”: {warning}")
+
+
+LIST_PAGE_SIZE = 25
+
+
+@role_required(CONFIGURE)
+@require_GET
+def classifiers_list(request: HttpRequest) -> HttpResponse:
+    """Every classifier, searchable by name, 25 a page; archived ones only with "show archived"."""
+    form = ListSearchForm(request.GET)
+    form.is_valid()
+    search, archived = form.cleaned_data.get("q") or "", bool(form.cleaned_data.get("archived"))
+    page = Paginator(classifiers_for_list(search=search, archived=archived), LIST_PAGE_SIZE).get_page(
+        request.GET.get("page"))
+    return render(request, "analyst/classifier_list.html",
+                  {"form": form, "page": page, "search": search, "archived": archived})
+
+
+def _classifier(classifier_id: int) -> Classifier:
+    return get_object_or_404(Classifier.objects.select_related("corpus").defer("retrieved_bitmap",
+                                                                              "corpus__documents_bitmap"),
+                             pk=classifier_id)
+
+
+@role_required(CONFIGURE)
+def classifier_rename_view(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    classifier = _classifier(classifier_id)
+    form = RenameForm(request.POST or None, initial={"name": classifier.name})
+    if request.method == "POST" and form.is_valid():
+        old = classifier.name
+        try:
+            classifier_rename(classifier=classifier, name=form.cleaned_data["name"])
+        except ApplicationError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Classifier “{old}” is now called “{classifier.name}”.")
+            return redirect("analyst:classifier", classifier_id=classifier.pk)
+    return render(request, "analyst/classifier_rename.html", {"classifier": classifier, "form": form})
+
+
+@role_required(CONFIGURE)
+def classifier_archive_view(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    """GET: what archiving does, with a Confirm button; POST: archive."""
+    classifier = _classifier(classifier_id)
+    if request.method == "POST":
+        classifier_archive(classifier=classifier)
+        messages.success(request, f"Classifier “{classifier.name}” archived: it is hidden from lists and from the "
+                                  "new-topic form. Topics using it and their reports are unchanged.")
+        return redirect("analyst:classifier", classifier_id=classifier.pk)
+    return render(request, "analyst/classifier_archive.html", {"classifier": classifier})
+
+
+@role_required(CONFIGURE)
+@require_POST
+def classifier_unarchive_view(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    classifier = classifier_unarchive(classifier=_classifier(classifier_id))
+    messages.success(request, f"Classifier “{classifier.name}” is back in lists and forms.")
+    return redirect("analyst:classifier", classifier_id=classifier.pk)
+
+
+@role_required(CONFIGURE)
+def classifier_delete_view(request: HttpRequest, classifier_id: int) -> HttpResponse:
+    """GET: what deleting does, or why it is refused; POST: delete (refused with the reason if still in use)."""
+    classifier = _classifier(classifier_id)
+    if request.method == "POST":
+        try:
+            classifier_delete(classifier=classifier)
+        except ApplicationError as exc:  # taken into use since the page was shown: the page now says why
+            messages.error(request, exc.message)
+            return redirect("analyst:classifier_delete", classifier_id=classifier.pk)
+        messages.success(request, f"Classifier “{classifier.name}” deleted.")
+        return redirect("analyst:corpus", corpus_id=classifier.corpus_id)
+    return render(request, "analyst/classifier_delete.html",
+                  {"classifier": classifier, "blockers": classifier_delete_blockers(classifier=classifier)})

@@ -8,37 +8,48 @@ from dataclasses import dataclass
 
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import (
     HALF_WIDTH_MAX,
     HALF_WIDTH_MIN,
     LaunchForm,
+    ListSearchForm,
     PlanForm,
+    RenameForm,
     TopicForm,
     TopicSettingsForm,
     TopUpForm,
 )
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.selectors import topic_launch_quote, topic_progress
+from annotation.selectors import topic_launch_quote, topic_progress, topics_for_list
 from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN
 from annotation.services.hits import hits_budget_check, topic_committed_cost
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import samples_launch_enqueue
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
-from annotation.services.topics import topic_create
+from annotation.services.topics import (
+    topic_archive,
+    topic_create,
+    topic_delete,
+    topic_delete_blockers,
+    topic_rename,
+    topic_unarchive,
+)
 from annotation.views.highlight import paragraphs
 from annotation.views.plan import topic_plan_context
 from core.errors import ApplicationError
 from core.web import form_error
 
 HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."
+ARCHIVED_MESSAGE = "The topic is archived: it takes no new samples. Unarchive it first (it comes back paused)."
 COMPLEMENT_MESSAGE = "Enter the dependence check's size as a whole number of documents, 0 or more."
 
 
@@ -51,33 +62,65 @@ def _topic_queryset():
         "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap")
 
 
+LIST_PAGE_SIZE = 25
+
+
 @role_required(CONFIGURE)
+@require_GET
 def topics_list(request: HttpRequest) -> HttpResponse:
-    topics = _topic_queryset().annotate(
+    """Topics, searchable by name, 25 a page; archived ones only with "show archived"."""
+    search_form = ListSearchForm(request.GET)
+    search_form.is_valid()
+    search, archived = search_form.cleaned_data.get("q") or "", bool(search_form.cleaned_data.get("archived"))
+    topics = topics_for_list(search=search, archived=archived).select_related(
+        "corpus", "pair__c1", "pair__c2").defer(
+        "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap").annotate(
         n_hits=Count("hits", filter=~Q(hits__status=Hit.Status.CANCELLED), distinct=True))
-    return render(request, "analyst/topics_list.html", {"topics": topics,
-                                                        "has_corpus": Corpus.objects.exists()})
+    page = Paginator(topics, LIST_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "analyst/topics_list.html", {
+        "topics": page.object_list, "page": page, "form": search_form, "search": search, "archived": archived,
+        "has_corpus": Corpus.objects.exists(), "any_topic": Topic.objects.exists()})
 
 
-def _topic_form(request: HttpRequest, *, initial: dict | None = None) -> TopicForm:
-    form = TopicForm(request.POST or None, initial=initial or {})
-    corpus_id = request.POST.get("corpus") or (initial or {}).get("corpus")
-    if corpus_id and str(corpus_id).isdigit():
-        # Only the chosen corpus's classifiers are offered once a corpus is known.
-        for name in ("c1", "c2", "extra"):
-            field = form.fields[name]
-            assert isinstance(field, forms.ModelChoiceField)  # TopicForm declares all three as classifier choices
-            field.queryset = (Classifier.objects.filter(corpus_id=int(corpus_id)).select_related("corpus")
-                                          .defer("retrieved_bitmap", "corpus__documents_bitmap"))
+def _offered_classifiers(corpus_id: int):
+    """What the new-topic form offers: the chosen corpus's classifiers that are not archived."""
+    return (Classifier.objects.filter(corpus_id=corpus_id, archived_at__isnull=True).select_related("corpus")
+            .defer("retrieved_bitmap", "corpus__documents_bitmap"))
+
+
+def _topic_form(request: HttpRequest, *, corpus: Corpus) -> TopicForm:
+    """The form of step two: the corpus is fixed (a disabled field ignores what is posted for it), and only its
+    classifiers are offered, so a classifier of another corpus can never be chosen and then refused."""
+    form = TopicForm(request.POST or None, initial={"corpus": corpus.pk})
+    form.fields["corpus"].disabled = True
+    form.fields["corpus"].help_text = "Classifiers are offered for this corpus only."
+    for name in ("c1", "c2", "extra"):
+        field = form.fields[name]
+        assert isinstance(field, forms.ModelChoiceField)  # TopicForm declares all three as classifier choices
+        field.queryset = _offered_classifiers(corpus.pk)
     return form
+
+
+def _chosen_corpus(request: HttpRequest) -> Corpus | None:
+    """The corpus of a new topic: ?corpus= (step one's choice), else a posted corpus, else the only corpus."""
+    raw = request.GET.get("corpus") or request.POST.get("corpus") or ""
+    corpora = Corpus.objects.defer("documents_bitmap")
+    if raw.isdigit():
+        return get_object_or_404(corpora, pk=int(raw))
+    only = list(corpora[:2])
+    return only[0] if len(only) == 1 else None
 
 
 @role_required(CONFIGURE)
 def topic_new(request: HttpRequest) -> HttpResponse:
-    initial = {}
-    if request.GET.get("corpus", "").isdigit():
-        initial["corpus"] = int(request.GET["corpus"])
-    form = _topic_form(request, initial=initial)
+    """Two steps: pick the corpus (skipped when there is one), then the topic with that corpus's classifiers."""
+    corpus = _chosen_corpus(request)
+    if corpus is None:
+        corpora = Corpus.objects.defer("documents_bitmap").annotate(
+            n_classifiers=Count("classifiers", filter=Q(classifiers__archived_at__isnull=True))).order_by("name")
+        return render(request, "analyst/topic_form.html", {"step": "corpus", "corpora": corpora})
+    form = _topic_form(request, corpus=corpus)
+    offered = _offered_classifiers(corpus.pk).count()
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -96,7 +139,8 @@ def topic_new(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Topic “{topic.name}” created. Check the sample plan, then launch.")
             return redirect("analyst:topic", topic_id=topic.pk)
-    return render(request, "analyst/topic_form.html", {"form": form, "has_classifiers": Classifier.objects.exists()})
+    return render(request, "analyst/topic_form.html", {"step": "topic", "form": form, "corpus": corpus,
+                                                       "offered": offered, "several_corpora": Corpus.objects.count() > 1})
 
 
 @role_required(CONFIGURE)
@@ -183,6 +227,8 @@ def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
     form = LaunchForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
+    elif topic.archived_at is not None:
+        messages.error(request, ARCHIVED_MESSAGE)
     elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
         messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
     else:
@@ -198,6 +244,8 @@ def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
     form = TopUpForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
+    elif topic.archived_at is not None:
+        messages.error(request, ARCHIVED_MESSAGE)
     elif topic.status == Topic.Status.DRAFT:
         messages.error(request, "Launch the topic first.")
     else:
@@ -254,3 +302,57 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
     context = {"topic": topic, "rows": [(_PreviewItem(d), "", paragraphs(d.text)) for d in documents], "editable": True,
                "assignment": None, "error": None, "preview": True, "documents": documents}
     return render(request, "annotator/assignment.html", context)
+
+
+@role_required(CONFIGURE)
+def topic_rename_view(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    form = RenameForm(request.POST or None, initial={"name": topic.name})
+    if request.method == "POST" and form.is_valid():
+        old = topic.name
+        try:
+            topic_rename(topic=topic, name=form.cleaned_data["name"])
+        except ApplicationError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Topic “{old}” is now called “{topic.name}”.")
+            return redirect("analyst:topic", topic_id=topic.pk)
+    return render(request, "analyst/topic_rename.html", {"topic": topic, "form": form})
+
+
+@role_required(CONFIGURE)
+def topic_archive_view(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """GET: what archiving does, with a Confirm button; POST: archive (sampling stops, the report stays)."""
+    topic = get_object_or_404(Topic, pk=topic_id)
+    if request.method == "POST":
+        topic_archive(topic=topic)
+        messages.success(request, f"Topic “{topic.name}” archived: it hands out no new HITs and takes no new "
+                                  "samples. Its report stays readable.")
+        return redirect("analyst:topic", topic_id=topic.pk)
+    return render(request, "analyst/topic_archive.html",
+                  {"topic": topic, "progress": topic_progress(topic=topic)})
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_unarchive_view(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = topic_unarchive(topic=get_object_or_404(Topic, pk=topic_id))
+    state = "paused: resume it to hand out HITs again" if topic.status == Topic.Status.PAUSED else "a draft"
+    messages.success(request, f"Topic “{topic.name}” is back in the list, {state}.")
+    return redirect("analyst:topic", topic_id=topic.pk)
+
+
+@role_required(CONFIGURE)
+def topic_delete_view(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """GET: what deleting does, or why it is refused; POST: delete (refused with the reason if sampling began)."""
+    topic = get_object_or_404(Topic, pk=topic_id)
+    if request.method == "POST":
+        try:
+            topic_delete(topic=topic)
+        except ApplicationError as exc:  # sampled since the page was shown: the page now says why
+            messages.error(request, exc.message)
+            return redirect("analyst:topic_delete", topic_id=topic.pk)
+        messages.success(request, f"Topic “{topic.name}” deleted.")
+        return redirect("analyst:topics")
+    return render(request, "analyst/topic_delete.html",
+                  {"topic": topic, "blockers": topic_delete_blockers(topic=topic)})

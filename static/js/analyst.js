@@ -23,6 +23,10 @@
     };
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(refresh, 350); });
   }
+  // Lists: ticking "Show archived" applies at once (the Search button does the same without JavaScript).
+  document.querySelectorAll("form.list-search input[name=archived]").forEach(function (box) {
+    box.addEventListener("change", function () { box.form.submit(); });
+  });
   var suggestForm = document.getElementById("suggest-form");
   var suggestions = document.getElementById("suggestions");
   if (suggestForm && suggestions) {
