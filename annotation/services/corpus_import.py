@@ -4,6 +4,11 @@ Pipeline (reader → parser → validator → staging writer → SQL merge):
 
 1. `_open_lines` yields (line number, decoded line) from the file, gunzipping
    when the file starts with the gzip magic bytes; undecodable bytes name their line.
+   A line is read with a length cap (`IMPORT_MAX_RECORD_BYTES`): a longer one (a
+   gzip bomb expanding to one 1 GiB line) is refused after reading the cap, never
+   built in memory. Corrupt compressed data, JSON nested deeper than
+   `MAX_JSON_DEPTH`, lone UTF-16 surrogates (`"\\ud800"`) and CSV fields over
+   `IMPORT_MAX_FIELD_CHARS` are refused with their line and the reason.
 2. `_jsonl_records` / `_csv_records` turn lines into raw dicts.
 3. `_document_row` maps fields to Document columns and validates them.
 4. Rows are written in batches to a temporary staging table (COPY on
@@ -35,8 +40,10 @@ import hashlib
 import io
 import json
 import logging
+import re
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -58,6 +65,15 @@ CSV_EXTENSIONS = (".csv",)
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_EXTERNAL_ID_CHARS = 255
 SQLITE_CACHE_KIB = 65536
+# Deeper JSON is refused before json.loads recurses into it (metadata is never legitimately this deep).
+MAX_JSON_DEPTH = 64
+
+
+def max_record_bytes() -> int:
+    """The longest line (or CSV record) read, in bytes: IMPORT_MAX_RECORD_BYTES, by default 16 bytes per
+    character of IMPORT_MAX_FIELD_CHARS (room for a title, a body and metadata at the limit, escaped)."""
+    configured = getattr(settings, "IMPORT_MAX_RECORD_BYTES", None)
+    return int(configured) if configured else 16 * settings.IMPORT_MAX_FIELD_CHARS
 
 
 class CorpusImportError(ApplicationError):
@@ -121,20 +137,30 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
     return raw
 
 
-def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Decoded lines (with their line ending) and 1-based numbers; bad bytes or gzip data name the line."""
+def _open_lines(path: Path, *, max_bytes: int) -> Iterator[tuple[int, str]]:
+    """Decoded lines (with their line ending) and 1-based numbers; bad bytes or gzip data name the line.
+
+    Each line is read with a cap of `max_bytes`: decompression stops there, so a line of any length costs
+    at most `max_bytes` of memory before it is refused.
+    """
     stream = _open_binary(path)
     line_no = 0
     try:
         with stream:
             while True:
                 try:
-                    raw = stream.readline()
-                except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                    raw = stream.readline(max_bytes + 1)
+                except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
                     raise CorpusImportError(path=path, line=line_no + 1, problem=f"corrupt compressed data ({exc})") from exc
                 if not raw:
                     return
                 line_no += 1
+                if len(raw) > max_bytes:
+                    raise CorpusImportError(
+                        path=path, line=line_no,
+                        problem=f"the line is longer than {max_bytes:,} bytes, the limit for one record "
+                        "(IMPORT_MAX_RECORD_BYTES); the rest of it was not read",
+                    )
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -148,14 +174,57 @@ def _open_lines(path: Path) -> Iterator[tuple[int, str]]:
         stream.close()
 
 
+# A JSON string (escapes included) or a bracket: strings are skipped when counting nesting.
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+# An escaped UTF-16 surrogate; decoded alone (not as half of a pair) it is not valid Unicode.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _json_depth_exceeds(text: str, limit: int) -> bool:
+    """True when the JSON text nests arrays/objects deeper than `limit` (cheap unless it has many brackets)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
+def _lone_surrogate(value: dict) -> str | None:
+    """The first unpaired surrogate in the decoded record, as its JSON escape, or None."""
+    try:
+        _CANONICAL_ENCODER.encode(value).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(exc.object[exc.start]):04x}"
+    return None
+
+
 def _jsonl_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
     for line_no, text in lines:
         if not text.strip():
             continue
+        if _json_depth_exceeds(text, MAX_JSON_DEPTH):
+            raise CorpusImportError(
+                path=path, line=line_no, problem=f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+            )
         try:
             value = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             raise CorpusImportError(path=path, line=line_no, problem=f"malformed JSON ({exc.msg} at column {exc.colno})") from exc
+        except RecursionError as exc:  # the depth check above should make this unreachable
+            raise CorpusImportError(path=path, line=line_no, problem="JSON nested too deeply") from exc
+        if _SURROGATE_ESCAPE.search(text) and (escape := _lone_surrogate(value)) is not None:
+            raise CorpusImportError(
+                path=path, line=line_no,
+                problem=f"a lone UTF-16 surrogate ({escape}) in a string: it is not a character; "
+                "write the character itself or a complete surrogate pair",
+            )
         if not isinstance(value, dict):
             raise CorpusImportError(
                 path=path, line=line_no, problem=f"expected one JSON object per line, found {type(value).__name__}"
@@ -164,23 +233,41 @@ def _jsonl_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tup
 
 
 class _LineCounter:
-    """Feeds csv.reader while remembering the physical line it is on."""
+    """Feeds csv.reader while remembering the physical line it is on and the size of the record so far
+    (a quoted field may run over many lines: the record, not only the line, is capped)."""
 
-    def __init__(self, lines: Iterator[tuple[int, str]]) -> None:
+    def __init__(self, lines: Iterator[tuple[int, str]], *, path: Path, max_chars: int) -> None:
         self._lines = lines
+        self._path = path
+        self._max_chars = max_chars
         self.line_no = 0
+        self.record_chars = 0
 
     def __iter__(self) -> _LineCounter:
         return self
 
     def __next__(self) -> str:
         self.line_no, text = next(self._lines)
+        self.record_chars += len(text)
+        if self.record_chars > self._max_chars:
+            raise CorpusImportError(
+                path=self._path, line=self.line_no,
+                problem=f"the CSV record is longer than {self._max_chars:,} characters, the limit for one record "
+                "(IMPORT_MAX_RECORD_BYTES); is a quote left open?",
+            )
         return text
 
 
-def _csv_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, dict]]:
-    counter = _LineCounter(lines)
+_CSV_FIELD_LIMIT_ERROR = "field larger than field limit"
+
+
+def _csv_records(path: Path, lines: Iterator[tuple[int, str]], *, max_field_chars: int,
+                 max_record_chars: int) -> Iterator[tuple[int, dict]]:
+    counter = _LineCounter(lines, path=path, max_chars=max_record_chars)
     reader = csv.reader(counter, strict=True)
+    # The csv module's own cap (131,072 characters by default) would refuse fields the documented limit
+    # allows; it is process-wide, so it is set for this reader and put back when the file is done.
+    previous_limit = csv.field_size_limit(max_field_chars)
     try:
         header = next(reader, None)
         if header is None:
@@ -189,9 +276,11 @@ def _csv_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple
         if len(set(header)) != len(header) or any(not name for name in header):
             raise CorpusImportError(path=path, line=1, problem="the CSV header has empty or repeated column names")
         start = counter.line_no + 1
+        counter.record_chars = 0
         for row in reader:
             record_line = start
             start = counter.line_no + 1
+            counter.record_chars = 0
             if not row:
                 continue
             if len(row) != len(header):
@@ -200,7 +289,14 @@ def _csv_records(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple
                 )
             yield record_line, dict(zip(header, row))
     except csv.Error as exc:
+        if str(exc).startswith(_CSV_FIELD_LIMIT_ERROR):
+            raise CorpusImportError(
+                path=path, line=counter.line_no,
+                problem=f"a field has more than {max_field_chars:,} characters, the limit (IMPORT_MAX_FIELD_CHARS)",
+            ) from exc
         raise CorpusImportError(path=path, line=counter.line_no, problem=f"malformed CSV ({exc})") from exc
+    finally:
+        csv.field_size_limit(previous_limit)
 
 
 # --- validating ----------------------------------------------------------------
@@ -275,9 +371,13 @@ def _oversized(name: str, size: int, *, path: Path, line: int, max_chars: int) -
 def _document_rows(
     *, path: Path, file_format: str, id_field: str, text_fields: Sequence[str]
 ) -> Iterator[tuple[int, str, str, str, str, str]]:
-    lines = _open_lines(path)
-    records = _jsonl_records(path, lines) if file_format == "jsonl" else _csv_records(path, lines)
     max_chars = settings.IMPORT_MAX_FIELD_CHARS
+    max_bytes = max_record_bytes()
+    lines = _open_lines(path, max_bytes=max_bytes)
+    records = (
+        _jsonl_records(path, lines) if file_format == "jsonl"
+        else _csv_records(path, lines, max_field_chars=max_chars, max_record_chars=max_bytes)
+    )
     for line, record in records:
         yield _document_row(record, path=path, line=line, id_field=id_field, text_fields=text_fields, max_chars=max_chars)
 
