@@ -13,7 +13,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import GoldCsvForm, WorkerBlockForm
 from annotation.models import Topic, Worker
@@ -68,6 +68,7 @@ def _gold_page(request: HttpRequest, topic: Topic, *, form: GoldCsvForm | None =
 
 
 @role_required(CONFIGURE)
+@require_GET
 def gold_documents(request: HttpRequest, topic_id: int) -> HttpResponse:
     return _gold_page(request, _topic(topic_id))
 
@@ -87,7 +88,7 @@ def gold_add_judged(request: HttpRequest, topic_id: int) -> HttpResponse:
         raise ApplicationError("Choose a judged document and whether it is relevant.")
     label = gold_add_from_judged(topic=topic, document_id=int(document_id), relevant=answer == "yes")
     messages.success(request, f"Document {label.document.external_id!r} is now gold "
-                              f"({'relevant' if label.gold else 'not relevant'}); it no longer counts in the report.")
+                              f"({'relevant' if label.gold else 'not relevant'}); the report leaves it out from its next recompute.")
     return _back_to_gold(request, topic)
 
 
@@ -167,6 +168,7 @@ def _sorted(rows: list[WorkerQualityRow], sort: str) -> tuple[list[WorkerQuality
 
 
 @role_required(READ_REPORTS)
+@require_GET
 def workers(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = _topic(topic_id)
     rows, sort = _sorted(topic_worker_quality_rows(topic=topic), request.GET.get("sort", ""))
