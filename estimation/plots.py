@@ -44,6 +44,47 @@ def _fmt(value: float, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def nice_step(span: float, count: int = 5) -> float:
+    """The 1, 2 or 5 × 10^k step that cuts `span` into about `count` intervals (never fewer than count // 2)."""
+    if not math.isfinite(span) or span <= 0:
+        return 1.0
+    raw = span / max(1, count)
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if factor * power >= raw - 1e-12 * power:
+            return factor * power
+    return 10 * power
+
+
+def nice_axis(low: float, high: float, *, count: int = 5, cap: float | None = None) -> tuple[float, float, list[float]]:
+    """(axis low, axis high, ticks): ticks at multiples of a 1/2/5×10^k step, the axis running from the last tick at
+    or below `low` to the first at or above `high`; with `cap` the axis never runs past it (a share stops at 1)."""
+    if high <= low:
+        high = low + 1
+    step = nice_step(high - low, count)
+    start = round(math.floor(low / step + 1e-9) * step, 12)
+    end = round(math.ceil(high / step - 1e-9) * step, 12)
+    if cap is not None and end > cap:
+        end = cap
+    ticks = []
+    i = 0
+    while start + i * step <= end + step * 1e-9:
+        ticks.append(round(start + i * step, 12))
+        i += 1
+    if cap is not None and ticks[-1] < end - step * 1e-9:
+        ticks.append(end)
+    return start, end, ticks
+
+
+def _tick_format(ticks: Sequence[float]):
+    """A formatter printing each tick with as many decimals as the step needs (0.2 → "0.2", 500 → "500")."""
+    step = min((b - a for a, b in zip(ticks, ticks[1:])), default=1.0)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+    if decimals == 0:
+        return lambda v: f"{v:,.0f}"
+    return lambda v: f"{v:.{decimals}f}"
+
+
 class _Frame:
     """A plotting area with margins; maps data coordinates to SVG pixels."""
 
@@ -97,29 +138,53 @@ def empty_svg(message: str, *, title: str = "No data", width: int = 520, height:
     return _svg(width, height, title, body)
 
 
+LEGEND_LINE = 16
+
+
 def _legend_space(count: int) -> int:
     """Pixels above the plotting area for `count` legend lines, so the legend never covers data."""
-    return 16 * count + 8
+    return LEGEND_LINE * count + 8
 
 
-def _legend(items: Sequence[tuple[str, str]], *, x: float, y: float) -> list[str]:
+def _text_width(text: str, size: float = 11) -> float:
+    """A generous estimate of the drawn width of `text` (0.62 em per character): legend boxes are laid out with it."""
+    return len(text) * size * 0.62
+
+
+def _legend(items: Sequence[tuple[str, str] | tuple[str, str, str]], *, x: float, y: float) -> list[str]:
+    """One legend entry per line above the plotting area (outside it, so it never covers data), each in a
+    <g class="legend-item" data-box="x y width height"> giving the box it occupies; lines are LEGEND_LINE apart and
+    boxes 12 px tall, so no two entries overlap. An item is (label, colour) for a filled square, or (label, colour,
+    "dash") for a dashed line, "line" for a solid line, "none" for text alone."""
     parts = []
-    for i, (label, color) in enumerate(items):
-        yy = y + i * 16
-        parts.append(f'<rect x="{x:.1f}" y="{yy - 9:.1f}" width="10" height="10" fill="{color}"/>')
-        parts.append(f'<text x="{x + 14:.1f}" y="{yy:.1f}" font-size="11">{_text(label)}</text>')
+    for i, item in enumerate(items):
+        label, color = item[0], item[1]
+        kind = item[2] if len(item) > 2 else "box"
+        yy = y + i * LEGEND_LINE
+        width = 14 + _text_width(label)
+        parts.append(f'<g class="legend-item" data-box="{x:.1f} {yy - 10:.1f} {width:.1f} 12">')
+        if kind == "box":
+            parts.append(f'<rect x="{x:.1f}" y="{yy - 9:.1f}" width="10" height="10" fill="{color}"/>')
+        elif kind in ("dash", "line"):
+            dash = ' stroke-dasharray="4 3"' if kind == "dash" else ""
+            parts.append(f'<line x1="{x:.1f}" y1="{yy - 4:.1f}" x2="{x + 10:.1f}" y2="{yy - 4:.1f}" stroke="{color}" stroke-width="2"{dash}/>')
+        parts.append(f'<text x="{x + 14:.1f}" y="{yy:.1f}" font-size="11">{_text(label)}</text></g>')
     return parts
+
+
+TARGET_COLOR = "#a52a2a"
 
 
 # --------------------------------------------------------------------------- precision–recall plane
 
 
 def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
-                         width: int = 520, height: int = 420) -> str:
+                         target: float | None = None, width: int = 520, height: int = 420) -> str:
     """Each classifier at (recall, precision) with its intervals as error bars.
 
     `curves` maps a classifier name to the (R, X) arrays of its seed 001 reference
-    curve (estimation.stats.extrapolated_precision.reference_curve), computed by the caller.
+    curve (estimation.stats.extrapolated_precision.reference_curve), computed by the caller. `target`: the topic's
+    target recall, drawn as a vertical dashed line.
     """
     points = []
     for row in report.get("classifiers") or []:
@@ -132,12 +197,19 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
                        _unit(_num(precision.get("low"))), _unit(_num(precision.get("high")))))
     if not points:
         return empty_svg("No classifier has both precision and recall estimates yet.", title="Precision and recall")
-    space = _legend_space(len(points))
+    target = _num(target)
+    target = target if target is not None and 0 <= target <= 1 else None
+    has_curves = bool(curves) and any(name in (curves or {}) for name, *_ in points)
+    space = _legend_space(len(points) + (target is not None) + has_curves)
     height += space
     frame = _Frame(width=width, height=height, x_range=(0, 1), y_range=(0, 1), top=16 + space)
-    ticks = [i / 5 for i in range(6)]
+    _, _, ticks = nice_axis(0, 1)
     body = frame.axes(x_label="Recall", y_label="Precision", x_ticks=ticks, y_ticks=ticks)
-    legend = []
+    legend: list[tuple[str, str] | tuple[str, str, str]] = []
+    if target is not None:
+        tx = frame.x(target)
+        body.append(f'<line class="target-line" x1="{tx:.1f}" y1="{frame.top}" x2="{tx:.1f}" y2="{frame.height - frame.bottom}" '
+                    f'stroke="{TARGET_COLOR}" stroke-width="1.5" stroke-dasharray="6 4"/>')
     for i, (name, r, p, r_lo, r_hi, p_lo, p_hi) in enumerate(points):
         color = PALETTE[i % len(PALETTE)]
         curve = (curves or {}).get(name)
@@ -161,20 +233,24 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
         body.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{color}" stroke="#fff" stroke-width="1.5">'
                     f'<title>{_text(name)}: recall {_fmt(r)}, precision {_fmt(p)}</title></circle>')
         legend.append((f"{_short(name)} (R {_fmt(r)}, P {_fmt(p)})", color))
+    if target is not None:
+        legend.append((f"target recall {_fmt(target)}", TARGET_COLOR, "dash"))
+    if has_curves:
+        legend.append(("reference curve through each point", "#5b6477", "dash"))
     body += _legend(legend, x=frame.left, y=18)
-    if curves:
-        body.append(f'<text x="{width - frame.right}" y="18" text-anchor="end" font-size="10" fill="#5b6477">dashed: reference curves X(R; ρ, β), seed 001</text>')
     return _svg(width, height, "Classifiers on the precision–recall plane", body)
 
 
 # --------------------------------------------------------------------------- recall over time
 
 
-def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, width: int = 520,
-                       height: int = 320) -> str:
+def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, target: float | None = None,
+                       certification_judgments: int | None = None, width: int = 520, height: int = 320) -> str:
     """Recall estimate (line) and interval (band) against judgments collected, one series per classifier.
 
-    `series` maps a classifier name to points {"judgments", "estimate", "low", "high"}.
+    `series` maps a classifier name to points {"judgments", "estimate", "low", "high"} (estimation sample only:
+    estimation.selectors.recall_history). `target` draws the target recall as a dashed line;
+    `certification_judgments` are shown apart, as a legend line, never added to the judgments axis.
     """
     # (judgments, estimate, low, high); points without a finite judgments count or estimate are dropped.
     clean: dict[str, list[tuple[float, float, float | None, float | None]]] = {}
@@ -192,16 +268,21 @@ def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, wid
         return empty_svg("No estimate recorded yet: the history starts with the first judged documents.",
                          title="Recall over time")
     max_j = max(row[0] for rows in clean.values() for row in rows)
-    min_j = min(row[0] for rows in clean.values() for row in rows)
-    if max_j == min_j:
-        min_j, max_j = 0.0, max(1.0, max_j)
-    space = _legend_space(len(clean))
+    x_low, x_high, x_ticks = nice_axis(0.0, max(1.0, max_j), count=5)
+    target = _num(target)
+    target = target if target is not None and 0 <= target <= 1 else None
+    certification = int(_num(certification_judgments) or 0)
+    space = _legend_space(len(clean) + (target is not None) + (certification > 0))
     height += space
-    frame = _Frame(width=width, height=height, x_range=(min_j, max_j), y_range=(0, 1), top=16 + space)
-    x_ticks = [min_j + (max_j - min_j) * i / 4 for i in range(5)]
-    body = frame.axes(x_label="Judgments collected", y_label="Recall", x_ticks=x_ticks,
-                      y_ticks=[i / 5 for i in range(6)], x_format=lambda v: f"{v:,.0f}")
-    legend = []
+    frame = _Frame(width=width, height=height, x_range=(x_low, x_high), y_range=(0, 1), top=16 + space)
+    _, _, y_ticks = nice_axis(0, 1)
+    body = frame.axes(x_label="Judgments collected (estimation sample)", y_label="Recall", x_ticks=x_ticks,
+                      y_ticks=y_ticks, x_format=_tick_format(x_ticks))
+    legend: list[tuple[str, str] | tuple[str, str, str]] = []
+    if target is not None:
+        ty = frame.y(target)
+        body.append(f'<line class="target-line" x1="{frame.left}" y1="{ty:.1f}" x2="{width - frame.right}" y2="{ty:.1f}" '
+                    f'stroke="{TARGET_COLOR}" stroke-width="1.5" stroke-dasharray="6 4"/>')
     for i, (name, rows) in enumerate(clean.items()):
         color = PALETTE[i % len(PALETTE)]
         banded = [(j, lo, hi) for j, _, lo, hi in rows if lo is not None and hi is not None]
@@ -217,6 +298,11 @@ def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, wid
         for j, e, _, _ in rows[-1:]:
             body.append(f'<circle cx="{frame.x(j):.1f}" cy="{frame.y(min(1, max(0, e))):.1f}" r="3.5" fill="{color}"/>')
         legend.append((f"{_short(name)} (latest {_fmt(rows[-1][1])})", color))
+    if target is not None:
+        legend.append((f"target recall {_fmt(target)}", TARGET_COLOR, "dash"))
+    if certification > 0:
+        legend.append((f"certification samples: {certification:,} judgments, counted apart (not in this history)",
+                       "#5b6477", "none"))
     body += _legend(legend, x=frame.left, y=18)
     return _svg(width, height, "Recall estimate against judgments collected", body)
 
@@ -225,7 +311,8 @@ def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, wid
 
 
 def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> str:
-    """The pair's regions as two overlapping circles: |A1∖A2|, |A1∩A2|, |A2∖A1|, with judged counts."""
+    """The pair's regions as two overlapping circles: first classifier only, both classifiers, second classifier only
+    (|A1∖A2|, |A1∩A2|, |A2∖A1|), with judged counts."""
     regions = {row.get("name"): row for row in report.get("regions") or []}
     if not all(key in regions for key in ("A12", "B1", "B2")):
         return empty_svg("The topic has no classifier pair yet.", title="Regions of the pair")
@@ -247,12 +334,15 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
     body = [
         f'<circle cx="{left_x:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{PALETTE[0]}" fill-opacity=".18" stroke="{PALETTE[0]}" stroke-width="2"/>',
         f'<circle cx="{right_x:.1f}" cy="{cy:.1f}" r="{radius:.1f}" fill="{PALETTE[1]}" fill-opacity=".18" stroke="{PALETTE[1]}" stroke-width="2"/>',
-        f'<text x="{left_x - radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[0]}" font-weight="600">A1: {_text(_short(c1, 24))}</text>',
-        f'<text x="{right_x + radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[1]}" font-weight="600">A2: {_text(_short(c2, 24))}</text>',
+        f'<text x="{left_x - radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[0]}" font-weight="600">{_text(_short(c1, 24))}</text>',
+        f'<text x="{right_x + radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[1]}" font-weight="600">{_text(_short(c2, 24))}</text>',
     ]
     body += caption(left_x - radius * 0.45, "B1")
     body += caption(width / 2, "A12")
     body += caption(right_x + radius * 0.45, "B2")
+    # The regions' plain names (annotation.models.REGION_NAMES) under their counts.
+    for x, name in ((left_x - radius * 0.45, "first only"), (width / 2, "both"), (right_x + radius * 0.45, "second only")):
+        body.append(f'<text x="{x:.1f}" y="{cy + 40:.1f}" text-anchor="middle" font-size="10" font-style="italic" fill="#5b6477">{name}</text>')
     corpus = _num(report.get("corpus_size"))
     if corpus is not None:
         body.append(f'<text x="{width - 8}" y="{height - 8}" text-anchor="end" font-size="11" fill="#5b6477">corpus: {int(corpus):,} documents</text>')
@@ -280,10 +370,12 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
     top = max((max(d) for _, d in densities if d), default=1.0) or 1.0
     space = _legend_space(len(densities))
     height += space
-    frame = _Frame(width=width, height=height, x_range=(float(edges[0]), float(edges[-1])), y_range=(0, top * 1.1),
-                   top=16 + space)
-    body = frame.axes(x_label="Recall", y_label="Share of draws", x_ticks=[i / 5 for i in range(6)],
-                      y_ticks=[top * 1.1 * i / 4 for i in range(5)], y_format=lambda v: f"{v:.2f}")
+    # A share never runs past 1: nice ticks up to the tallest bar, capped at 1.
+    y_low, y_high, y_ticks = nice_axis(0.0, min(1.0, top), count=5, cap=1.0)
+    x_low, x_high, x_ticks = nice_axis(max(0.0, float(edges[0])), min(1.0, float(edges[-1])), cap=1.0)
+    frame = _Frame(width=width, height=height, x_range=(x_low, x_high), y_range=(y_low, y_high), top=16 + space)
+    body = frame.axes(x_label="Recall", y_label="Share of draws", x_ticks=x_ticks,
+                      y_ticks=y_ticks, x_format=_tick_format(x_ticks), y_format=_tick_format(y_ticks))
     legend = []
     for i, (key, density) in enumerate(densities):
         color = PALETTE[i % len(PALETTE)]

@@ -13,6 +13,8 @@ urlpatterns = [
     path("topics/<int:topic_id>/print/", reports.topic_report_print, name="topic_print"),
     path("topics/<int:topic_id>/report.csv", reports.topic_report_csv, name="topic_csv"),
     path("topics/<int:topic_id>/report.json", reports.topic_report_json, name="topic_json"),
+    path("topics/<int:topic_id>/judgments.csv", reports.topic_judgments_csv, name="topic_judgments_csv"),
+    path("topics/<int:topic_id>/judgments.jsonl", reports.topic_judgments_jsonl, name="topic_judgments_jsonl"),
     # --- certification (estimation/views/certification.py) ---
     path("topics/<int:topic_id>/certification/", certification.certification_topic, name="certification"),
     path("certification/<int:plan_id>/", certification.certification_plan, name="certification_plan"),

@@ -1,4 +1,5 @@
-"""The CSV export of a stored report: one row per classifier, the dependence check's recalls, then one per region (docs/report.md)."""
+"""The CSV export of a stored report: an optional metadata block, one row per classifier, the dependence check's
+recalls, then one per region (docs/report.md)."""
 from __future__ import annotations
 
 import csv
@@ -13,7 +14,9 @@ CSV_COLUMNS = [
 ]
 
 
-def _csv_cell(value: Any) -> Any:
+def csv_cell(value: Any) -> Any:
+    """A CSV cell: None empty, floats to 6 significant digits, text that a spreadsheet would run as a formula
+    (starting with = + - @ tab or CR) prefixed with '."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -24,11 +27,35 @@ def _csv_cell(value: Any) -> Any:
     return value
 
 
-def topic_report_csv(*, report: dict[str, Any]) -> str:
+_csv_cell = csv_cell
+
+
+def report_csv_metadata(*, report: dict[str, Any], snapshot_version: int | None, snapshot_created_at: str | None,
+                        corpus: str | None, target_recall: float | None) -> list[tuple[str, Any]]:
+    """The metadata block of the report CSV: (key, value) pairs, written as rows whose first cell starts with "#"."""
+    topic = report.get("topic") or {}
+    rows: list[tuple[str, Any]] = [
+        ("topic", topic.get("name")), ("topic_id", topic.get("id")),
+        ("snapshot_version", snapshot_version), ("snapshot_created_at", snapshot_created_at),
+        ("generated_at", report.get("generated_at")), ("code_version", report.get("code_version")),
+        ("confidence", topic.get("confidence")), ("target_recall", target_recall),
+        ("corpus", corpus), ("corpus_size", report.get("corpus_size")),
+    ]
+    for c in report.get("classifiers") or []:
+        rows.append((f"classifier.{c.get('role')}.{c.get('id')}", c.get("name")))
+        rows.append((f"fingerprint.{c.get('role')}.{c.get('id')}", c.get("fingerprint")))
+    return rows
+
+
+def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] | None = None) -> str:
     """One row per classifier, a `design_based` row per pair classifier when the report has the dependence
-    check, then one per region (columns in docs/report.md)."""
+    check, then one per region (columns in docs/report.md). With `metadata`, a leading block of "#key,value" rows
+    (skip them with pandas' comment="#", or any reader that drops lines starting with "#")."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    for key, value in metadata or []:
+        text = " ".join(str(value).split()) if value is not None else ""
+        writer.writerow(["#" + key, csv_cell(text)])
     writer.writerow(CSV_COLUMNS)
     for c in report.get("classifiers") or []:
         writer.writerow([_csv_cell(v) for v in (

@@ -1,5 +1,16 @@
-"""Small template helpers of the report pages."""
+"""Small template helpers of the report pages: label lookups, plain region names, words for the statistics' symbols,
+and the one-sentence headline per classifier (issue 12 item 8). Presentation only: no figure is computed here, the
+headline compares the recall interval the page shows with the topic's target recall."""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
 from django import template
+
+from annotation.models import REGION_NAMES
 
 register = template.Library()
 
@@ -10,3 +21,145 @@ def get_item(mapping, key):
     if isinstance(mapping, dict):
         return mapping.get(key)
     return None
+
+
+def _pair_names(pair: Any) -> tuple[str | None, str | None]:
+    if isinstance(pair, Mapping):
+        return pair.get("c1"), pair.get("c2")
+    if pair is not None and hasattr(pair, "c1") and hasattr(pair, "c2"):
+        return str(pair.c1.name), str(pair.c2.name)
+    return None, None
+
+
+def region_name(code: Any, pair: Any = None) -> str:
+    """The plain name of a region code ("A12" → "both classifiers"), with the classifier's name when the pair is
+    given ("first classifier only (Title keywords)"). Unknown codes are returned as they are."""
+    code = str(code)
+    name = REGION_NAMES.get(code) or REGION_NAMES.get(code.split(":", 1)[0]) or code
+    c1, c2 = _pair_names(pair)
+    if code in ("B1", "A1") and c1:
+        return f"{name} ({c1})"
+    if code in ("B2", "A2") and c2:
+        return f"{name} ({c2})"
+    return name
+
+
+register.filter("region_name", region_name)
+
+
+@register.filter
+def region_row_name(row: Any, pair: Any = None) -> str:
+    """A report region row's name: the plain name of a pair region; a further classifier's row keeps its label."""
+    if not isinstance(row, Mapping):
+        return ""
+    code = str(row.get("name", ""))
+    if code.startswith("R:"):
+        return str(row.get("label") or region_name("R"))
+    return region_name(code, pair)
+
+
+def region_legend(pair: Any = None) -> str:
+    """One line that says what each region name means."""
+    c1, c2 = _pair_names(pair)
+    first, second = c1 or "the first classifier", c2 or "the second classifier"
+    return (f"Regions: “{REGION_NAMES['A12']}” = retrieved by {first} and by {second}; "
+            f"“{REGION_NAMES['B1']}” = by {first}, not {second}; “{REGION_NAMES['B2']}” = by {second}, not {first}; "
+            f"“{REGION_NAMES['N']}” = by neither.")
+
+
+register.simple_tag(region_legend, name="region_legend")
+
+
+# Statistics' codes and symbols that the stats library and older snapshots write into their sentences, and the
+# words the page uses for them instead (the glossary keeps the symbols).
+_REGION_CODE = re.compile(r"\bregion (A12|B1|B2|N)\b(?: \([^)]*\))?")
+_BARE_REGION = re.compile(r"\b(A12|B1|B2)\b(?: \((?:retrieved by both|C1 only|C2 only)\))?")
+_SEED_PAREN = re.compile(r"\s*\((?:see )?seeds? \d{3}[^)]*\)")
+_SEED = re.compile(r"\b[Ss]eed \d{3}(?:,? (?:Assumption|Sec\.|Section|Appendix|Eq\.) ?[\w.]+)?(?:'s)?")
+_WORDS = (
+    (re.compile(r"\bEq\. ?1\b"), "the overlap estimate"),
+    (re.compile(r"\bEq\. ?2\b"), "the rare-topic estimate"),
+    (re.compile(r"δ1"), "dependence ratio"),
+    (re.compile(r"n̂"), "estimated number of relevant documents"),
+    (re.compile(r"\bQBCB\b"), "quantile-based confidence bound"),
+    (re.compile(r"τ"), "target"),
+    (re.compile(r"1 − α"), "the confidence"),
+    (re.compile(r"1 − β"), "the power"),
+    (re.compile(r"α"), "the false-pass rate"),
+)
+
+
+@register.filter
+def plain(text: Any, pair: Any = None) -> str:
+    """A sentence from the statistics with region codes, C1/C2, equation numbers, δ1, n̂ and seed references put into
+    words. The result is plain text: the template escapes it as any other."""
+    if text is None:
+        return ""
+    value = str(text)
+    c1, c2 = _pair_names(pair)
+    value = re.sub(r"(dependence ratio of C1 and C2) δ1", r"\1", value)
+    value = _REGION_CODE.sub(lambda m: f"the region “{region_name(m.group(1))}”", value)
+    value = _BARE_REGION.sub(lambda m: f"“{region_name(m.group(1))}”", value)
+    value = re.sub(r"\bC1\b", c1 or "the first classifier", value)
+    value = re.sub(r"\bC2\b", c2 or "the second classifier", value)
+    value = _SEED_PAREN.sub("", value)
+    value = _SEED.sub("the method's paper", value)
+    for pattern, words in _WORDS:
+        value = pattern.sub(words, value)
+    # A sentence that now starts with one of those words starts with a capital.
+    return re.sub(r"(^|[.!?:]\s+)the (overlap|rare-topic|region|method|dependence|estimated|target)",
+                  lambda m: f"{m.group(1)}The {m.group(2)}", value)
+
+
+# --------------------------------------------------------------------------- headline
+
+
+def _finite(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _shown(value: float, *, against: float, digits: int = 3) -> str:
+    """`value` with the page's 3 decimals, or more when 3 would print it equal to `against` while it is not: the
+    headline never reads "0.800 — below the target 0.80"."""
+    for places in range(digits, 7):
+        text = f"{value:.{places}f}"
+        if value == against or float(text) != against:
+            return text
+    return f"{value:.6f}"
+
+
+def recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: float, confidence: float | None,
+                    withheld_reason: str = "") -> dict[str, str]:
+    """{"state": "meets"|"below"|"straddles"|"no_interval"|"withheld", "text": one plain sentence} for one classifier.
+
+    meets: the interval's lower end reaches the target; below: its upper end is under it; straddles: the target is
+    inside the interval, so the sample cannot tell yet. The figures are those the page shows (recall clipped to
+    [0, 1] as everywhere on the page)."""
+    recall = recall or {}
+    estimate, low, high = (_finite(recall.get(k)) for k in ("estimate", "low", "high"))
+    target_text = f"{target:.2f}"
+    if estimate is None:
+        why = withheld_reason or "there are not enough judged documents to estimate it yet"
+        return {"state": "withheld", "text": f"{name}: recall not shown yet — {why}."}
+    estimate = min(1.0, max(0.0, estimate))
+    if low is None or high is None:
+        return {"state": "no_interval",
+                "text": f"{name}: recall {_shown(estimate, against=target)} without an interval yet — cannot tell "
+                        f"whether it reaches the target {target_text}."}
+    low, high = min(1.0, max(0.0, low)), min(1.0, max(0.0, high))
+    figure = (f"recall {_shown(estimate, against=target)} "
+              f"({_shown(low, against=target)}–{_shown(high, against=target)})")
+    level = f" at {confidence:.0%} confidence" if confidence else ""
+    if low >= target:
+        return {"state": "meets", "text": f"{name}: {figure} — meets the target {target_text}{level}."}
+    if high < target:
+        return {"state": "below", "text": f"{name}: {figure} — below the target {target_text}{level}."}
+    return {"state": "straddles",
+            "text": f"{name}: {figure} — cannot tell yet: the interval straddles the target {target_text}; "
+                    f"judging more documents narrows it."}

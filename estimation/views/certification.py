@@ -34,29 +34,30 @@ from estimation.stats.operating_characteristics import majority_error_rate
 class CertificationPlanForm(forms.Form):
     classifier = forms.ModelChoiceField(queryset=Classifier.objects.none(), label="Classifier to certify")
     metric = forms.ChoiceField(choices=CertificationPlan.Metric.choices, initial=CertificationPlan.Metric.PAIR_RECALL)
-    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target τ",
-                              help_text="The classifier passes if the one-sided lower confidence bound reaches τ.")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="α (false-pass rate allowed)",
-                             help_text="Confidence is 1 − α.")
-    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power 1 − β",
+    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target",
+                              help_text="The classifier passes if the one-sided lower confidence bound reaches the target.")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="False-pass rate allowed",
+                             help_text="The chance that a classifier below the target passes by luck; the confidence "
+                                       "is 1 minus this.")
+    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power",
                              help_text="Chance of passing if the classifier is as good as the pilot says.")
     monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid)",
                                     help_text="Look after every batch and stop as soon as the confidence sequence "
-                                              "clears τ. The sample is sized four times larger as a ceiling.")
+                                              "clears the target. The sample is sized four times larger as a ceiling.")
     delta1_low = forms.FloatField(required=False, min_value=0.01, max_value=1.0, initial=DEFAULT_DELTA1_BAND[0],
-                                  label="Dependence band: lowest δ1",
-                                  help_text="Pair recall only. δ1 = 1 means the two classifiers find relevant "
+                                  label="Dependence band: lowest dependence ratio",
+                                  help_text="Pair recall only. A ratio of 1 means the two classifiers find relevant "
                                             "documents independently; the verdict is decided at the least "
-                                            "favourable δ1 of the band.")
+                                            "favourable ratio of the band.")
     delta1_high = forms.FloatField(required=False, min_value=1.0, max_value=3.0, initial=DEFAULT_DELTA1_BAND[1],
-                                   label="Dependence band: highest δ1",
+                                   label="Dependence band: highest dependence ratio",
                                    help_text="Two keyword filters on the same words can reach 1.35 (Reuters "
-                                             "'earn'); the sample is sized for the bound to reach τ × this.")
+                                             "'earn'); the sample is sized for the bound to reach the target × this.")
     attempts = forms.IntegerField(required=False, min_value=1, max_value=100, initial=1,
                                   label="Attempts declared",
                                   help_text="If you may certify this classifier again after a fail, declare how "
-                                            "many attempts: α is split across them so that all of them together "
-                                            "keep the false-pass rate at α.")
+                                            "many attempts: the false-pass rate is split across them so that all of "
+                                            "them together keep it.")
 
     dependence_check = forms.BooleanField(
         required=False, label="Include a dependence check",

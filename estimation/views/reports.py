@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import logging
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
@@ -18,6 +18,7 @@ from estimation import plots
 from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
 from estimation.services.extrapolation import report_extrapolations
 from estimation.services.recompute import topic_snapshot_latest_or_create
+from estimation.templatetags.report_extras import plain, recall_headline
 
 logger = logging.getLogger(__name__)
 
@@ -101,19 +102,41 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
             "paper_eq1": (paper.get("eq1") or {}).get(key) if key else None,
             "extrapolated_at_target": extrapolated.get(row.get("name", "")),
         })
+    pair = report.get("pair")
+    reason = _withheld_reason(report, pair)
+    headlines = [recall_headline(name=str(row.get("name", "")), recall=row.get("recall"),
+                                 target=float(topic.target_recall), confidence=topic.confidence,
+                                 withheld_reason=reason)
+                 for row in report.get("classifiers") or []]
     svgs = {
         # Our own SVG: every text in it is escaped by estimation.plots.
-        "pr": mark_safe(plots.precision_recall_svg(report, curves=curves)),
-        "history": mark_safe(plots.recall_history_svg(recall_history(topic=topic))),
+        "pr": mark_safe(plots.precision_recall_svg(report, curves=curves, target=float(topic.target_recall))),
+        "history": mark_safe(plots.recall_history_svg(recall_history(topic=topic), target=float(topic.target_recall),
+                                                      certification_judgments=report.get("certification_judgments"))),
         "venn": mark_safe(plots.regions_venn_svg(report)),
         "posterior": mark_safe(plots.posterior_histogram_svg(report)),
     }
+    shown_form = form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall})
+    shown_form.fields["target_recall"].help_text = "Each classifier's precision, read where its recall would reach this."
     return {"topic": topic, "snapshot": snapshot, "report": report, "classifiers": classifiers, "svgs": svgs,
-            "target_form": form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall}),
+            "headlines": headlines,
+            "target_form": shown_form,
             "target_recall": target, "progress": topic_progress(topic=topic),
             "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),
             "certification_labels": CERTIFICATION_LABELS,
             "certification_url": _certification_url(topic)}
+
+
+def _withheld_reason(report: dict, pair) -> str:
+    """Why the report shows no recall, in words (the headline of a classifier without an estimate)."""
+    codes = {d.get("code"): d for d in report.get("diagnostics") or [] if isinstance(d, dict)}
+    if not pair or "no_pair" in codes:
+        return "the topic has no classifier pair yet"
+    if not report.get("judged_documents") or "no_judgments" in codes:
+        return "no document has been judged yet"
+    if "estimation_failed" in codes:
+        return "the estimate could not be computed: " + plain(codes["estimation_failed"].get("message"), pair)
+    return "there are not enough judged documents in the pair's regions to estimate it yet"
 
 
 def _render_report(request: HttpRequest, topic_id: int, template: str) -> HttpResponse:
@@ -162,6 +185,34 @@ def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
         snapshot = _snapshot_or_unavailable(topic)
     except ReportUnavailable as exc:
         return _unavailable(request, topic, exc)
-    response = HttpResponse(report_csv(report=snapshot.report), content_type="text/csv; charset=utf-8")
+    from estimation.services.report_csv import report_csv_metadata
+
+    metadata = report_csv_metadata(report=snapshot.report, snapshot_version=snapshot.version,
+                                   snapshot_created_at=snapshot.created_at.isoformat(), corpus=topic.corpus.name,
+                                   target_recall=topic.target_recall)
+    response = HttpResponse(report_csv(report=snapshot.report, metadata=metadata),
+                            content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(topic, snapshot.version, "csv")}"'
+    return response
+
+
+@role_required(READ_REPORTS)
+def topic_judgments_csv(request: HttpRequest, topic_id: int) -> StreamingHttpResponse:
+    """Every judgment of the topic, one CSV row each, streamed (estimation.services.exports)."""
+    from estimation.services.exports import judgments_csv_stream
+
+    topic = get_object_or_404(Topic, pk=topic_id)
+    response = StreamingHttpResponse(judgments_csv_stream(topic=topic), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slugify(topic.name) or "topic"}-judgments.csv"'
+    return response
+
+
+@role_required(READ_REPORTS)
+def topic_judgments_jsonl(request: HttpRequest, topic_id: int) -> StreamingHttpResponse:
+    """Every judgment of the topic, one JSON object per line, streamed (estimation.services.exports)."""
+    from estimation.services.exports import judgments_jsonl_stream
+
+    topic = get_object_or_404(Topic, pk=topic_id)
+    response = StreamingHttpResponse(judgments_jsonl_stream(topic=topic), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slugify(topic.name) or "topic"}-judgments.jsonl"'
     return response

@@ -78,7 +78,15 @@ def test_exports_csv_and_json_carry_the_snapshot(world, manager):
     assert data["snapshot"]["version"] == 1 and data["report"]["classifiers"][0]["name"] == world["c1"].name
     response = manager.get(reverse("reports:topic_csv", args=[topic.pk]))
     assert response["Content-Disposition"].startswith("attachment;")
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    text = response.content.decode()
+    # A leading metadata block of "#key,value" rows (docs/report.md), then the table.
+    metadata = dict(row for row in csv.reader(io.StringIO(text)) if row and row[0].startswith("#"))
+    assert metadata["#topic"] == topic.name and metadata["#snapshot_version"] == "1"
+    assert metadata["#confidence"] == "0.95" and metadata["#target_recall"] == str(topic.target_recall)
+    assert metadata["#corpus"] == topic.corpus.name
+    assert metadata[f"#fingerprint.c1.{world['c1'].pk}"] == world["c1"].fingerprint
+    body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+    rows = list(csv.DictReader(io.StringIO(body)))
     assert {r["name"] for r in rows if r["row_type"] == "classifier"} >= {world["c1"].name, world["c2"].name}
 
 

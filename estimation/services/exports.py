@@ -1,0 +1,133 @@
+"""Raw judgments of a topic as CSV and JSON Lines (issue 12 item 9; columns in docs/report.md).
+
+One row per Judgment: the document's external id, the worker (MTurk WorkerId where it exists, else a stable
+pseudonymous local id — never a username or e-mail), the answer, when it was submitted, the HIT and assignment (MTurk
+ids where they exist), the region and sample draw that brought the document in, the document's label majority and
+whether it is a gold document. Column names follow Mechanical Turk's batch results where one exists (HITId,
+AssignmentId, WorkerId, AssignmentStatus, SubmitTime, Input.*, Answer.*).
+
+Both exports are generators: rows are read in chunks of CHUNK judgments (one query for the judgments' chunk, one
+each for the chunk's sample draws, labels and gold items), so a topic with 100k judgments streams in constant memory.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from itertools import islice
+from typing import Any
+
+from django.conf import settings
+
+from annotation.models import REGION_NAMES, HitItem, Judgment, Label, SampledDocument, Topic
+from estimation.services.report_csv import csv_cell
+
+CHUNK = 2000
+
+# MTurk batch-results names where one exists; the rest are ours.
+EXPORT_COLUMNS = [
+    "HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "SubmitTime", "Input.document_id", "Answer.relevance",
+    "region", "region_name", "sample_purpose", "sample_draw", "label_majority", "gold",
+    "local_hit_id", "local_assignment_id", "judgment_id",
+]
+
+
+def worker_pseudonym(*, worker_id: int) -> str:
+    """A stable id for a worker without an MTurk WorkerId: a keyed hash of the local id (the same in every export of
+    this deployment, not reversible to the account without the secret key)."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"worker:{worker_id}".encode(), hashlib.sha256).hexdigest()
+    return "local-" + digest[:16]
+
+
+def _answer(relevant: bool | None) -> str:
+    return "unsure" if relevant is None else ("relevant" if relevant else "not relevant")
+
+
+def _majority(majority: bool | None) -> str:
+    return "" if majority is None else ("relevant" if majority else "not relevant")
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _chunks(rows: Iterable[tuple], size: int) -> Iterator[list[tuple]]:
+    iterator = iter(rows)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def judgment_export_rows(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[dict[str, Any]]:
+    """The topic's judgments, oldest first, as dicts keyed by EXPORT_COLUMNS (typed values: None, bool, str, int)."""
+    judgments = (Judgment.objects.filter(topic=topic).order_by("id").values_list(
+        "id", "document_id", "document__external_id", "relevant", "created_at", "worker_id",
+        "worker__mturk_worker_id", "assignment_id", "assignment__mturk_assignment_id", "assignment__status",
+        "assignment__submitted_at", "assignment__hit_id", "assignment__hit__mturk_hit_id")
+        .iterator(chunk_size=chunk_size))
+    for chunk in _chunks(judgments, chunk_size):
+        documents = {row[1] for row in chunk}
+        hits = {row[11] for row in chunk}
+        draws: dict[int, tuple[int | None, str, str]] = {}
+        for document_id, sampled_draw, sampled_region, sampled_purpose in (
+                SampledDocument.objects.filter(topic=topic, document_id__in=documents)
+                .order_by("draw_id").values_list("document_id", "draw_id", "region", "draw__purpose")):
+            draws.setdefault(document_id, (sampled_draw, sampled_region, sampled_purpose))  # the earliest draw that brought it in
+        labels = {document_id: (majority, gold) for document_id, majority, gold in
+                  Label.objects.filter(topic=topic, document_id__in=documents)
+                  .values_list("document_id", "majority", "gold")}
+        gold_items = set(HitItem.objects.filter(hit_id__in=hits, document_id__in=documents, is_gold=True)
+                         .values_list("hit_id", "document_id"))
+        for (judgment_id, document_id, external_id, relevant, created_at, worker_id, mturk_worker, assignment_id,
+             mturk_assignment, status, submitted_at, hit_id, mturk_hit) in chunk:
+            draw_id, region, purpose = draws.get(document_id, (None, "", ""))
+            majority, gold = labels.get(document_id, (None, None))
+            yield {
+                "HITId": mturk_hit or str(hit_id),
+                "AssignmentId": mturk_assignment or "",
+                "WorkerId": mturk_worker or worker_pseudonym(worker_id=worker_id),
+                "AssignmentStatus": status,
+                "SubmitTime": _iso(submitted_at or created_at),
+                "Input.document_id": external_id,
+                "Answer.relevance": _answer(relevant),
+                "region": region,
+                "region_name": REGION_NAMES.get(region, region) if region else "",
+                "sample_purpose": purpose,
+                "sample_draw": draw_id,
+                "label_majority": _majority(majority),
+                "gold": gold is not None or (hit_id, document_id) in gold_items or region == "G",
+                "local_hit_id": hit_id,
+                "local_assignment_id": assignment_id,
+                "judgment_id": judgment_id,
+            }
+
+
+class _Line:
+    """A file-like object whose write returns the line: csv.writer then yields strings (Django's streaming CSV)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return csv_cell(value)
+
+
+def judgments_csv_stream(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[str]:
+    """The raw judgments as CSV lines: a header row, then one row per judgment. Every text cell starting with
+    = + - @ tab or CR is prefixed with ' so no spreadsheet runs it as a formula."""
+    writer = csv.writer(_Line(), lineterminator="\n")
+    yield writer.writerow(EXPORT_COLUMNS)
+    for row in judgment_export_rows(topic=topic, chunk_size=chunk_size):
+        yield writer.writerow([_csv_value(row[column]) for column in EXPORT_COLUMNS])
+
+
+def judgments_jsonl_stream(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[str]:
+    """The raw judgments as JSON Lines: one object per judgment with the CSV's keys, typed values, no formula
+    neutralisation (JSON readers do not evaluate cells)."""
+    for row in judgment_export_rows(topic=topic, chunk_size=chunk_size):
+        yield json.dumps(row, ensure_ascii=False) + "\n"
