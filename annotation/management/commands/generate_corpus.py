@@ -7,7 +7,10 @@ from annotation.services.demo import DEFAULT_TOPICS, demo_corpus_write
 
 
 class Command(BaseCommand):
-    help = "Write a synthetic corpus with planted rare topics (metadata field 'topics' holds the truth)."
+    help = (
+        "Write a synthetic corpus of news-like stories (headline and paragraphs from templates) with planted "
+        "rare topics; the metadata field 'topics' holds the truth."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("out", type=Path)
