@@ -17,6 +17,10 @@ Submitting locks only the assignment row, then the HIT row (to count the
 completion with an F() expression) and the HIT's labels in document order.
 Every path takes these locks in that order, so submissions cannot deadlock.
 
+Correcting one's own submitted answers (judgment_correct) locks the assignment row,
+then the HIT's labels in document order — the submit order without the HIT row —
+and is refused once any of those labels has all its votes.
+
 Returning (releasing) a HIT locks only the assignment row, like the first step
 of a submit, and marks it expired at once, so its slot is free for the next
 claimer; the mark (RELEASED_FEEDBACK) keeps a later submit of it from counting
@@ -36,8 +40,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.events import LabelsCompleted, event_send_on_commit
-from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
-from annotation.services.labels import labels_votes_add, topic_gold_document_ids
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
+from annotation.services.labels import LabelsComplete, labels_votes_add, labels_votes_change, topic_gold_document_ids
 from annotation.services.workers import worker_gold_check
 from core.errors import ApplicationError
 
@@ -287,12 +291,15 @@ def assignment_claim_for_hit(
 # --------------------------------------------------------------------------- submit
 
 
-def _normalise_answers(answers: Mapping, expected: set[int]) -> dict[int, bool]:
+def _normalise_answers(answers: Mapping, expected: set[int], *, allow_unsure: bool = False) -> dict[int, bool | None]:
+    """{document id: True/False, or None ("unsure") where the topic allows it}, one per expected document."""
     try:
         normalised = {int(doc_id): value for doc_id, value in answers.items()}
     except (TypeError, ValueError):
         raise InvalidAnswers("Answers must be keyed by document id.") from None
-    if any(not isinstance(value, bool) for value in normalised.values()):
+    if any(value is None for value in normalised.values()) and not allow_unsure:
+        raise InvalidAnswers("This topic has no \"unsure\" answer: answer on topic or off topic.")
+    if any(not (isinstance(value, bool) or value is None) for value in normalised.values()):
         raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
     missing, unexpected = expected - set(normalised), set(normalised) - expected
     if missing:
@@ -326,7 +333,7 @@ def _result(assignment: Assignment, *, replayed: bool, labels_completed=(), diff
 
 
 def assignment_submit(
-    *, assignment_id: int, worker: Worker, answers: Mapping[int, bool], now: datetime | None = None
+    *, assignment_id: int, worker: Worker, answers: Mapping[int, bool | None], now: datetime | None = None
 ) -> SubmitResult:
     """Record one answer per document of the assignment's HIT; idempotent.
 
@@ -356,7 +363,7 @@ def assignment_submit(
         if hit.status == Hit.Status.CANCELLED:
             raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
         items = list(HitItem.objects.filter(hit_id=hit.pk).values_list("document_id", "is_gold"))
-        answers = _normalise_answers(answers, {doc_id for doc_id, _ in items})
+        answers = _normalise_answers(answers, {doc_id for doc_id, _ in items}, allow_unsure=hit.topic.allow_unsure)
 
         if assignment.status == Assignment.Status.EXPIRED:
             try:
@@ -428,6 +435,93 @@ def _labels_changed(*, topic: Topic) -> None:
         topic_id = topic.pk
         transaction.on_commit(lambda: labels_posteriors_task.delay(topic_id=topic_id), robust=True)
     event_send_on_commit(event=LabelsCompleted(topic_id=topic.pk))
+
+
+# --------------------------------------------------------------------------- correct
+
+
+class CorrectionRefused(ApplicationError):
+    """The submitted answers can no longer be changed (labels complete, not submitted, not a local HIT)."""
+
+
+@dataclass(frozen=True)
+class CorrectResult:
+    assignment_id: int
+    hit_id: int
+    changed: int  # judgments whose answer changed (0: same answers again, e.g. a double click)
+
+
+def _correction_problem(*, assignment: Assignment) -> str | None:
+    """Why the worker may not change this assignment's answers, None when they may (labels not checked)."""
+    if assignment.hit.topic.crowd != Topic.Crowd.LOCAL:
+        return "Answers given on Mechanical Turk cannot be changed here."
+    if assignment.status != Assignment.Status.SUBMITTED:
+        return "Only a submitted HIT's answers can be changed."
+    if assignment.hit.status == Hit.Status.CANCELLED:
+        return "This HIT was withdrawn; its answers can no longer be changed."
+    return None
+
+
+def judgment_correct(
+    *, worker: Worker, assignment_id: int, answers: Mapping[int, bool | None]
+) -> CorrectResult:
+    """Change the worker's own submitted answers for a HIT while none of its labels is complete.
+
+    Locks the assignment row, then the HIT's (non-gold) labels in document order, so
+    it serialises with every submit of the same HIT: once another worker's submit
+    has given any of these documents its last vote, the majority is final and the
+    correction is refused (CorrectionRefused); otherwise the Judgment rows and the
+    labels' counters move together (``votes_total`` stays: the place is still
+    this worker's). Idempotent: the same answers again change nothing. Another
+    worker's assignment is AssignmentNotFound, as a missing one is.
+    """
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .filter(pk=assignment_id, worker=worker)
+            .select_related("hit__topic")
+            .first()
+        )
+        if assignment is None:
+            raise AssignmentNotFound("This assignment does not exist or is not yours.")
+        problem = _correction_problem(assignment=assignment)
+        if problem:
+            raise CorrectionRefused(problem)
+        hit, topic = assignment.hit, assignment.hit.topic
+        items = list(HitItem.objects.filter(hit_id=hit.pk).values_list("document_id", "is_gold"))
+        new = _normalise_answers(answers, {doc_id for doc_id, _ in items}, allow_unsure=topic.allow_unsure)
+        old = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+        sample_docs = {doc_id for doc_id, is_gold in items if not is_gold}
+        changes = {doc_id: (old.get(doc_id), new[doc_id]) for doc_id in sample_docs if old.get(doc_id) != new[doc_id]}
+        try:
+            # Always locks and checks the labels, even with nothing to change: a repeat after the
+            # labels completed says so instead of pretending to have saved.
+            labels_votes_change(
+                topic=topic,
+                changes=changes or {doc_id: (old.get(doc_id), old.get(doc_id)) for doc_id in sample_docs},
+                votes_needed=hit.max_assignments,
+            )
+        except LabelsComplete as exc:
+            raise CorrectionRefused(str(exc)) from None
+        changed = [doc_id for doc_id, _ in items if old.get(doc_id) != new[doc_id]]
+        by_value: dict[bool | None, list[int]] = {}
+        for doc_id in changed:
+            by_value.setdefault(new[doc_id], []).append(doc_id)
+        for value, doc_ids in by_value.items():
+            Judgment.objects.filter(assignment=assignment, document_id__in=doc_ids).update(relevant=value)
+        if any(is_gold and doc_id in changed for doc_id, is_gold in items):
+            worker_gold_check(worker=worker, topic=topic)
+        return CorrectResult(assignment_id=assignment.pk, hit_id=hit.pk, changed=len(changed))
+
+
+def assignment_correctable(*, assignment: Assignment) -> bool:
+    """Whether its worker may still change the answers (a read: judgment_correct decides under its locks)."""
+    if _correction_problem(assignment=assignment):
+        return False
+    sample_docs = HitItem.objects.filter(hit_id=assignment.hit_id, is_gold=False).values("document_id")
+    return not Label.objects.filter(
+        topic_id=assignment.hit.topic_id, document_id__in=sample_docs, votes_total__gte=assignment.hit.max_assignments
+    ).exists()
 
 
 # --------------------------------------------------------------------------- return (skip)

@@ -16,8 +16,23 @@ from annotation.models import Document, Hit, Judgment, Label, Region, SampledDoc
 from core.errors import ApplicationError
 
 
-def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT) -> list[int]:
+def _majority(*, relevant: int, unsure: int, total: int) -> bool | None:
+    """The majority over the sure votes: None when there is none, or the sure votes tie (never broken silently)."""
+    sure = total - unsure
+    if sure <= 0 or 2 * relevant == sure:
+        return None
+    return 2 * relevant > sure
+
+
+def labels_votes_add(
+    *, topic: Topic, votes: Mapping[int, bool | None], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT
+) -> list[int]:
     """Count one worker's votes; returns the documents whose label just became complete.
+
+    A vote is True (on topic), False (off topic) or None ("unsure"). An unsure vote fills the
+    worker's place (``votes_total``; the label still completes at ``votes_needed`` votes) and is
+    counted in ``votes_unsure``; the majority is taken over the sure votes only, so no sure vote,
+    or a tie among them, leaves the complete label undecided (``majority`` NULL; docs/aggregation.md).
 
     Rows are locked in document order — the same order for every submitter — so
     concurrent submissions cannot deadlock.
@@ -25,6 +40,24 @@ def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: i
     if not votes:
         return []
     doc_ids = sorted(votes)
+    labels = _labels_locked(topic=topic, doc_ids=doc_ids)
+    completed = []
+    for label in labels:
+        vote = votes[label.document_id]
+        label.votes_total += 1
+        label.votes_relevant += int(vote is True)
+        label.votes_unsure += int(vote is None)
+        if label.votes_total >= votes_needed and label.majority is None:
+            label.majority = _majority(
+                relevant=label.votes_relevant, unsure=label.votes_unsure, total=label.votes_total
+            )
+            completed.append(label.document_id)
+    _labels_counts_save(labels)
+    return completed
+
+
+def _labels_locked(*, topic: Topic, doc_ids: list[int]) -> list[Label]:
+    """The labels of these documents, row-locked in document order (created first if missing)."""
     labels = list(
         Label.objects.select_for_update().filter(topic=topic, document_id__in=doc_ids).order_by("document_id")
     )
@@ -34,22 +67,44 @@ def labels_votes_add(*, topic: Topic, votes: Mapping[int, bool], votes_needed: i
         labels = list(
             Label.objects.select_for_update().filter(topic=topic, document_id__in=doc_ids).order_by("document_id")
         )
-    completed = []
-    for label in labels:
-        label.votes_total += 1
-        label.votes_relevant += int(bool(votes[label.document_id]))
-        if label.votes_total >= votes_needed and label.majority is None:
-            # Three votes never tie; an even count that ties stays undecided (never broken silently).
-            if 2 * label.votes_relevant != label.votes_total:
-                label.majority = 2 * label.votes_relevant > label.votes_total
-            completed.append(label.document_id)
+    return labels
+
+
+def _labels_counts_save(labels: list[Label]) -> None:
     # One plain UPDATE per distinct new value (usually two): much cheaper than bulk_update's CASE.
     groups: dict[tuple, list[int]] = {}
     for label in labels:
-        groups.setdefault((label.votes_total, label.votes_relevant, label.majority), []).append(label.pk)
-    for (total, relevant, majority), pks in groups.items():
-        Label.objects.filter(pk__in=pks).update(votes_total=total, votes_relevant=relevant, majority=majority)
-    return completed
+        key = (label.votes_total, label.votes_relevant, label.votes_unsure, label.majority)
+        groups.setdefault(key, []).append(label.pk)
+    for (total, relevant, unsure, majority), pks in groups.items():
+        Label.objects.filter(pk__in=pks).update(
+            votes_total=total, votes_relevant=relevant, votes_unsure=unsure, majority=majority
+        )
+
+
+class LabelsComplete(ApplicationError):
+    """A vote can no longer change: the label already has all its votes."""
+
+
+def labels_votes_change(
+    *, topic: Topic, changes: Mapping[int, tuple[bool | None, bool | None]], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT
+) -> None:
+    """Move one worker's votes ({document id: (old vote, new vote)}) while no label is complete.
+
+    Locks the labels in document order (as ``labels_votes_add`` does) and refuses with
+    LabelsComplete when any of them already has ``votes_needed`` votes: a complete label's
+    majority is final (reports and certification read it). ``votes_total`` does not move.
+    """
+    if not changes:
+        return
+    labels = _labels_locked(topic=topic, doc_ids=sorted(changes))
+    if any(label.votes_total >= votes_needed for label in labels):
+        raise LabelsComplete("The other workers have finished these documents; your answers can no longer be changed.")
+    for label in labels:
+        old, new = changes[label.document_id]
+        label.votes_relevant += int(new is True) - int(old is True)
+        label.votes_unsure += int(new is None) - int(old is None)
+    _labels_counts_save(labels)
 
 
 def topic_gold_answers(*, topic: Topic) -> dict[int, bool]:
@@ -143,6 +198,8 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
     prior is fitted per stratum (:func:`labels_strata`: the sample that drew the
     document), the workers' accuracies across all strata: one prior across A12
     (mostly relevant) and B1/B2 (about half) biased the pair's recall (issue 11).
+    An "unsure" judgment is a missing observation (left out of the model); an undecided
+    label (no sure vote, or the sure votes tie) gets no posterior, as under majority vote.
     """
     from estimation.stats.aggregation import dawid_skene
 
@@ -150,12 +207,14 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
         Judgment.objects.filter(topic=topic).order_by("document_id", "worker_id")
         .values_list("document_id", "worker_id", "relevant")
     )
-    if not rows:
+    if not any(relevant is not None for _, _, relevant in rows):
         return 0
     doc_index: dict[int, int] = {}
     worker_index: dict[int, int] = {}
     items, workers, answers = [], [], []
     for doc_id, worker_id, relevant in rows:
+        if relevant is None:
+            continue  # "unsure": a missing observation, not a vote for either class
         items.append(doc_index.setdefault(doc_id, len(doc_index)))
         workers.append(worker_index.setdefault(worker_id, len(worker_index)))
         answers.append(int(relevant))

@@ -21,22 +21,33 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Assignment, Worker
 from annotation.roles import ANNOTATE, role_required
-from annotation.selectors import annotator_progress, assignment_answers, assignment_for_worker, assignment_items
+from annotation.selectors import (
+    annotator_correctable,
+    annotator_progress,
+    assignment_answers,
+    assignment_for_worker,
+    assignment_items,
+)
 from annotation.services.assignments import (
     RELEASED_FEEDBACK,
     AssignmentExpired,
     AssignmentNotFound,
     ClaimRefused,
+    CorrectionRefused,
     ReleaseRefused,
     SubmitRefused,
     assignment_claim_fresh,
+    assignment_correctable,
     assignment_release,
     assignment_submit,
+    judgment_correct,
 )
 from annotation.services.workers import worker_for_user
 from annotation.views.highlight import paragraphs
 
-ANSWER_VALUES = {"1": True, "0": False}
+# "u" (unsure) is accepted only where the topic allows it (the service refuses it otherwise).
+ANSWER_VALUES: dict[str, bool | None] = {"1": True, "0": False, "u": None}
+ANSWER_CODES = {value: code for code, value in ANSWER_VALUES.items()}
 STALE_TAB_MESSAGE = (
     "This HIT had already been submitted (from another tab or window) with different answers. "
     "The answers submitted first are the ones recorded; the ones you just sent were not."
@@ -57,7 +68,13 @@ def _wants_json(request: HttpRequest) -> bool:
 def annotator_home(request: HttpRequest) -> HttpResponse:
     worker = _worker(request)
     return render(
-        request, "annotator/home.html", {"progress": annotator_progress(worker=worker), "worker": worker}
+        request,
+        "annotator/home.html",
+        {
+            "progress": annotator_progress(worker=worker),
+            "worker": worker,
+            "correctable": annotator_correctable(worker=worker),
+        },
     )
 
 
@@ -97,7 +114,11 @@ def _submit(request: HttpRequest, worker: Worker, assignment: Assignment, chosen
     if result.replayed and result.differs:
         messages.warning(request, STALE_TAB_MESSAGE)
     elif not result.replayed:
-        messages.success(request, f"Thank you: {result.judgments} answers recorded.")
+        messages.success(
+            request,
+            f"Thank you: {result.judgments} answers recorded. Until the other workers have finished these "
+            "documents you can change them (\"Change my answers\" on the Annotate page).",
+        )
     response = annotator_next(request) if request.POST.get("then") == "next" else redirect("annotator:home")
     if _wants_json(request):
         return JsonResponse({"ok": True, "replayed": result.replayed, "location": response["Location"]})
@@ -125,7 +146,7 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
         error, status = outcome, 400
     elif assignment.status != Assignment.Status.CLAIMED:
         recorded = assignment_answers(assignment=assignment)
-        chosen = {str(doc_id): "1" if value else "0" for doc_id, value in recorded.items()}
+        chosen = {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
     items = assignment_items(assignment=assignment)
     rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
     returned = assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK
@@ -147,6 +168,73 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
             # An expired assignment may still be submitted while its place is free (the service decides).
             "editable": assignment.status == Assignment.Status.CLAIMED
             or (assignment.status == Assignment.Status.EXPIRED and not returned),
+            "allow_unsure": assignment.hit.topic.allow_unsure,
+            "correctable": assignment.status == Assignment.Status.SUBMITTED
+            and assignment_correctable(assignment=assignment),
+        },
+        status=status,
+    )
+
+
+@role_required(ANNOTATE)
+@require_http_methods(["GET", "POST"])
+def annotator_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Change my answers: the submitted HIT's form again, until any of its documents has all its votes."""
+    worker = _worker(request)
+    try:
+        assignment = assignment_for_worker(worker=worker, assignment_id=assignment_id)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
+    error, status = "", 200
+    if request.method == "POST":
+        chosen = _chosen_answers(request.POST)
+        answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
+        try:
+            result = judgment_correct(worker=worker, assignment_id=assignment.pk, answers=answers)
+        except AssignmentNotFound:
+            raise Http404("No such assignment.") from None
+        except CorrectionRefused as exc:
+            messages.error(request, str(exc))
+            if _wants_json(request):
+                location = reverse("annotator:assignment", args=[assignment.pk])
+                return JsonResponse({"ok": False, "error": str(exc), "location": location}, status=409)
+            return redirect("annotator:assignment", assignment_id=assignment.pk)
+        except SubmitRefused as exc:  # an answer missing or not allowed: the form again, with the message
+            if _wants_json(request):
+                return JsonResponse({"ok": False, "error": str(exc)}, status=400)
+            error, status = str(exc), 400
+        else:
+            messages.success(
+                request,
+                f"Your answers were changed ({result.changed} changed)." if result.changed
+                else "Your answers were already these; nothing changed.",
+            )
+            if _wants_json(request):
+                return JsonResponse({"ok": True, "location": reverse("annotator:home")})
+            return redirect("annotator:home")
+    else:
+        if not assignment_correctable(assignment=assignment):
+            messages.error(request, "These answers can no longer be changed: the other workers have finished "
+                                    "these documents, or the HIT is not a submitted one of yours.")
+            return redirect("annotator:assignment", assignment_id=assignment.pk)
+        chosen = {str(doc_id): ANSWER_CODES[value] for doc_id, value in assignment_answers(assignment=assignment).items()}
+    items = assignment_items(assignment=assignment)
+    rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
+    return render(
+        request,
+        "annotator/assignment.html",
+        {
+            "assignment": assignment,
+            "topic": assignment.hit.topic,
+            "rows": rows,
+            "answered": sum(1 for _, value, _ in rows if value),
+            "error": error,
+            "returned": False,
+            "progress": None,
+            "editable": True,
+            "correcting": True,
+            "allow_unsure": assignment.hit.topic.allow_unsure,
+            "correctable": False,
         },
         status=status,
     )

@@ -9,7 +9,12 @@ recorded in `parameters`).
 Wiring decisions (documented in docs/report.md):
 
 * A document counts as judged when its Label has a majority (the crowd code sets
-  it when the third judgment lands).  Its value is 1.0/0.0 from the majority, or
+  it when the third judgment lands).  An "unsure" vote (Topic.allow_unsure) fills a
+  worker's place but is left out of the majority, which is taken over the sure votes:
+  a complete label with no sure vote, or with the sure votes tied, is *undecided*
+  (majority NULL).  Undecided documents are not judged for any estimator (never read
+  as "not relevant"); they are counted per sample (``SampleInputs.undecided``) and
+  for the topic (``undecided``) so the report can disclose them (docs/aggregation.md).  Its value is 1.0/0.0 from the majority, or
   the Dawid–Skene posterior P(relevant) when the topic's aggregator is
   dawid_skene and a posterior is stored (soft label); without a stored
   posterior the majority is used.
@@ -29,7 +34,8 @@ Wiring decisions (documented in docs/report.md):
   dependence check of issue 11) is keyed "N"; its size is |U| − |A1 ∪ A2| with
   |U| = corpus.document_count, as everywhere else in the report (no read of the
   corpus bitmap).
-* Each judged document's votes are kept with its sample (``SampleInputs.votes``)
+* Each judged document's votes — its *sure* votes: (on topic, on topic + off topic),
+  unsure ones left out and counted apart in ``unsure_votes`` — are kept with its sample (``SampleInputs.votes``)
   and, for worker agreement, with the key of the first sample holding it
   (``vote_strata``, parallel to ``votes``).
 * Region sizes come from the retrieved-set bitmaps, never from joins.
@@ -50,6 +56,7 @@ from annotation.models import (
     Assignment,
     Classifier,
     ClassifierPair,
+    Hit,
     Judgment,
     Label,
     Region,
@@ -66,7 +73,9 @@ from estimation.selectors import certification_summary
 logger = logging.getLogger(__name__)
 
 # The schema of the inputs dict; bump when its meaning changes.
-INPUTS_SCHEMA = 2  # 2: N samples, per-sample votes, vote strata, certification judgments and cost apart
+# 2: N samples, per-sample votes, vote strata, certification judgments and cost apart;
+# 3: votes are the sure votes (an "unsure" one is left out), undecided documents and unsure votes counted.
+INPUTS_SCHEMA = 3
 
 PAIR_REGIONS = ("A12", "B1", "B2")
 NEITHER = "N"  # Region.NEITHER: the complement of the pair's union (the dependence check)
@@ -95,8 +104,10 @@ class SampleInputs:
     labels: tuple[float, ...]  # per judged document: 1.0/0.0, or P(relevant) for soft labels
     # retrieved_by[i]: ids of the topic's classifiers (pair and extras) whose retrieved set holds document_ids[i].
     retrieved_by: tuple[tuple[int, ...], ...]
-    # votes[i]: (relevant votes, total votes) of document_ids[i]; empty when not gathered.
+    # votes[i]: (relevant votes, sure votes) of document_ids[i] ("unsure" votes left out); empty when not gathered.
     votes: tuple[tuple[int, int], ...] = ()
+    # Drawn documents whose label is complete but undecided (no sure vote, or the sure votes tie): not judged.
+    undecided: int = 0
 
     @property
     def judged(self) -> int:
@@ -138,7 +149,8 @@ class TopicInputs:
     # A1/A2/A_C Venn diagram keyed by capture history "x1x2x3" (log-linear capture–recapture).
     venn3: dict[str, dict[str, int]]
     judgments: int  # Judgment rows of the topic (gold checks included: they cost too)
-    # Fleiss' kappa needs every worker's vote: (votes_relevant, votes_total) per judged non-gold document.
+    # Fleiss' kappa needs every worker's vote: (votes_relevant, sure votes) per judged non-gold document
+    # ("unsure" votes are left out here and counted in ``unsure_votes``).
     votes: tuple[tuple[int, int], ...]
     cost: CostInputs
     # estimation.selectors.certification_summary(topic=...): {"state": "none"} without a plan.
@@ -150,6 +162,12 @@ class TopicInputs:
     # Judgments of documents that only certification samples hold, and their share of the cost (Decimal string).
     certification_judgments: int = 0
     certification_spent: str = "0"
+    # Sampled (non-gold, non-certification) documents whose complete label is undecided; in no estimate.
+    undecided: int = 0
+    # "Unsure" votes on the sampled documents (decided or not), and the judged documents that have one
+    # (their entry in ``votes`` holds fewer than three sure votes).
+    unsure_votes: int = 0
+    unsure_documents: int = 0
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
@@ -181,6 +199,7 @@ class TopicInputs:
                 "sampled": s.sampled, "document_ids": list(s.document_ids), "labels": list(s.labels),
                 "retrieved_by": [list(r) for r in s.retrieved_by],
                 "votes": [list(v) for v in s.votes],
+                "undecided": s.undecided,
                 # Not fields, but handy for anyone reading a stored snapshot.
                 "judged": s.judged, "relevant": s.relevant,
             }
@@ -212,26 +231,37 @@ def _classifier_inputs(classifier: Classifier, role: str) -> ClassifierInputs:
     )
 
 
-def _label_values(*, topic: Topic, soft: bool) -> tuple[dict[int, float], set[int], dict[int, tuple[int, int]]]:
-    """Label value per judged document, the gold documents, and the votes per judged document."""
-    values: dict[int, float] = {}
-    votes: dict[int, tuple[int, int]] = {}
-    gold: set[int] = set()
+@dataclass
+class _Labels:
+    values: dict[int, float] = field(default_factory=dict)  # judged documents: 1.0/0.0 or P(relevant)
+    gold: set[int] = field(default_factory=set)
+    votes: dict[int, tuple[int, int]] = field(default_factory=dict)  # judged: (relevant, sure votes)
+    undecided: set[int] = field(default_factory=set)  # complete, no majority over the sure votes
+    unsure: dict[int, int] = field(default_factory=dict)  # "unsure" votes per non-gold document (when any)
+
+
+def _label_values(*, topic: Topic, soft: bool) -> _Labels:
+    """Label value per judged document, the gold documents, the sure votes, the undecided documents."""
+    result = _Labels()
     rows = Label.objects.filter(topic=topic).values_list(
-        "document_id", "majority", "posterior", "gold", "votes_relevant", "votes_total"
+        "document_id", "majority", "posterior", "gold", "votes_relevant", "votes_total", "votes_unsure"
     )
-    for document_id, majority, posterior, gold_answer, votes_relevant, votes_total in rows:
+    for document_id, majority, posterior, gold_answer, votes_relevant, votes_total, votes_unsure in rows:
         if gold_answer is not None:
-            gold.add(document_id)
+            result.gold.add(document_id)
             continue
+        if votes_unsure:
+            result.unsure[document_id] = int(votes_unsure)
         if majority is None:
-            continue  # fewer than three judgments so far
+            if votes_total >= Hit.ASSIGNMENTS_PER_HIT:
+                result.undecided.add(document_id)  # complete, but no sure vote or a tie among them
+            continue  # else: fewer than three judgments so far
         if soft and posterior is not None:
-            values[document_id] = min(1.0, max(0.0, float(posterior)))
+            result.values[document_id] = min(1.0, max(0.0, float(posterior)))
         else:
-            values[document_id] = 1.0 if majority else 0.0
-        votes[document_id] = (int(votes_relevant), int(votes_total))
-    return values, gold, votes
+            result.values[document_id] = 1.0 if majority else 0.0
+        result.votes[document_id] = (int(votes_relevant), int(votes_total) - int(votes_unsure))
+    return result
 
 
 _COUNTED = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
@@ -319,7 +349,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         for tc in TopicClassifier.objects.filter(topic=topic).select_related("classifier").order_by("classifier_id")
     ]
     extras = tuple(_classifier_inputs(c, "extra") for c in extra_classifiers)
-    values, gold, votes = _label_values(topic=topic, soft=soft)
+    labels = _label_values(topic=topic, soft=soft)
+    values, gold, votes = labels.values, labels.gold, labels.votes
 
     # Distinct documents per sample key; the draw's classifier names the R samples.
     drawn: dict[str, set[int]] = defaultdict(set)
@@ -367,6 +398,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             labels=tuple(values[d] for d in judged_ids),
             retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
             votes=tuple(votes[d] for d in judged_ids),
+            undecided=sum(1 for d in drawn[key] if d in labels.undecided),
         )
 
     venn3 = _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
@@ -377,6 +409,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         for d in sample.document_ids:
             stratum_of.setdefault(d, key)
     sampled_judged = sorted(stratum_of)
+    # Every document of the estimation samples (judged or not), for the undecided and unsure counts.
+    sampled_any = {d for key in samples for d in drawn[key]}
     fee = _fee_per_assignment(topic=topic)
     certification_judgments, certification_spent = _certification_share(topic=topic, fee=fee)
     return TopicInputs(
@@ -404,6 +438,9 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         vote_strata=tuple(stratum_of[d] for d in sampled_judged),
         certification_judgments=certification_judgments,
         certification_spent=str(certification_spent),
+        undecided=len(sampled_any & labels.undecided),
+        unsure_votes=sum(labels.unsure.get(d, 0) for d in sampled_any),
+        unsure_documents=sum(1 for d in sampled_judged if labels.unsure.get(d)),
     )
 
 

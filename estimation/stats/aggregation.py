@@ -479,6 +479,12 @@ class LabelQuality:
     reasons: tuple[str, ...]
     message: str | None
     majority_error: float | None
+    # "Unsure" answers (docs/aggregation.md): complete documents left undecided, unsure votes, and
+    # judged documents with one (their sure votes only are in ``votes``); ``disclosure`` says so in words.
+    undecided: int = 0
+    unsure_votes: int = 0
+    unsure_documents: int = 0
+    disclosure: str | None = None
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -531,7 +537,8 @@ def majority_error_from_split_share(split_share: float) -> float | None:
 
 
 def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | None = None,
-                  intervals_widened: bool = False) -> LabelQuality:
+                  intervals_widened: bool = False, undecided: int = 0, unsure_votes: int = 0,
+                  unsure_documents: int = 0) -> LabelQuality:
     """Agreement of the crowd on complete documents, and a warning when it is too low to trust.
 
     votes: (relevant votes, total votes) per complete document; strata: the
@@ -540,6 +547,11 @@ def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | N
     share of documents with a split vote, overall and per stratum.  The
     thresholds are the module constants above (ESTIMATION-NOTES §3; the issue's
     crowd had κ 0.31–0.36 and raised no warning).
+
+    With "unsure" answers, ``votes`` are the *sure* votes (relevant, on + off topic); the
+    undecided documents (no sure vote, or a tie), the unsure votes and the judged documents
+    holding one are passed as counts and disclosed in ``disclosure`` (see
+    :func:`unsure_disclosure`); they change neither κ nor the split share.
     """
     pairs = [(int(k), int(n)) for k, n in votes]
     if any(n < 1 or not 0 <= k <= n for k, n in pairs):
@@ -585,8 +597,37 @@ def label_quality(*, votes: Sequence[tuple[int, int]], strata: Sequence[str] | N
     return LabelQuality(
         documents=len(pairs), fleiss_kappa=kappa, split_share=split, relevant_vote_share=vote_share,
         per_stratum=per_stratum, low_agreement=bool(reasons), reasons=tuple(reasons), message=message,
-        majority_error=majority_error,
+        majority_error=majority_error, undecided=int(undecided), unsure_votes=int(unsure_votes),
+        unsure_documents=int(unsure_documents),
+        disclosure=unsure_disclosure(judged=len(pairs), undecided=undecided, unsure_votes=unsure_votes,
+                                     unsure_documents=unsure_documents),
     )
+
+
+def unsure_disclosure(*, judged: int, undecided: int, unsure_votes: int, unsure_documents: int) -> str | None:
+    """Plain words on the "unsure" answers behind a report's labels; None when there were none.
+
+    Undecided documents (every vote unsure, or the sure votes tied) have no label: every
+    estimate leaves them out as if they had not been drawn, which is unbiased only if they
+    are like the other documents of their sample — they are the hard ones, so the sentence says so.
+    """
+    if undecided < 0 or unsure_votes < 0 or unsure_documents < 0:
+        raise ValueError("counts of undecided documents and unsure votes must be ≥ 0")
+    if not (undecided or unsure_votes):
+        return None
+    parts = [f"Workers answered \"unsure\" {unsure_votes} {'time' if unsure_votes == 1 else 'times'}; "
+             "an unsure answer is left out of the majority, which is taken over the sure answers."]
+    if unsure_documents:
+        parts.append(f"{unsure_documents} of the {judged} labelled documents rest on fewer than three sure answers, "
+                     "and agreement (κ, split votes) is computed without those.")
+    if undecided:
+        was, verb = ("document was", "is") if undecided == 1 else ("documents were", "are")
+        parts.append(
+            f"{undecided} {was} left undecided (no sure answer, or the sure answers tied) and {verb} in no "
+            "estimate, as if not drawn; if such hard documents differ from the rest (e.g. are more often "
+            "relevant), the figures are biased. Clearer instructions, or gold documents like them, reduce the number."
+        )
+    return " ".join(parts)
 
 
 def _percent(value: float) -> str:

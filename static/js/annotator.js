@@ -1,6 +1,7 @@
 // The annotator pages.
 // HIT page: keys answer the document that has focus (or the highlighted one when focus is outside
-// the documents): j/1 on topic, k/0 off topic (then the next document), n/p next/previous,
+// the documents): j/1 on topic, k/0 off topic, u/2 unsure where the topic offers it (then the next
+// document), n/p next/previous,
 // Enter submits (or jumps to the first unanswered document). The highlight follows focus.
 // Answers are kept in localStorage (keyed by assignment) until the server acknowledges the submit:
 // an expired session, a stale CSRF token or a lost connection loses nothing.
@@ -165,12 +166,15 @@
     switch (event.key) {
       case "j": case "1": answer("1", index, inside); break;
       case "k": case "0": answer("0", index, inside); break;
+      case "u": case "2":
+        if (!docs[index].querySelector("input[type=radio][value='u']")) { return; }  // no "unsure" in this topic
+        answer("u", index, inside); break;
       case "n": moveTo(index + 1, inside); break;
       case "p": moveTo(index - 1, inside); break;
       case "Enter":
         var missing = firstUnanswered();
         if (missing >= 0) { moveTo(missing, true); } else if (form.requestSubmit) {
-          form.requestSubmit(form.querySelector("button[name=then][value=next]:not(.skip)"));
+          form.requestSubmit(form.querySelector("button[type=submit]:not(.skip)"));
         } else { form.submit(); }
         break;
       default: return;
