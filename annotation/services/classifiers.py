@@ -190,7 +190,7 @@ def keyword_preview(
             retrieved_count=other.retrieved_count,
             overlap=round(found.intersection_cardinality(bitmap_from_bytes(other.retrieved_bitmap)) * scale),
         )
-        for other in Classifier.objects.filter(corpus=corpus).order_by("name")
+        for other in Classifier.objects.filter(corpus=corpus, archived_at__isnull=True).order_by("name")
     ]
     return KeywordPreview(
         terms=normalized_terms,

@@ -61,7 +61,8 @@ def _cached_preview(*, corpus: Corpus, terms: list[str], fields: list[str]) -> K
 
     The key covers what the answer depends on: the corpus size and the corpus's classifiers (overlaps).
     """
-    classifiers = Classifier.objects.filter(corpus=corpus).order_by("pk").values_list("pk", "fingerprint")
+    classifiers = (Classifier.objects.filter(corpus=corpus, archived_at__isnull=True).order_by("pk")
+                   .values_list("pk", "fingerprint"))
     raw = repr((corpus.pk, corpus.created_at.isoformat(), corpus.document_count, list(classifiers), sorted(terms),
                 sorted(fields)))
     key = "keyword-preview:" + hashlib.sha256(raw.encode()).hexdigest()

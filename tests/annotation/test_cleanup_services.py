@@ -242,3 +242,12 @@ def test_topic_rename_keeps_names_unique(pair):
         topic_rename(topic=topic, name="Wheat")
     with pytest.raises(TopicError, match="needs a name"):
         topic_rename(topic=topic, name="")
+
+
+def test_the_keyword_preview_leaves_archived_classifiers_out_of_its_overlaps(pair):
+    from annotation.services.classifiers import keyword_preview
+
+    corpus, _, c1, c2 = pair
+    classifier_archive(classifier=c1)
+    preview = keyword_preview(corpus=corpus, terms=["oil"])
+    assert [o.classifier_name for o in preview.overlaps] == ["model"]
