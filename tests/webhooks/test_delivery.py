@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from webhooks.models import WebhookDelivery, WebhookEvent
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services.deliveries import (
     RETRY_DELAYS,
     webhook_deliveries_create,
@@ -116,7 +116,7 @@ def test_a_switched_off_endpoint_fails_its_pending_delivery_without_a_request(re
     assert receiver.requests == []
 
 
-def test_the_database_refuses_a_succeeded_delivery_without_a_time(delivery):
+def test_the_database_refuses_inconsistent_rows(delivery):
     from django.db import IntegrityError, transaction
 
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -125,3 +125,7 @@ def test_the_database_refuses_a_succeeded_delivery_without_a_time(delivery):
         WebhookDelivery.objects.filter(pk=delivery.pk).update(event="report.deleted")
     with pytest.raises(IntegrityError), transaction.atomic():
         WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=None)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        WebhookEndpoint.objects.filter(pk=delivery.endpoint_id).update(events=[])
+    with pytest.raises(IntegrityError), transaction.atomic():
+        WebhookEndpoint.objects.filter(pk=delivery.endpoint_id).update(url="ftp://127.0.0.1/")
