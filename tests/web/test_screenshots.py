@@ -1,0 +1,240 @@
+"""Screenshots of every page a person sees, at 1280 and 390 px, and the 390 px layout check (issue 12).
+
+Each role signs in with its demo account (`demo_setup_run`, a small news-like demo corpus) and visits
+its pages; a full-page PNG of each goes to $SCREENSHOT_DIR (default test-artifacts/screenshots/,
+git-ignored) as `<role>-<page>-<width>.png`. At 390 px no page may scroll sideways
+(document.documentElement.scrollWidth <= window.innerWidth): wide tables scroll inside their own box.
+Every page is visited before the test fails, so one run names all the pages that overflow.
+Skipped without Chromium, unless REQUIRE_BROWSER=1, which turns the skip into a failure.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / "test-artifacts" / "screenshots")
+WIDTHS = (1280, 390)
+# Playwright's sync API runs an event loop in this thread; the ORM calls made by the test are still synchronous.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+OVERFLOW_JS = "document.documentElement.scrollWidth - window.innerWidth"
+
+
+class Tour:
+    """Visits pages at both widths, saves the screenshots and collects problems instead of stopping."""
+
+    def __init__(self, browser, live_server, role: str) -> None:
+        self.context = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
+        self.context.set_default_timeout(20_000)
+        self.page = self.context.new_page()
+        self.base = live_server.url
+        self.role = role
+        self.problems: list[str] = []
+        self.saved: list[Path] = []
+
+    def sign_in(self, username: str, password: str) -> None:
+        self.page.goto(self.base + "/accounts/login/")
+        self.page.fill("#id_username", username)
+        self.page.fill("#id_password", password)
+        self.page.click(".auth button[type=submit]")
+        self.page.wait_for_load_state()
+        assert "/accounts/login/" not in self.page.url, f"{username} could not sign in"
+
+    def shoot(self, name: str) -> None:
+        """Both widths of the page as it is now (for pages reached by a POST: resized, not reloaded)."""
+        for width in WIDTHS:
+            self.page.set_viewport_size({"width": width, "height": 900})
+            self.page.wait_for_timeout(50)  # let the layout settle after the resize
+            self._capture(name, width)
+        self.page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+
+    def visit(self, name: str, path: str, *, status: int = 200) -> None:
+        """Load the page afresh at each width (as a phone would), check its status, save and measure."""
+        for width in WIDTHS:
+            self.page.set_viewport_size({"width": width, "height": 900})
+            response = self.page.goto(self.base + path)
+            self.page.wait_for_load_state("networkidle")
+            got = response.status if response is not None else None
+            if got != status:
+                self.problems.append(f"{self.role}-{name} ({path}): HTTP {got}, expected {status}")
+            self._capture(name, width)
+        self.page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+
+    def _capture(self, name: str, width: int) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{self.role}-{name}-{width}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        self.saved.append(path)
+        overflow = self.page.evaluate(OVERFLOW_JS)
+        if width < 800 and overflow > 0:
+            culprits = self.page.evaluate(
+                """() => [...document.querySelectorAll('body *')]
+                     .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+                     .filter(e => !e.parentElement || e.parentElement.getBoundingClientRect().right <= window.innerWidth + 1)
+                     .slice(0, 5)
+                     .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+                               (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : ''))"""
+            )
+            self.problems.append(f"{self.role}-{name}: scrolls sideways by {overflow}px at {width}px ({', '.join(culprits)})")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """The demo set-up on 3,000 stories; the coffee topic launched and judged by a simulated crowd and
+    reported; a gold topic launched with open HITs for the annotator; a shipping topic in draft (plan)."""
+    from annotation.models import Corpus, Topic
+    from annotation.services.classifiers import classifier_create_keywords
+    from annotation.services.crowd_simulation import crowd_simulate
+    from annotation.services.demo import DEFAULT_TOPICS, DEMO_CORPUS_NAME, DEMO_TOPIC_NAME, demo_setup_run
+    from annotation.services.sampling import samples_launch
+    from annotation.services.topics import topic_create
+    from estimation.services.recompute import topic_snapshot_create
+
+    demo_setup_run(documents=3000, seed=5, directory=tmp_path)
+    corpus = Corpus.objects.get(name=DEMO_CORPUS_NAME)
+    coffee = Topic.objects.get(name=DEMO_TOPIC_NAME)
+    Topic.objects.filter(pk=coffee.pk).update(budget=500)
+    coffee.refresh_from_db()
+    samples_launch(topic=coffee, per_region=8, seed=1)
+    crowd_simulate(topic=coffee, truth_field="topics", truth_value="coffee", accuracy=0.9, workers=6, seed=1)
+    topic_snapshot_create(topic_id=coffee.pk)
+
+    topics = {t.name: t for t in DEFAULT_TOPICS}
+    made = {}
+    for name, title in (("gold", "Gold market news"), ("shipping", "Shipping and freight news")):
+        planted = topics[name]
+        c1 = classifier_create_keywords(corpus=corpus, name=f"{name} (title keywords)", terms=planted.title_words,
+                                        fields=("title",))
+        c2 = classifier_create_keywords(corpus=corpus, name=f"{name} (body keywords)", terms=planted.body_words,
+                                        fields=("text",))
+        made[name] = topic_create(corpus=corpus, name=title, c1=c1, c2=c2, target_recall=0.8,
+                                  instructions=f"Is this story about the {name} market?")
+    Topic.objects.filter(pk=made["gold"].pk).update(budget=500)
+    made["gold"].refresh_from_db()
+    samples_launch(topic=made["gold"], per_region=4, seed=2)
+    return {"corpus": corpus, "coffee": coffee, "gold": made["gold"], "shipping": made["shipping"]}
+
+
+def _account(role: str) -> tuple[str, str]:
+    from annotation.services.accounts import DEMO_ACCOUNTS
+
+    return next((username, password) for r, username, password in DEMO_ACCOUNTS if r == role)
+
+
+def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_server, demo, tmp_path):
+    from annotation.models import Classifier
+
+    coffee, gold, shipping, corpus = demo["coffee"], demo["gold"], demo["shipping"], demo["corpus"]
+    classifier = Classifier.objects.filter(corpus=corpus).order_by("pk").first()
+    problems: list[str] = []
+    saved: list[Path] = []
+
+    # --- annotator: the queue, then a HIT of the gold topic --------------------------------------------
+    tour = Tour(browser, live_server, "annotator")
+    try:
+        tour.sign_in(*_account("annotator"))
+        tour.visit("home", "/annotate/")
+        tour.page.goto(live_server.url + "/annotate/")
+        with tour.page.expect_navigation():
+            tour.page.click("text=Take the next HIT")
+        assert "/annotate/assignments/" in tour.page.url, tour.page.url
+        hit_path = tour.page.url.removeprefix(live_server.url)
+        tour.visit("hit", hit_path)
+    finally:
+        problems += tour.problems
+        saved += tour.saved
+        tour.close()
+
+    # --- analyst: lists, details, plan, launch confirmation, upload -------------------------------------
+    tour = Tour(browser, live_server, "analyst")
+    try:
+        tour.sign_in(*_account("analyst"))
+        for name, path in (
+            ("topics", "/analyst/"),
+            ("topic-detail", f"/analyst/topics/{coffee.pk}/"),
+            ("topic-active", f"/analyst/topics/{gold.pk}/"),
+            ("topic-plan", f"/analyst/topics/{shipping.pk}/?half_width=0.2"),
+            ("topic-new", "/analyst/topics/new/"),
+            ("topic-edit", f"/analyst/topics/{coffee.pk}/edit/"),
+            ("hit-preview", f"/analyst/topics/{coffee.pk}/hit-preview/"),
+            ("gold-documents", f"/analyst/topics/{coffee.pk}/gold/"),
+            ("workers", f"/analyst/topics/{coffee.pk}/workers/"),
+            ("corpora", "/analyst/corpora/"),
+            ("corpus", f"/analyst/corpora/{corpus.pk}/"),
+            ("keyword-filter-new", f"/analyst/corpora/{corpus.pk}/classifiers/keywords/"),
+            ("classifier-upload", f"/analyst/corpora/{corpus.pk}/classifiers/upload/"),
+            ("classifiers", "/analyst/classifiers/"),
+            ("classifier", f"/analyst/classifiers/{classifier.pk}/"),
+            ("upload-form", "/analyst/corpora/upload/"),
+        ):
+            tour.visit(name, path)
+        # The launch confirmation is the answer to a POST: reached by the button, shot without reloading.
+        tour.page.goto(live_server.url + f"/analyst/topics/{shipping.pk}/?half_width=0.2")
+        tour.page.click("#launch")
+        tour.page.wait_for_selector("#launch-quote")
+        tour.shoot("launch-confirm")
+        # An upload, to see the upload's own page.
+        corpus_file = tmp_path / "upload.jsonl"
+        from annotation.services.demo import demo_corpus_write
+
+        demo_corpus_write(path=corpus_file, documents=40, seed=9)
+        tour.page.goto(live_server.url + "/analyst/corpora/upload/")
+        tour.page.fill("#id_corpus_name", "Screenshot upload")
+        tour.page.set_input_files("#id_file", str(corpus_file))
+        tour.page.click("text=Upload and import")
+        tour.page.wait_for_selector("text=Imported")
+        tour.visit("upload-detail", tour.page.url.removeprefix(live_server.url))
+    finally:
+        problems += tour.problems
+        saved += tour.saved
+        tour.close()
+
+    # --- manager: reports, one report, its printable page, certification --------------------------------
+    tour = Tour(browser, live_server, "manager")
+    try:
+        tour.sign_in(*_account("manager"))
+        for name, path in (
+            ("reports", "/reports/"),
+            ("report", f"/reports/topics/{coffee.pk}/"),
+            ("report-print", f"/reports/topics/{coffee.pk}/print/"),
+            ("report-empty", f"/reports/topics/{shipping.pk}/"),
+            ("certification", f"/reports/topics/{coffee.pk}/certification/"),
+        ):
+            tour.visit(name, path)
+        # --- error pages, as this signed-in manager meets them ------------------------------------------
+        tour.visit("error-403", "/analyst/", status=403)
+        tour.visit("error-404", "/no/such/page/", status=404)
+        tour.visit("error-404-object", f"/reports/topics/{coffee.pk + 10_000}/", status=404)
+    finally:
+        problems += tour.problems
+        saved += tour.saved
+        tour.close()
+
+    # --- a CSRF failure (a form posted with a stale token), signed out -----------------------------------
+    tour = Tour(browser, live_server, "visitor")
+    try:
+        tour.visit("login", "/accounts/login/")
+        tour.page.goto(live_server.url + "/accounts/login/")
+        tour.page.evaluate("document.querySelector('input[name=csrfmiddlewaretoken]').value = 'stale'")
+        tour.page.context.clear_cookies()
+        tour.page.fill("#id_username", "nobody")
+        tour.page.fill("#id_password", "nothing")
+        with tour.page.expect_navigation():
+            tour.page.click(".auth button[type=submit]")
+        tour.shoot("error-csrf")
+    finally:
+        problems += tour.problems
+        saved += tour.saved
+        tour.close()
+
+    assert all(path.stat().st_size > 1000 for path in saved)
+    assert len(saved) >= 2 * 30
+    assert not problems, "\n".join(problems)
