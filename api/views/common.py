@@ -48,6 +48,17 @@ class CsvParser(RawBodyParser):
     media_type = "text/csv"
 
 
+MAX_ID = 2**63 - 1
+
+
+def id_param(value: str | None) -> int | None:
+    """A query parameter naming a row id: None unless it is a whole number a database id can be."""
+    if value is None or not value.isdigit() or len(value) > 19:
+        return None
+    number = int(value)
+    return number if number <= MAX_ID else None
+
+
 def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)

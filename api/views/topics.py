@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
@@ -42,7 +42,7 @@ from api.serializers import (
     TopicSettingsSerializer,
 )
 from api.services import idempotency_begin, idempotency_finish, request_fingerprint
-from api.views.common import CONFLICT, PROBLEMS, topic_or_404, validated
+from api.views.common import CONFLICT, PROBLEMS, id_param, topic_or_404, validated
 from estimation.selectors import topic_snapshot_latest
 
 SETTINGS = ("confidence", "crowd", "aggregator", "hit_size", "reward_per_hit", "budget")
@@ -70,8 +70,8 @@ class TopicList(generics.ListAPIView):
             queryset = queryset.filter(name=params["name"])
         if params.get("status"):
             queryset = queryset.filter(status=params["status"])
-        if params.get("corpus", "").isdigit():
-            queryset = queryset.filter(corpus_id=int(params["corpus"]))
+        if params.get("corpus") is not None:
+            queryset = queryset.filter(corpus_id=id_param(params["corpus"]))
         if params.get("archived") != "1":
             queryset = queryset.filter(archived_at__isnull=True)
         return queryset
@@ -316,10 +316,11 @@ class TopicJudgments(generics.ListAPIView):
         params = self.request.query_params
         if params.get("document"):
             queryset = queryset.filter(document__external_id=params["document"])
-        if params.get("worker", "").isdigit():
-            queryset = queryset.filter(worker_id=int(params["worker"]))
-        if params.get("since", "").isdigit():
-            queryset = queryset.filter(Q(id__gt=int(params["since"])))
+        if params.get("worker") is not None:
+            queryset = queryset.filter(worker_id=id_param(params["worker"]))
+        if params.get("since") is not None:
+            since = id_param(params["since"])
+            queryset = queryset.filter(id__gt=since) if since is not None else queryset.none()
         return queryset
 
     @extend_schema(parameters=[OpenApiParameter("document", str), OpenApiParameter("worker", int),

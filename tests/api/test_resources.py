@@ -299,3 +299,17 @@ def test_certification_plan_create_lock_with_confirmation_and_verdict(manager, d
     assert verdict["state"] == "pending"
     listed = manager.client.get(url + "?status=locked").json()
     assert [p["plan_id"] for p in listed] == [plan["plan_id"]]
+
+
+@pytest.mark.parametrize("url", [
+    "/api/v1/topics/99999999999999999999/", "/api/v1/topics/?corpus=99999999999999999999",
+    "/api/v1/topics/?limit=5&offset=99999999999999999999", "/api/v1/topics/1/judgments/?since=99999999999999999999",
+    "/api/v1/topics/1/judgments/?worker=-1", "/api/v1/topics/1/report/versions/99999999999999999999/",
+    "/api/v1/classifiers/99999999999999999999/", "/api/v1/imports/99999999999999999999/",
+])
+def test_ids_beyond_the_database_range_are_no_server_error(manager, analyst, world, url):
+    caller = manager if "judgments" in url or "report" in url else analyst
+    response = caller.client.get(url)
+    assert response.status_code in (200, 404)
+    if response.status_code == 200:
+        assert response.json()["results"] == []
