@@ -241,3 +241,20 @@ def test_submitting_unsure_through_the_page_stores_null(client, world):
     assert Judgment.objects.get(assignment=assignment, document_id=docs[0]).relevant is None
     shown = client.get(reverse("annotator:assignment", args=[assignment.pk])).content.decode()
     assert 'value="u" checked' in shown  # the recorded unsure answer is shown back
+
+
+def test_the_topic_settings_form_turns_unsure_on_and_off(client, world):
+    from tests.factories import user_with_role
+
+    client.force_login(user_with_role("unsure-analyst", "analyst"))
+    url = reverse("analyst:topic_edit", args=[world.topic.pk])
+    assert 'name="allow_unsure"' in client.get(url).content.decode()
+    topic = world.topic
+    data = {"instructions": topic.instructions, "target_recall": "0.8", "confidence": "0.95", "crowd": "local",
+            "aggregator": "majority", "hit_size": str(topic.hit_size), "reward_per_hit": "0.10", "budget": ""}
+    assert client.post(url, data).status_code == 302  # an unchecked box: off
+    topic.refresh_from_db()
+    assert topic.allow_unsure is False
+    assert client.post(url, {**data, "allow_unsure": "on"}).status_code == 302
+    topic.refresh_from_db()
+    assert topic.allow_unsure is True
