@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 
 from annotation.events import LabelPosteriorsUpdated, event_send_on_commit
 from annotation.models import Topic
 from annotation.services.assignments import assignments_expire
-from annotation.services.corpus_uploads import corpus_upload_run
+from annotation.services.corpus_uploads import corpus_upload_run, corpus_uploads_stuck_fail
 from annotation.services.labels import labels_posteriors_recompute
 from annotation.services.mturk_reconcile import mturk_reconcile_all
 from annotation.services.sampling import samples_launch
@@ -50,7 +50,19 @@ def mturk_reconcile_task() -> None:
     mturk_reconcile_all()
 
 
-@shared_task(name="annotation.tasks_import.corpus_import_task")
+# A database that drops its connections mid-import: retried 5 times, at most 2, 4, 8, 16, 32 s apart (capped at
+# 5 minutes, with jitter); after that the upload stays "importing" until corpus_uploads_stuck_task fails it.
+IMPORT_RETRIES = 5
+
+
+@shared_task(name="annotation.tasks_import.corpus_import_task", autoretry_for=(OperationalError, InterfaceError),
+             max_retries=IMPORT_RETRIES, retry_backoff=2, retry_backoff_max=300, retry_jitter=True)
 def corpus_import_task(*, upload_id: int) -> None:
     """Import a corpus uploaded in the browser (the page polls the upload row)."""
     corpus_upload_run(upload_id=upload_id)
+
+
+@shared_task(name="annotation.tasks_import.corpus_uploads_stuck_task")
+def corpus_uploads_stuck_task() -> int:
+    """Fail uploads whose import task is gone (no heartbeat for CORPUS_UPLOAD_STUCK_SECONDS); beat runs it."""
+    return corpus_uploads_stuck_fail()
