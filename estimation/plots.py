@@ -151,7 +151,16 @@ def _text_width(text: str, size: float = 11) -> float:
     return len(text) * size * 0.62
 
 
-def _legend(items: Sequence[tuple[str, str] | tuple[str, str, str]], *, x: float, y: float) -> list[str]:
+def _fit(label: str, room: float, size: float = 11) -> str:
+    """`label` cut with "…" so that its estimated width fits in `room` pixels."""
+    if _text_width(label, size) <= room:
+        return label
+    keep = max(1, int(room / (size * 0.62)) - 1)
+    return label[:keep] + "…"
+
+
+def _legend(items: Sequence[tuple[str, str] | tuple[str, str, str]], *, x: float, y: float,
+            max_width: float | None = None) -> list[str]:
     """One legend entry per line above the plotting area (outside it, so it never covers data), each in a
     <g class="legend-item" data-box="x y width height"> giving the box it occupies; lines are LEGEND_LINE apart and
     boxes 12 px tall, so no two entries overlap. An item is (label, colour) for a filled square, or (label, colour,
@@ -160,6 +169,8 @@ def _legend(items: Sequence[tuple[str, str] | tuple[str, str, str]], *, x: float
     for i, item in enumerate(items):
         label, color = item[0], item[1]
         kind = item[2] if len(item) > 2 else "box"
+        if max_width is not None:
+            label = _fit(label, max_width - 14)
         yy = y + i * LEGEND_LINE
         width = 14 + _text_width(label)
         parts.append(f'<g class="legend-item" data-box="{x:.1f} {yy - 10:.1f} {width:.1f} 12">')
@@ -237,7 +248,7 @@ def precision_recall_svg(report: dict, *, curves: dict[str, tuple[Sequence[float
         legend.append((f"target recall {_fmt(target)}", TARGET_COLOR, "dash"))
     if has_curves:
         legend.append(("reference curve through each point", "#5b6477", "dash"))
-    body += _legend(legend, x=frame.left, y=18)
+    body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Classifiers on the precision–recall plane", body)
 
 
@@ -301,9 +312,9 @@ def recall_history_svg(series: Mapping[str, Sequence[Mapping[str, Any]]], *, tar
     if target is not None:
         legend.append((f"target recall {_fmt(target)}", TARGET_COLOR, "dash"))
     if certification > 0:
-        legend.append((f"certification samples: {certification:,} judgments, counted apart (not in this history)",
+        legend.append((f"certification: {certification:,} judgments counted apart, not in this history",
                        "#5b6477", "none"))
-    body += _legend(legend, x=frame.left, y=18)
+    body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Recall estimate against judgments collected", body)
 
 
@@ -387,5 +398,5 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
             body.append(f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(0.5, x1 - x0 - 0.5):.1f}" '
                         f'height="{frame.y(0) - y:.1f}" fill="{color}" fill-opacity=".45"/>')
         legend.append((_short(names[key]), color))
-    body += _legend(legend, x=frame.left, y=18)
+    body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Posterior distribution of recall", body)

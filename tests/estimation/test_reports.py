@@ -437,3 +437,54 @@ def test_a_numerical_failure_of_capture_recapture_is_reported_not_raised():
     (row,) = report["dependence"]
     assert row["counts"] == {"111": 10.0, "110": 100.0, "101": 10.0, "100": 10.0, "011": 0.0, "010": 0.0, "001": 0.0}
     assert row["best"] is not None or row["refused"]
+
+
+# --------------------------------------------------------------------------- headline wording (issue 12 item 8)
+
+
+def test_headline_says_meets_below_straddles_or_why_withheld():
+    from estimation.templatetags.report_extras import recall_headline
+
+    def text(recall, reason=""):
+        return recall_headline(name="Title keywords", recall=recall, target=0.8, confidence=0.95,
+                               withheld_reason=reason)
+
+    below = text({"estimate": 0.65, "low": 0.61, "high": 0.68})
+    assert below == {"state": "below", "text": "Title keywords: recall 0.650 (0.610–0.680) — below the target 0.80 "
+                                               "at 95% confidence."}
+    meets = text({"estimate": 0.9, "low": 0.8, "high": 0.95})  # the lower end at the target counts
+    assert meets["state"] == "meets" and "meets the target 0.80" in meets["text"]
+    straddles = text({"estimate": 0.82, "low": 0.7, "high": 0.9})
+    assert straddles["state"] == "straddles"
+    assert "cannot tell yet: the interval straddles the target 0.80" in straddles["text"]
+    withheld = text({"estimate": None, "low": None, "high": None}, reason="no document has been judged yet")
+    assert withheld == {"state": "withheld",
+                        "text": "Title keywords: recall not shown yet — no document has been judged yet."}
+    assert text(None)["state"] == "withheld" and "not enough judged documents" in text(None)["text"]
+    no_interval = text({"estimate": 0.7, "low": None, "high": None})
+    assert no_interval["state"] == "no_interval" and "cannot tell" in no_interval["text"]
+
+
+def test_headline_never_prints_a_figure_equal_to_the_target_when_it_is_not_or_outside_0_1():
+    from estimation.templatetags.report_extras import recall_headline
+
+    edge = recall_headline(name="c", recall={"estimate": 0.9, "low": 0.79996, "high": 1.2}, target=0.8,
+                           confidence=0.95)
+    # 0.79996 would print as 0.800 at three decimals; the headline says "straddles", so it prints more digits.
+    assert edge["state"] == "straddles" and "(0.79996–1.000)" in edge["text"]
+    clipped = recall_headline(name="c", recall={"estimate": 1.3, "low": -0.1, "high": 1.5}, target=0.8,
+                              confidence=None)
+    assert "recall 1.000 (0.000–1.000)" in clipped["text"]
+
+
+def test_plain_words_replace_region_codes_classifier_keys_and_symbols():
+    from estimation.templatetags.report_extras import plain, region_name
+
+    pair = {"c1": "kw", "c2": "model"}
+    text = plain("Only 1 of the 5 judged documents in region B1 (C1 only) were relevant. Eq. 2 gives C2 a recall "
+                 "of 0.9 (seed 000, Assumption 1); dependence ratio of C1 and C2 δ1 ≈ 1.10. Region A12 is small.", pair)
+    assert text == ("Only 1 of the 5 judged documents in the region “first classifier only” were relevant. The "
+                    "rare-topic estimate gives model a recall of 0.9; dependence ratio of kw and model ≈ 1.10. "
+                    "Region “both classifiers” is small.")
+    assert region_name("B2", pair) == "second classifier only (model)" and region_name("N") == "neither classifier"
+    assert plain(None) == ""

@@ -153,3 +153,79 @@ def test_report_shows_the_dependence_sensitivity_table(world, manager):
     assert table.count("<tr>") == len(report["sensitivity"]) + 1 and len(report["sensitivity"]) >= 3
     point = report["sensitivity"][0]
     assert f"{point['delta1']:.2f}" in table
+
+
+def _visible_text(html: str) -> str:
+    """The page's text outside the glossary and the "Details" folds (where symbols are allowed), without tags."""
+    import html as html_lib
+    import re
+
+    html = re.sub(r"<(script|style|details)\b.*?</\1>", " ", html, flags=re.S)
+    html = re.sub(r'<section class="card glossary".*?</section>', " ", html, flags=re.S)
+    return html_lib.unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def test_report_headline_per_classifier_against_the_topic_target(world, manager):
+    from estimation.templatetags.report_extras import recall_headline
+
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    report = EstimateSnapshot.objects.get(topic=world["topic"]).report
+    top = html.index('id="headlines"')
+    assert top < html.index('id="classifiers"') and top < html.index("What to know")  # at the top
+    block = _visible_text(html[top:html.index("</div>", top)])
+    for row in report["classifiers"]:
+        expected = recall_headline(name=row["name"], recall=row["recall"], target=world["topic"].target_recall,
+                                   confidence=world["topic"].confidence)
+        assert expected["text"] in block
+        low, high = row["recall"]["low"], row["recall"]["high"]
+        state = "meets" if low >= 0.8 else "below" if high < 0.8 else "straddles"
+        assert expected["state"] == state
+
+
+def test_report_uses_plain_region_names_and_words_for_symbols(world, manager):
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    text = _visible_text(html)
+    for code in ("A12", "B1", "B2", "A1∩A2", "A1 ∩ A2", "A1 ∖ A2", "δ1", "Eq. 1", "Eq. 2", "seed 00", "Seed 00",
+                 "n̂", "τ", "QBCB", "monte-carlo"):
+        assert code not in text, code
+    assert 'id="region-legend"' in html and "“both classifiers” = retrieved by" in text
+    assert "first classifier only" in text and "second classifier only" in text
+    # The method columns are folded under Details, still on the page.
+    details = html[html.index('id="classifier-details"'):]
+    assert "Recall, Eq. 1" in details and "monte-carlo" in details
+
+
+def test_every_glossary_link_has_its_anchor(world, manager):
+    import re
+
+    for url in (reverse("reports:topic", args=[world["topic"].pk]),
+                reverse("reports:certification", kwargs={"topic_id": world["topic"].pk})):
+        html = manager.get(url).content.decode()
+        links = set(re.findall(r'href="#(glossary-[\w-]+)"', html))
+        anchors = set(re.findall(r'id="(glossary-[\w-]+)"', html))
+        assert links and links <= anchors, links - anchors
+        assert {"glossary-dependence", "glossary-relevant", "glossary-overlap", "glossary-rare", "glossary-target",
+                "glossary-alpha", "glossary-beta", "glossary-qbcb", "glossary-seeds", "glossary-regions"} <= anchors
+        glossary = html[html.index('id="glossary"'):]
+        for symbol in ("δ1", "n̂", "τ", "α", "β", "QBCB", "Eq. 1", "Eq. 2", "seed 000", "seed 004"):
+            assert symbol in glossary, symbol
+
+
+def test_report_without_judgments_says_why_no_recall_is_shown(manager):
+    from annotation.services.topics import topic_create
+    from tests.factories import ClassifierFactory, corpus_build
+
+    corpus, ids = corpus_build(name="other corpus")
+    topic = topic_create(corpus=corpus, name="empty", c1=ClassifierFactory.create(corpus=corpus, name="kw", ids=ids[:30]),
+                         c2=ClassifierFactory.create(corpus=corpus, name="model", ids=ids[15:45]), instructions="?")
+    html = manager.get(reverse("reports:topic", args=[topic.pk])).content.decode()
+    text = _visible_text(html)
+    assert "kw: recall not shown yet — no document has been judged yet." in text
+    assert "model: recall not shown yet — no document has been judged yet." in text
+    assert 'data-state="withheld"' in html
+
+
+def test_report_page_links_the_raw_exports(world, manager):
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    assert reverse("reports:topic_judgments_csv", args=[world["topic"].pk]) in html
+    assert reverse("reports:topic_judgments_jsonl", args=[world["topic"].pk]) in html

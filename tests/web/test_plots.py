@@ -108,3 +108,116 @@ def test_pages_load_nothing_from_other_sites():
                 for match in re.finditer(r"""(?:src|href|url)\s*[=(]\s*["']?(?:https?:)?//""", text):
                     offenders.append(f"{path.relative_to(root)}: {text[match.start():match.end() + 30]}")
     assert not offenders, offenders
+
+
+# --------------------------------------------------------------------------- issue 12 item 10
+
+
+def _tick_labels(root, *, anchor: str) -> list[str]:
+    """Axis tick labels: y ticks are end-anchored, x ticks middle-anchored, both 11 px grey."""
+    return [t.text for t in root.iter(f"{SVG}text") if t.get("text-anchor") == anchor and t.get("fill") == "#5b6477"
+            and t.get("font-size") == "11"]
+
+
+def _legend_boxes(root) -> list[tuple[float, float, float, float]]:
+    return [tuple(float(v) for v in g.get("data-box").split()) for g in root.iter(f"{SVG}g")
+            if g.get("class") == "legend-item"]
+
+
+def _plot_top(root) -> float:
+    """The y of the top of the plotting area: the y axis runs from it down to the x axis."""
+    axis = next(line for line in root.iter(f"{SVG}line")
+                if line.get("stroke") == "#1d2330" and line.get("x1") == line.get("x2"))
+    return float(axis.get("y1"))
+
+
+def _intersect(a, b) -> bool:
+    ax, ay, aw, ah = a
+    bx, by, bw, bh = b
+    return ax < bx + bw and bx < ax + aw and ay < by + bh and by < ay + ah
+
+
+def test_nice_axis_uses_1_2_5_steps_and_covers_the_data():
+    assert plots.nice_axis(0, 426) == (0, 500, [0, 100, 200, 300, 400, 500])
+    assert plots.nice_axis(0, 37) == (0, 40, [0, 10, 20, 30, 40])
+    assert plots.nice_axis(0, 1) == (0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    assert plots.nice_axis(0, 0.26, cap=1.0) == (0.0, 0.3, [0.0, 0.1, 0.2, 0.3])
+    low, high, ticks = plots.nice_axis(0, 0.99, cap=1.0)
+    assert high == 1.0 and ticks[-1] == 1.0  # a share axis stops at 1, never 1.04
+    for span in (3, 17, 129, 426, 5_000, 123_456):
+        step = plots.nice_step(span)
+        mantissa = step / 10 ** __import__("math").floor(__import__("math").log10(step))
+        assert round(mantissa, 9) in (1, 2, 5) and 2 <= span / step <= 5 + 1e-9
+
+
+def test_history_ticks_are_round_numbers_from_zero():
+    series = {"a": [{"judgments": j, "estimate": 0.5, "low": 0.4, "high": 0.6} for j in (30, 129, 228, 327, 426)]}
+    root = _parse(plots.recall_history_svg(series))
+    assert _tick_labels(root, anchor="middle") == ["0", "100", "200", "300", "400", "500"]
+    assert _tick_labels(root, anchor="end") == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+
+
+def test_posterior_share_axis_ends_at_a_nice_value_never_above_one():
+    concentrated = _report(posterior={"edges": [i / 4 for i in range(5)], "C1": {"counts": [0, 0, 0, 100]},
+                                      "C2": {"counts": [0, 0, 2, 98]}})
+    root = _parse(plots.posterior_histogram_svg(concentrated))
+    labels = _tick_labels(root, anchor="end")
+    assert labels[0] == "0.0" and labels[-1] == "1.0" and all(float(v) <= 1 for v in labels)
+    spread = _parse(plots.posterior_histogram_svg(_report()))
+    assert _tick_labels(spread, anchor="end") == ["0.0", "0.2", "0.4", "0.6", "0.8"]
+    assert _tick_labels(spread, anchor="middle") == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+
+
+def test_recall_plots_draw_the_target_line_where_the_target_is():
+    root = _parse(plots.precision_recall_svg(_report(), target=0.8))
+    line = next(e for e in root.iter(f"{SVG}line") if e.get("class") == "target-line")
+    assert float(line.get("x1")) == float(line.get("x2")) == round(52 + 0.8 * 452, 1)
+    assert any(t.text == "target recall 0.80" for t in root.iter(f"{SVG}text"))
+    series = {"a": [{"judgments": j, "estimate": 0.5, "low": 0.4, "high": 0.6} for j in (10, 20)]}
+    root = _parse(plots.recall_history_svg(series, target=0.8))
+    line = next(e for e in root.iter(f"{SVG}line") if e.get("class") == "target-line")
+    top, bottom = _plot_top(root), float(line.get("y1"))
+    axis_bottom = max(float(e.get("y1")) for e in root.iter(f"{SVG}line") if e.get("stroke") == "#1d2330")
+    assert line.get("y1") == line.get("y2") and abs(bottom - (axis_bottom - 0.8 * (axis_bottom - top))) < 0.2
+    assert not any(e.get("class") == "target-line" for e in _parse(plots.recall_history_svg(series)).iter(f"{SVG}line"))
+
+
+def test_legends_sit_outside_the_plot_and_never_overlap():
+    long = "a classifier with a rather long name indeed"
+    report = _report(classifiers=[
+        {"name": f"{long} {i}", "precision": {"estimate": 0.2 + i / 10, "low": 0.1, "high": 0.9},
+         "recall": {"estimate": 0.3 + i / 10, "low": 0.2, "high": 0.95}} for i in range(5)])
+    curves = {f"{long} {i}": ([0, 0.5, 1], [1, 0.6, 0.1]) for i in range(5)}
+    history = {f"{long} {i}": [{"judgments": 10, "estimate": 0.5}, {"judgments": 90, "estimate": 0.6}] for i in range(3)}
+    for svg in (plots.precision_recall_svg(report, curves=curves, target=0.8),
+                plots.recall_history_svg(history, target=0.7, certification_judgments=25),
+                plots.posterior_histogram_svg(_report())):
+        root = _parse(svg)
+        boxes = _legend_boxes(root)
+        assert len(boxes) >= 2
+        width = float(root.get("width"))
+        top = _plot_top(root)
+        for i, box in enumerate(boxes):
+            x, y, w, h = box
+            assert y + h <= top, "a legend entry covers the plotting area"
+            assert x >= 0 and x + w <= width, "a legend entry runs off the drawing"
+            for other in boxes[i + 1:]:
+                assert not _intersect(box, other)
+    pr = _parse(plots.precision_recall_svg(report, curves=curves, target=0.8))
+    assert len(_legend_boxes(pr)) == 5 + 2  # five classifiers, the target, the reference curves
+    # A label too long for the drawing is cut, not run off it.
+    cut = _parse(plots.recall_history_svg({"x" * 200: [{"judgments": 1, "estimate": 0.5}]}))
+    (x, _, w, _), = _legend_boxes(cut)
+    assert x + w <= 520 - 16 and any("…" in (t.text or "") for t in cut.iter(f"{SVG}text"))
+    fitted = plots._fit("y" * 200, 300)
+    assert fitted.endswith("…") and plots._text_width(fitted) <= 300
+
+
+def test_history_shows_certification_judgments_apart_from_the_axis():
+    series = {"a": [{"judgments": j, "estimate": 0.5, "low": 0.4, "high": 0.6} for j in (10, 40)]}
+    root = _parse(plots.recall_history_svg(series, certification_judgments=300))
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert "certification: 300 judgments counted apart, not in this history" in texts
+    assert _tick_labels(root, anchor="middle")[-1] == "40"  # the axis counts the estimation sample only
+    plain = _parse(plots.recall_history_svg(series))
+    assert not any("certification" in (t.text or "") for t in plain.iter(f"{SVG}text"))
