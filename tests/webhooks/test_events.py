@@ -129,3 +129,19 @@ def test_a_draw_whose_documents_all_have_labels_fires_sample_completed_once(rece
     assert WebhookDelivery.objects.filter(event=E.SAMPLE_COMPLETED).count() == 1
     assert list(WebhookSampleCompletion.objects.values_list("draw_id", flat=True)) == [draw.pk]
     assert unfinished.pk not in WebhookSampleCompletion.objects.values_list("draw_id", flat=True)
+
+
+@pytest.mark.django_db(transaction=True)  # the upload service commits, then its task imports and announces
+def test_an_upload_imported_by_the_upload_service_fires_import_finished(receiver):
+    from annotation.services.corpus_uploads import corpus_upload_create
+
+    webhook_endpoint_create(url=receiver.url(), events=[E.IMPORT_FINISHED])
+    lines = b"".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "body": "x"}).encode() + b"\n" for i in range(5))
+    with transaction.atomic():
+        upload = corpus_upload_create(corpus_name="tonight", original_name="tonight.jsonl", chunks=[lines],
+                                      id_field="id", text_fields=["title", "body"])
+    upload.refresh_from_db()
+    assert upload.status == CorpusUpload.Status.DONE
+    [body] = _bodies(receiver, "import.finished")
+    assert body["data"]["upload_id"] == upload.pk and body["data"]["succeeded"] is True
+    assert body["data"]["corpus_id"] == upload.corpus_id and body["data"]["records"] == 5
