@@ -1,0 +1,3 @@
+from recall_cli.cli import main
+
+raise SystemExit(main())
