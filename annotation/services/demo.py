@@ -50,15 +50,22 @@ class TopicWriting:
     """The templates of one planted topic. `{name}` fields are filled from the story's cast (below)."""
 
     reader_words: tuple[str, ...]  # words by which a reader sees the topic (at least one in every lead)
-    headlines: tuple[str, ...]  # each contains one of the topic's title words
-    plain_headlines: tuple[str, ...]  # about the topic, no classifier term of any topic
-    leads: tuple[str, ...]  # first sentence: names the topic in reader words, no classifier term
+    # Angles of a story, as three parallel tuples: a headline with one of the topic's title words, the
+    # same headline without any classifier term of any topic, and the first sentence (names the topic
+    # in reader words, no classifier term).
+    headlines: tuple[str, ...]
+    plain_headlines: tuple[str, ...]
+    leads: tuple[str, ...]
     sentences: tuple[str, ...]  # more of the story, no classifier term
     term_sentences: tuple[str, ...]  # about the topic, each contains one of the topic's body words
     passing: tuple[str, ...]  # a mention in passing in another story, no classifier term
     # (beat, headline with a title word out of context, its lead): the rest of the story comes from the beat
     false_headlines: tuple[tuple[str, str, str], ...]
     false_sentences: tuple[str, ...]  # a body word out of context, fits any story
+
+    def __post_init__(self) -> None:
+        if not len(self.headlines) == len(self.plain_headlines) == len(self.leads) > 0:
+            raise ValueError("headlines, plain_headlines and leads are parallel: give as many of each")
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,7 @@ _VALUES: dict[str, Callable[[random.Random], str]] = {
     "bags": lambda r: f"{r.uniform(0.8, 6.5):.1f} million bags",
     "cocoa_country": lambda r: r.choice(_COCOA_COUNTRIES), "cocoa_price": lambda r: f"${r.randint(2300, 9800):,} a tonne",
     "tonnes": lambda r: f"{r.randint(20, 480) * 1000:,} tonnes",
+    "gold_tonnes": lambda r: f"{r.randint(120, 400)} tonnes",
     "gold_price": lambda r: f"${r.randint(1850, 2750):,} an ounce", "ounces": lambda r: f"{r.randint(40, 900) * 1000:,} ounces",
     "port": lambda r: r.choice(_PORTS), "port2": lambda r: r.choice(_PORTS), "canal": lambda r: r.choice(_CANALS),
     "route": lambda r: r.choice(_ROUTES), "index_points": lambda r: f"{r.randint(900, 4200):,} points",
@@ -198,34 +206,40 @@ def template_fields(template: str) -> set[str]:
 
 COFFEE_WRITING = TopicWriting(
     reader_words=("coffee", "arabica"),
+    # Parallel tuples: angle i is (headlines[i] or plain_headlines[i], leads[i]).
     headlines=(
-        "Arabica futures {climb} as dry weather grips {coffee_region}",
-        "Coffee prices {climb} on {coffee_country} harvest worries",
+        "Arabica futures {climb} as traders watch {coffee_region} weather",
+        "Coffee prices {climb} as {coffee_country} exporters hold back sales",
         "{coffee_country} coffee exports {rise} in {month}",
-        "Arabica {climbs} to {coffee_price} on thin supplies",
-        "Coffee traders watch {coffee_country} weather as stocks dwindle",
+        "Dry {month} leaves coffee growers in {coffee_region} counting the cost",
         "Cafés raise espresso prices as wholesale costs bite",
         "{trader} sees coffee deficit next season",
+        "Arabica premium widens as fine grades run short",
     ),
     plain_headlines=(
-        "Frost in {coffee_region} threatens next season's harvest",
-        "{coffee_country} growers hold back sales as bean prices {climb}",
-        "Dry spell in {coffee_region} puts bean harvest at risk",
-        "Roasting firms pass on higher bean costs to shoppers",
+        "Bean prices {climb} as traders watch weather in {coffee_region}",
+        "Bean prices {climb} as {coffee_country} exporters hold back sales",
         "{coffee_country} bean exports {rise} in {month}, exporters' group says",
-        "Exchange stocks of unroasted beans fall to a two-year low",
+        "Dry spell in {coffee_region} puts next harvest at risk",
+        "Cafés raise prices for a cup as wholesale bean costs bite",
+        "{trader} sees a shortfall in bean supplies next season",
+        "Premium for fine mild beans widens as supplies run short",
     ),
     leads=(
         "Arabica coffee futures {rose} {pct} in New York on {weekday}, to {coffee_price}, as traders weighed "
-        "the risk of dry weather in {coffee_region}.",
+        "forecasts for {coffee_region}.",
         "Coffee prices {rose} for a third session on {weekday} as exporters in {coffee_country} held back "
         "sales, traders said.",
         "{coffee_country}'s coffee exports {rose} {pct} in {month} from a year earlier, to {bags}, according "
         "to the national exporters' association.",
         "Coffee growers in {coffee_region} are counting the cost of an unusually dry {month}, which has left "
         "trees stressed weeks before the flowering.",
-        "Arabica, the mild coffee variety grown mostly in Latin America, traded near {coffee_price} on "
-        "{weekday}, {higher} than a week ago.",
+        "Cafés in {country} are raising the price of a cup of coffee for the second time this year as "
+        "wholesale bean costs stay high, an industry survey showed.",
+        "{trader}, one of the largest traders of green coffee, said on {weekday} it expects world demand to "
+        "exceed production by {bags} next season.",
+        "The premium paid for high-quality arabica coffee from {coffee_country} over the benchmark widened "
+        "this week as fine grades ran short, dealers said.",
     ),
     sentences=(
         "Traders said the market remained sensitive to weather forecasts for {coffee_country}.",
@@ -238,6 +252,13 @@ COFFEE_WRITING = TopicWriting(
         "Speculative funds have added to the swings, holding large positions in the New York contract.",
         "Harvesting in {coffee_region} is about {harvest_pct} complete, a local cooperative said.",
         "Importers in Europe said they were buying only for immediate needs.",
+        "Warehouses in {port} reported fewer arrivals of beans than a year earlier.",
+        "The weather service forecast rain for {coffee_region} late next week, which could help the "
+        "flowering.",
+        "Farmers said fertiliser prices had doubled in two years, squeezing margins even at current prices.",
+        "{coffee_country}'s agriculture ministry will publish its first estimate of the next harvest in "
+        "{month}.",
+        "Demand for coffee has held up despite higher prices in shops, importers said.",
     ),
     term_sentences=(
         "Prices of robusta, the variety used in instant blends, {rose} to {robusta_price} in London.",
@@ -273,19 +294,22 @@ COFFEE_WRITING = TopicWriting(
 
 COCOA_WRITING = TopicWriting(
     reader_words=("cocoa", "chocolate"),
+    # Parallel tuples: angle i is (headlines[i] or plain_headlines[i], leads[i]).
     headlines=(
         "Cocoa prices {climb} on {cocoa_country} supply fears",
-        "Cocoa {climbs} to {cocoa_price} as West African harvest disappoints",
-        "Chocolate makers brace for higher bean costs",
+        "Chocolate makers brace for another year of expensive beans",
+        "{cocoa_country} raises cocoa farm-gate price by {pct}",
         "{trader} trims cocoa surplus forecast",
         "Chocolate makers raise prices as cocoa costs soar",
+        "Rains lift cocoa mid-crop hopes in {cocoa_country}",
     ),
     plain_headlines=(
-        "West African bean arrivals {rise} as mid-crop gets under way",
-        "Confectioners brace for higher costs as bean prices {climb}",
-        "Rains in {cocoa_country} lift hopes for the mid-crop",
+        "Bean prices {climb} on West African supply fears",
+        "Confectioners brace for another year of expensive beans",
+        "{cocoa_country} raises farm-gate price for beans by {pct}",
         "{trader} trims forecast for this season's bean surplus",
-        "Farmers in {cocoa_country} seek a higher farm-gate price for beans",
+        "Confectioners raise shelf prices as bean costs soar",
+        "Rains in {cocoa_country} lift hopes for the mid-crop",
     ),
     leads=(
         "Cocoa futures {rose} {pct} in London on {weekday}, to {cocoa_price}, as arrivals at West African "
@@ -294,8 +318,12 @@ COCOA_WRITING = TopicWriting(
         "traders said on {weekday}.",
         "Cocoa farmers in {cocoa_country} will be paid more for their beans this season after the regulator "
         "raised the farm-gate price by {pct}.",
-        "Cocoa prices in New York {rose} {pct} on {weekday} as dealers revised their estimates of West "
-        "African supply.",
+        "{trader} cut its forecast for the world cocoa surplus this season on {weekday}, citing disease and "
+        "dry weather in West Africa.",
+        "Several large chocolate makers will raise shelf prices in {country} from {month}, passing on the "
+        "cost of cocoa, a retail trade group said.",
+        "Heavy rains in {cocoa_country} have lifted hopes for the cocoa mid-crop, farmers and exporters said "
+        "on {weekday}.",
     ),
     sentences=(
         "Arrivals at ports in {cocoa_country} reached {tonnes} by the end of {month}, {higher} than a year "
@@ -308,6 +336,11 @@ COCOA_WRITING = TopicWriting(
         "shrinkflation.",
         "Demand in Europe and North America has held up despite higher retail prices.",
         "Dealers said quality was uneven, with many beans smaller than usual.",
+        "Exporters said buyers were seeking beans for delivery in the first half of next year.",
+        "The regulator in {cocoa_country} sells much of the harvest in advance through forward contracts.",
+        "Smuggling of beans across borders has increased as prices diverged, officials said.",
+        "Farmers say ageing trees and small plots make it hard to raise yields.",
+        "Stocks in exchange warehouses have fallen to their lowest in years.",
     ),
     term_sentences=(
         "Grindings in Europe {rose} {pct} in the third quarter from a year earlier, the industry association "
@@ -339,38 +372,50 @@ COCOA_WRITING = TopicWriting(
 
 GOLD_WRITING = TopicWriting(
     reader_words=("gold", "bullion"),
+    # Parallel tuples: angle i is (headlines[i] or plain_headlines[i], leads[i]).
     headlines=(
         "Gold {climbs} as investors weigh the rate outlook",
-        "Gold {climbs} to {gold_price} ahead of central bank meeting",
         "Central banks keep buying gold, industry group says",
         "Bullion demand in {country} {jumps} ahead of wedding season",
         "{miner} raises gold output forecast",
         "Gold prices {rise} for a third week",
+        "Investors pull money from gold funds",
     ),
     plain_headlines=(
-        "Precious metal {climbs} as investors seek safety",
-        "{miner} raises output forecast after a strong quarter",
-        "Central banks add to reserves of the yellow metal",
+        "Precious metal {climbs} as investors weigh the rate outlook",
+        "Central banks keep adding to reserves of the yellow metal",
         "Jewellery demand in {country} {jumps} ahead of wedding season",
+        "{miner} raises output forecast after a strong quarter",
+        "Precious metal heads for a third weekly {gain}",
+        "Investors pull money from funds backed by the precious metal",
     ),
     leads=(
         "Gold {rose} {small_pct} to {gold_price} on {weekday} as investors weighed the outlook for interest "
         "rates.",
-        "Spot gold traded near {gold_price} on {weekday}, {higher} on the week, as bullion dealers reported "
-        "steady buying from central banks.",
-        "{miner} said on {weekday} it expects to produce {ounces} of gold this year and will spend more on "
-        "exploration.",
+        "Central banks bought {gold_tonnes} of gold in the last quarter, an industry group said on {weekday}, "
+        "extending a long run of purchases.",
         "Demand for gold jewellery and bars in {country} {rose} {pct} in the last quarter, an industry group "
         "said.",
+        "{miner} said on {weekday} it expects to produce {ounces} of gold this year and will spend more on "
+        "exploration.",
+        "Spot gold traded near {gold_price} on {weekday}, {higher} on the week, as bullion dealers reported "
+        "steady buying from central banks.",
+        "Investors withdrew money from exchange-traded funds backed by gold for a third month in {month}, "
+        "industry data showed.",
     ),
     sentences=(
         "The metal, which pays no interest, tends to gain when rates are expected to fall.",
         "{analyst}, a strategist at {trader}, said central bank purchases had put a floor under prices.",
         "Holdings of exchange-traded funds backed by the metal were little changed.",
         "Silver and platinum moved in the same direction, dealers said.",
-        "The company said costs per ounce had risen because of higher energy and labour prices.",
+        "Miners say costs per ounce have risen because of higher energy and labour prices.",
         "Physical buyers in Asia were reluctant to pay current prices, dealers said.",
         "Central banks bought more of the metal last year than in any year for a decade.",
+        "Mining companies have struggled with rising costs despite high prices.",
+        "Some investors buy the metal as a hedge against inflation and political risk.",
+        "Swiss refiners said they were working extra shifts to meet demand for bars.",
+        "Moves in the dollar remain a key driver, since the metal is priced in dollars.",
+        "Jewellers said customers were buying lighter pieces because of high prices.",
     ),
     term_sentences=(
         "U.S. Comex gold futures for December delivery settled at {gold_price}.",
@@ -402,20 +447,22 @@ GOLD_WRITING = TopicWriting(
 
 SHIPPING_WRITING = TopicWriting(
     reader_words=("shipping", "freight", "container", "ships"),
+    # Parallel tuples: angle i is (headlines[i] or plain_headlines[i], leads[i]).
     headlines=(
         "Container freight rates {climb} on {route} routes",
         "Shipping lines avoid {canal} as insurers raise premiums",
-        "Tanker rates {climb} as Gulf oil exports {rise}",
         "{carrier} sees shipping demand {rising} into the holidays",
         "Freight costs {rise} for importers as capacity tightens",
+        "Tanker rates {climb} as Gulf oil exports {rise}",
         "Dry bulk freight index {climbs} to {index_points}",
     ),
     plain_headlines=(
+        "Container rates {climb} on {route} routes",
         "Container lines avoid {canal} as insurers raise premiums",
         "{carrier} sees box demand {rising} into the holidays",
-        "Ocean carriers add capacity on {route} routes",
-        "Charter rates for container ships {climb}",
-        "Delays at {port} leave importers waiting weeks for goods",
+        "Cost of moving a box from Asia to Europe {jumps}",
+        "Rates for crude carriers {climb} as Gulf oil exports {rise}",
+        "Bulk carrier rates {climb} on iron ore demand",
     ),
     leads=(
         "Container freight rates on {route} routes {rose} {pct} this week, according to a widely watched "
@@ -426,6 +473,10 @@ SHIPPING_WRITING = TopicWriting(
         "since {month}.",
         "The cost of shipping a 40-foot container from Asia to Europe {rose} {pct} on the week, freight "
         "brokers said.",
+        "Rates for ships carrying crude oil from the Gulf to Asia {rose} {pct} this week as exports "
+        "increased, brokers said.",
+        "An index of rates for ships carrying iron ore, coal and grain {rose} to {index_points} on "
+        "{weekday}, brokers said.",
     ),
     sentences=(
         "Carriers have added capacity by ordering new ships, but many will not be delivered until next year.",
@@ -436,6 +487,11 @@ SHIPPING_WRITING = TopicWriting(
         "Charter rates for mid-sized container ships have doubled since {month}.",
         "Insurers have raised premiums for voyages through the region, adding to costs.",
         "Fuel accounts for a large share of a carrier's operating costs.",
+        "Some carriers have added surcharges to cover higher insurance costs.",
+        "Owners have ordered record numbers of new container ships, which could push rates down later.",
+        "Exporters in Asia said they were struggling to find space on ships.",
+        "Detours around conflict zones also add to fuel use and emissions, environmental groups say.",
+        "Demand for iron ore from steel mills in Asia has been steady, brokers said.",
     ),
     term_sentences=(
         "Port congestion at {port} has left ships waiting up to {days} days for a berth.",
@@ -833,8 +889,10 @@ def _paragraphs(sentences: list[str]) -> str:
     return "\n\n".join(" ".join(sentences[i : i + 2]) for i in range(0, len(sentences), 2))
 
 
-def _topic_sentences(rng: random.Random, writing: TopicWriting, *, more: int, body_term: bool) -> list[str]:
-    sentences = [rng.choice(writing.leads), *rng.sample(writing.sentences, more)]
+def _topic_sentences(
+    rng: random.Random, writing: TopicWriting, *, angle: int, more: int, body_term: bool
+) -> list[str]:
+    sentences = [writing.leads[angle], *rng.sample(writing.sentences, more)]
     if body_term:
         sentences.insert(rng.randint(1, len(sentences)), rng.choice(writing.term_sentences))
     return sentences
@@ -858,8 +916,11 @@ def _story(rng: random.Random, topics: Sequence[PlantedTopic]) -> tuple[str, str
             # The two views of a topic are drawn independently: the demo's pair relies on it.
             title_term = rng.random() < topic.title_rate
             body_term = rng.random() < topic.body_rate
-            headlines.append(rng.choice(writing.headlines if title_term else writing.plain_headlines))
-            sentences = _topic_sentences(rng, writing, more=rng.randint(4, 5) if position == 0 else 2, body_term=body_term)
+            angle = rng.randrange(len(writing.leads))
+            headlines.append((writing.headlines if title_term else writing.plain_headlines)[angle])
+            sentences = _topic_sentences(
+                rng, writing, angle=angle, more=rng.randint(4, 5) if position == 0 else 2, body_term=body_term
+            )
             parts.append(_paragraphs(sentences))
         title = "; ".join(headlines)
         body = "\n\n".join(parts)
