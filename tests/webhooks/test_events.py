@@ -145,3 +145,26 @@ def test_an_upload_imported_by_the_upload_service_fires_import_finished(receiver
     [body] = _bodies(receiver, "import.finished")
     assert body["data"]["upload_id"] == upload.pk and body["data"]["succeeded"] is True
     assert body["data"]["corpus_id"] == upload.corpus_id and body["data"]["records"] == 5
+
+
+def test_draws_complete_before_the_install_are_not_announced(receiver):
+    """Migration 0002 records the draws complete at install time as announced (no burst of old news)."""
+    import importlib
+
+    from django.apps import apps
+
+    built = build_topic(with_labels=False)
+    topic, docs = built.topic, built.docs
+    done = make_draw(topic, SampleDraw.Purpose.PAIR, "A12", [20, 21], docs)
+    open_draw = make_draw(topic, SampleDraw.Purpose.PAIR, "B1", [0, 1], docs)
+    for position in (20, 21, 0):
+        make_label(topic, docs[position], relevant=True)
+    migration = importlib.import_module("webhooks.migrations.0002_existing_complete_draws")
+    migration.record_complete_draws(apps, None)
+    assert list(WebhookSampleCompletion.objects.values_list("draw_id", flat=True)) == [done.pk]
+    webhook_endpoint_create(url=receiver.url(), events=[E.SAMPLE_COMPLETED])
+    make_label(topic, docs[1], relevant=False)
+    from webhooks.services.events import webhook_samples_completed
+
+    [delivery] = webhook_samples_completed(topic_id=topic.pk)
+    assert delivery.payload["data"]["draw"]["id"] == open_draw.pk
