@@ -220,9 +220,10 @@ def _progress_writer(upload_id: int) -> Iterator[Callable[[int], None]]:
     On PostgreSQL the import holds one transaction open on the default connection, so an update through it
     would stay invisible until the end: a second connection (autocommit) writes instead. It never touches
     what the import writes, so the import stays all or nothing. SQLite allows one writer at a time, so
-    there the update goes through the import's own connection (visible at commit).
+    there the update goes through the import's own connection (visible at commit), as it does when the
+    caller already holds a transaction (the row may be locked by it: a second connection would wait for ever).
     """
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield lambda count: _set(upload_id, progress=count, summary=_heartbeat())
         return
     default = connections[DEFAULT_DB_ALIAS]
