@@ -1,0 +1,140 @@
+"""The REST API's throughput: `python bench/bench_api.py [--ids 1000000] [--reads 50]`.
+
+Targets (issue 14): an upload of 1,000,000 retrieved ids through the API <= 10 s; a report read <= 50 ms.
+
+Both go over real HTTP: the Django WSGI application is served on 127.0.0.1 (an ephemeral port, wsgiref)
+and called with a bearer token by the command-line client's own `Client` (clients/recall-cli), so the
+figures include the HTTP layer, authentication and JSON. Set-up is untimed: a corpus "bench-api-<N>" of N
+minimal documents (raw SQL, reused across runs), and a small topic with a simulated crowd whose report is
+read. Database: DATABASE_URL, else var/bench/bench.sqlite3 (bench/common.py).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import threading
+import time
+import uuid
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+from common import BENCH_DIR, ROOT, django_setup, verdict
+
+sys.path.insert(0, str(ROOT / "clients" / "recall-cli"))
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+        pass
+
+
+def corpus_ensure(name: str, documents: int, *, relevant_every: int = 0):
+    """A corpus of `documents` one-line documents d0..d{N-1}, inserted with plain SQL (untimed); with
+    `relevant_every` k, every k-th document is on topic "wheat" (metadata {"topics": ["wheat"]})."""
+    from django.db import connection, transaction
+
+    from annotation.models import Corpus
+    from annotation.services.corpus_import import corpus_totals_refresh
+
+    corpus = Corpus.objects.filter(name=name).first()
+    if corpus is not None and corpus.document_count == documents:
+        return corpus
+    started = time.monotonic()
+    corpus = corpus or Corpus.objects.create(name=name)
+    batch = 50_000
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("DELETE FROM annotation_document WHERE corpus_id = %s", [corpus.pk])
+        for start in range(0, documents, batch):
+            rows = [(corpus.pk, f"d{i}", f"Title {i}", f"Text of document {i}.",
+                     '{"topics": ["wheat"]}' if relevant_every and i % relevant_every == 0 else "{}",
+                     hashlib.sha256(str(i).encode()).hexdigest()) for i in range(start, min(documents, start + batch))]
+            cursor.executemany("INSERT INTO annotation_document (corpus_id, external_id, title, text, metadata, "
+                               "content_hash) VALUES (%s, %s, %s, %s, %s, %s)", rows)
+    corpus_totals_refresh(corpus=corpus)
+    corpus.refresh_from_db()
+    print(f"(corpus {name}: {corpus.document_count:,} documents inserted in {time.monotonic() - started:.0f} s, "
+          "untimed)")
+    return corpus
+
+
+def report_topic():
+    """A 3,000-document topic whose sample a simulated crowd judged, with its report snapshot (untimed)."""
+    from annotation.models import Topic
+    from annotation.services.classifiers import classifier_create_from_ids
+    from annotation.services.crowd_simulation import crowd_simulate
+    from annotation.services.sampling import samples_launch
+    from annotation.services.topics import topic_create
+    from estimation.services.recompute import topic_snapshot_create
+
+    name = "bench-api-report"
+    topic = Topic.objects.filter(name=name).first()
+    if topic is None:
+        corpus = corpus_ensure("bench-api-report", 3000, relevant_every=3)
+        classifiers = []
+        for label, ids in (("c1", range(0, 1500)), ("c2", range(1000, 2200))):
+            path = BENCH_DIR / f"bench-api-{label}.txt"
+            path.write_text("".join(f"d{i}\n" for i in ids))
+            classifiers.append(classifier_create_from_ids(corpus=corpus, name=f"bench-api-{label}",
+                                                          path=path).classifier)
+        topic = topic_create(corpus=corpus, name=name, c1=classifiers[0], c2=classifiers[1])
+        samples_launch(topic=topic, half_width=0.1, seed=1)
+        crowd_simulate(topic=topic, truth_field="topics", truth_value="wheat", accuracy=0.95, workers=9)
+    topic_snapshot_create(topic_id=topic.pk)
+    return topic
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ids", type=int, default=1_000_000, help="retrieved ids to upload (and corpus size)")
+    parser.add_argument("--reads", type=int, default=50, help="report reads timed")
+    args = parser.parse_args()
+    vendor = django_setup()
+    from django.contrib.auth import get_user_model
+    from django.core.wsgi import get_wsgi_application
+    from recall_cli.cli import Client
+
+    from annotation.models import Classifier
+    from annotation.roles import roles_ensure
+    from api.services import api_token_create
+
+    user, _ = get_user_model().objects.get_or_create(username="bench-api")
+    user.groups.add(roles_ensure()["analyst"])
+    token = api_token_create(user=user, name=f"bench {uuid.uuid4().hex[:6]}").plaintext
+
+    server = make_server("127.0.0.1", 0, get_wsgi_application(), handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    client = Client(f"http://127.0.0.1:{server.server_port}", token)
+
+    corpus = corpus_ensure(f"bench-api-{args.ids}", args.ids)
+    ids_file = BENCH_DIR / f"bench-api-ids-{args.ids}.txt"
+    if not ids_file.exists():
+        ids_file.write_text("".join(f"d{i}\n" for i in range(args.ids)))
+    name = f"bench-api-{uuid.uuid4().hex[:6]}"
+    try:
+        with ids_file.open("rb") as handle:
+            started = time.perf_counter()
+            result = client.request("POST", f"/api/v1/corpora/{corpus.pk}/classifiers/ids/", query={"name": name},
+                                    body=handle, content_type="text/plain", length=ids_file.stat().st_size)
+            seconds = time.perf_counter() - started
+        print(f"[{vendor}] upload of {result['read']:,} ids ({ids_file.stat().st_size / 2**20:.1f} MiB) through the "
+              f"API: {seconds:.2f} s, {result['classifier']['retrieved_count']:,} retrieved; {verdict(seconds, 10.0)}")
+    finally:
+        Classifier.objects.filter(corpus=corpus, name=name).delete()
+
+    topic = report_topic()
+    path = f"/api/v1/topics/{topic.pk}/report/"
+    client.get(path)  # warm
+    times = []
+    for _ in range(args.reads):
+        started = time.perf_counter()
+        body = client.get(path)
+        times.append(time.perf_counter() - started)
+    median, p95 = statistics.median(times), sorted(times)[int(0.95 * (len(times) - 1))]
+    print(f"[{vendor}] report read (version {body['snapshot']['version']}, {len(str(body)):,} characters): median "
+          f"{median * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms over {args.reads}; {verdict(median, 0.050)}")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
