@@ -26,7 +26,7 @@ import numpy as np
 from django.db import transaction
 from pyroaring import BitMap
 
-from annotation.models import Classifier, Label, Region
+from annotation.models import Classifier, Hit, Label, Region
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import region_bitmap
 from estimation.events import CertificationDecided, estimation_event_send_on_commit
@@ -58,17 +58,38 @@ def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]
     """The locked sample: per document its region, the population it was drawn from, and its label."""
     rows = list(certification_sampled_documents(plan=plan)
                 .values_list("document_id", "region", "inclusion_probability").order_by("document_id"))
-    labels = dict(Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
-                  .values_list("document_id", "majority"))
+    retrieved = classifier_bitmap(classifier=plan.classifier)
+    labels = {doc_id: _verdict_label(majority=majority, gold=gold, votes_total=total, retrieved=doc_id in retrieved)
+              for doc_id, majority, gold, total in
+              Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
+              .values_list("document_id", "majority", "gold", "votes_total")}
     drawn_by_region: dict[str, int] = {}
     for _, region, _ in rows:
         drawn_by_region[region] = drawn_by_region.get(region, 0) + 1
     documents = []
     for doc_id, region, probability in rows:
-        label = labels.get(doc_id)
-        documents.append({"id": doc_id, "region": region, "label": None if label is None else bool(label),
+        label, undecided = labels.get(doc_id, (None, False))
+        documents.append({"id": doc_id, "region": region, "label": label, "undecided": undecided,
                           "population": int(round(drawn_by_region[region] / probability))})
     return documents
+
+
+def _verdict_label(*, majority: bool | None, gold: bool | None, votes_total: int,
+                   retrieved: bool) -> tuple[bool | None, bool]:
+    """(label, undecided) of a certification document; label None while its judgments are still coming.
+
+    A complete label without a majority (all workers unsure, or a tie among the sure votes) takes the value
+    least favourable to a pass: not relevant when the certified classifier retrieved it (it would have been a
+    hit), relevant when it did not (a miss).  That holds for recall, precision and F1 alike, so an undecided
+    document can only pull a bound down: it never stalls a plan and never helps it pass.
+    """
+    if majority is not None:
+        return bool(majority), False
+    if gold is not None:
+        return bool(gold), False
+    if votes_total >= Hit.ASSIGNMENTS_PER_HIT:
+        return (not retrieved), True
+    return None, False
 
 
 def _locked_seed(plan: CertificationPlan) -> int:
@@ -111,8 +132,10 @@ def _whole_region_counts(*, plan: CertificationPlan) -> dict[str, tuple[int, int
     """(size, judged, relevant) of each whole pair region, pilot labels included; None until every document of an
     enumerated region has its label (only then is its count exact).  Only for plans with an enumerated region."""
     topic = plan.topic
-    labels = [(doc_id, majority if majority is not None else gold) for doc_id, majority, gold in
-              Label.objects.filter(topic_id=plan.topic_id).values_list("document_id", "majority", "gold")]
+    retrieved = classifier_bitmap(classifier=plan.classifier)
+    labels = [(doc_id, _verdict_label(majority=majority, gold=gold, votes_total=total, retrieved=doc_id in retrieved)[0])
+              for doc_id, majority, gold, total in
+              Label.objects.filter(topic_id=plan.topic_id).values_list("document_id", "majority", "gold", "votes_total")]
     counts = {}
     for region in _plan_regions(plan):
         bitmap = region_bitmap(topic=topic, region=region)
@@ -339,6 +362,9 @@ def _evaluate(*, plan: CertificationPlan, documents: list[dict],
         if not complete or (_needs_whole_regions(plan) and whole is None):
             return None
         evaluation = _fixed_evaluation(plan=plan, documents=documents, retrieved=retrieved, whole=whole)
+    undecided = sum(1 for d in used if d.get("undecided"))
+    if undecided:
+        evaluation = {**evaluation, "undecided_least_favourable": undecided}
     inputs = {
         "schema": VERDICT_SCHEMA,
         "plan": {"id": plan.pk, "topic": plan.topic_id, "classifier": plan.classifier_id,

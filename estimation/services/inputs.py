@@ -18,8 +18,12 @@ Wiring decisions (documented in docs/report.md):
   the Dawid–Skene posterior P(relevant) when the topic's aggregator is
   dawid_skene and a posterior is stored (soft label); without a stored
   posterior the majority is used.
-* Gold documents are excluded everywhere: SampledDocuments of region G, and any
-  document whose Label carries a gold answer (its votes mix gold-check judgments).
+* Gold documents injected as checks (SampledDocuments of region G) are in no estimate.
+  A document drawn into an estimation sample that carries a gold answer (an analyst
+  made a judged document gold) stays in its sample with the gold answer as its
+  label: dropping it would leave the rest of the sample non-random (analysts pick
+  clear-cut documents).  Its votes (which mix gold-check judgments) stay out of the
+  agreement figures.
 * Regions are counted in distinct documents: a document drawn twice for the same
   region (e.g. by the pair design and the paper design, both sampling A12)
   counts once.  The pair/paper regions (A12, B1, B2, A1, A2) are keyed by region
@@ -248,7 +252,12 @@ def _label_values(*, topic: Topic, soft: bool) -> _Labels:
     )
     for document_id, majority, posterior, gold_answer, votes_relevant, votes_total, votes_unsure in rows:
         if gold_answer is not None:
+            # A known answer: its value is the truth, and its votes (which mix gold-check judgments)
+            # stay out of every agreement figure. A sampled document that became gold keeps its place
+            # in its sample — dropping it would make the rest of that sample non-random.
             result.gold.add(document_id)
+            result.values[document_id] = 1.0 if gold_answer else 0.0
+            result.votes[document_id] = (Hit.ASSIGNMENTS_PER_HIT if gold_answer else 0, Hit.ASSIGNMENTS_PER_HIT)
             continue
         if votes_unsure:
             result.unsure[document_id] = int(votes_unsure)
@@ -361,8 +370,6 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         .values_list("document_id", "region", "draw__classifier_id")
     )
     for document_id, region, draw_classifier_id in rows:
-        if document_id in gold:
-            continue
         key = f"R:{draw_classifier_id}" if region == Region.RETRIEVED else region
         drawn[key].add(document_id)
 
@@ -407,7 +414,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
     stratum_of: dict[int, str] = {}
     for key, sample in samples.items():  # keys in sorted order
         for d in sample.document_ids:
-            stratum_of.setdefault(d, key)
+            if d not in gold:
+                stratum_of.setdefault(d, key)
     sampled_judged = sorted(stratum_of)
     # Every document of the estimation samples (judged or not), for the undecided and unsure counts.
     sampled_any = {d for key in samples for d in drawn[key]}

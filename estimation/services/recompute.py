@@ -137,13 +137,13 @@ def snapshots_stale_topic_ids() -> list[int]:
     judgments differs from the latest snapshot's (every new judgment — and so
     every completed label — changes it; the count is part of the inputs, so the
     refresh always makes a new version and the topic stops being stale), or
-    when a counting label (majority set, not gold) was saved after the snapshot
-    (labels edited in place, e.g. by save()).
+    when a counting label (majority set, or a gold answer: a judged document made gold
+    keeps its sample place with the known answer) was saved after the snapshot.
     """
     judgments = (
         Judgment.objects.filter(topic=OuterRef("pk")).order_by().values("topic").annotate(n=Count("id")).values("n")
     )
-    labels = Label.objects.filter(topic=OuterRef("pk"), majority__isnull=False, gold__isnull=True)
+    labels = Label.objects.filter(Q(majority__isnull=False) | Q(gold__isnull=False), topic=OuterRef("pk"))
     latest = EstimateSnapshot.objects.filter(topic=OuterRef("pk")).order_by("-version")
     return list(
         Topic.objects.annotate(
