@@ -29,11 +29,14 @@ from estimation.services.certification_plans import (
     certification_plan_update,
 )
 from estimation.stats.operating_characteristics import majority_error_rate
+from estimation.templatetags.report_extras import plain
 
 
 class CertificationPlanForm(forms.Form):
     classifier = forms.ModelChoiceField(queryset=Classifier.objects.none(), label="Classifier to certify")
-    metric = forms.ChoiceField(choices=CertificationPlan.Metric.choices, initial=CertificationPlan.Metric.PAIR_RECALL)
+    # The choices in words (no seed references or QBCB: the glossary explains them).
+    metric = forms.ChoiceField(choices=[(value, plain(label)) for value, label in CertificationPlan.Metric.choices],
+                               initial=CertificationPlan.Metric.PAIR_RECALL)
     target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target",
                               help_text="The classifier passes if the one-sided lower confidence bound reaches the target.")
     alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="False-pass rate allowed",

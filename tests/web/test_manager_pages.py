@@ -209,6 +209,9 @@ def test_every_glossary_link_has_its_anchor(world, manager):
         glossary = html[html.index('id="glossary"'):]
         for symbol in ("δ1", "n̂", "τ", "α", "β", "QBCB", "Eq. 1", "Eq. 2", "seed 000", "seed 004"):
             assert symbol in glossary, symbol
+        text = _visible_text(html)
+        for symbol in ("δ1", "τ", "α", "β", "QBCB", "seed 00", "Seed 00", "A12"):
+            assert symbol not in text, (url, symbol)
 
 
 def test_report_without_judgments_says_why_no_recall_is_shown(manager):
