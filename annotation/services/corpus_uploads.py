@@ -150,8 +150,7 @@ def corpus_upload_enqueue(*, upload_id: int) -> bool:
 
 
 def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
-    """Queue an upload again: one still waiting (the queue was down) or one that failed for a reason other
-    than its file (stuck, unexpected error) while its file is still there."""
+    """Queue an upload again when `corpus_upload_retryable` says so; CorpusUploadNotRetryable otherwise."""
     upload = CorpusUpload.objects.get(pk=upload_id)
     if upload.status == CorpusUpload.Status.FAILED:
         if not corpus_upload_retryable(upload=upload):
@@ -165,8 +164,10 @@ def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
         if not reset:  # somebody else retried it first
             upload.refresh_from_db()
             return upload
-    elif upload.status != CorpusUpload.Status.PENDING:
-        raise CorpusUploadNotRetryable("This upload is importing or already imported; there is nothing to retry.")
+    elif not corpus_upload_retryable(upload=upload):
+        # Queuing a live import twice would run it twice; a lost one is failed by the sweep, then retried.
+        raise CorpusUploadNotRetryable("This upload is queued, importing or already imported; there is nothing "
+                                       "to retry.")
     else:
         _set(upload_id, summary=_heartbeat())
     corpus_upload_enqueue(upload_id=upload_id)
@@ -175,9 +176,10 @@ def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
 
 
 def corpus_upload_retryable(*, upload: CorpusUpload) -> bool:
-    """A failed upload whose failure was not the file's (no line blamed, the file kept) can be queued again."""
+    """An upload that could not be queued (the queue was down), or a failed one whose failure was not the
+    file's (stuck, unexpected error) while its file is kept, can be queued again."""
     if upload.status == CorpusUpload.Status.PENDING:
-        return True
+        return upload.error_problem == QUEUE_DOWN
     return (upload.status == CorpusUpload.Status.FAILED and upload.error_problem in (STUCK, UNEXPECTED)
             and corpus_upload_file_exists(upload=upload))
 

@@ -327,3 +327,26 @@ def test_the_corpora_list_is_paginated_25_a_page_and_searchable():
     assert found.count(" reuters</a>") == 3 and "Page 1 of" not in found
     none = client.get(reverse("analyst:corpora"), {"q": "nothing like it"}).content.decode()
     assert "No corpus has “nothing like it” in its name." in none
+
+
+def test_a_queued_or_finished_upload_is_not_queued_twice(no_queue):
+    upload = _create()
+    with pytest.raises(corpus_uploads.CorpusUploadNotRetryable):
+        corpus_uploads.corpus_upload_retry(upload_id=upload.pk)  # still queued: its task will run
+    corpus_uploads.corpus_upload_run(upload_id=upload.pk)
+    with pytest.raises(corpus_uploads.CorpusUploadNotRetryable):
+        corpus_uploads.corpus_upload_retry(upload_id=upload.pk)
+
+
+def test_the_page_of_a_stuck_upload_offers_a_retry_that_imports_it(settings, no_queue, monkeypatch):
+    settings.CORPUS_UPLOAD_STUCK_SECONDS = 60
+    upload = _create()
+    CorpusUpload.objects.filter(pk=upload.pk).update(created_at=timezone.now() - timedelta(seconds=120))
+    assert corpus_uploads.corpus_uploads_stuck_fail() == 1
+    client = _client("analyst")
+    page = client.get(reverse("analyst:upload", args=[upload.pk])).content.decode()
+    assert "stopped without finishing" in page and "Retry the import" in page
+    monkeypatch.undo()  # the eager queue again: the retry imports at once
+    client.post(reverse("analyst:upload_retry", args=[upload.pk]))
+    upload.refresh_from_db()
+    assert upload.status == "done" and upload.corpus.document_count == 7 and _files(settings) == []
