@@ -348,12 +348,15 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
         f'<text x="{left_x - radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[0]}" font-weight="600">{_text(_short(c1, 24))}</text>',
         f'<text x="{right_x + radius * 0.5:.1f}" y="{cy - radius - 6:.1f}" text-anchor="middle" font-size="12" fill="{PALETTE[1]}" font-weight="600">{_text(_short(c2, 24))}</text>',
     ]
-    body += caption(left_x - radius * 0.45, "B1")
+    body += caption(left_x - radius * 0.4, "B1")
     body += caption(width / 2, "A12")
-    body += caption(right_x + radius * 0.45, "B2")
-    # The regions' plain names (annotation.models.REGION_NAMES) under their counts.
-    for x, name in ((left_x - radius * 0.45, "first only"), (width / 2, "both"), (right_x + radius * 0.45, "second only")):
-        body.append(f'<text x="{x:.1f}" y="{cy + 40:.1f}" text-anchor="middle" font-size="10" font-style="italic" fill="#5b6477">{name}</text>')
+    body += caption(right_x + radius * 0.4, "B2")
+    # The regions' one plain name (annotation.models.REGION_NAMES, as on every page) under their counts.
+    from annotation.models import REGION_NAMES
+
+    for x, key in ((left_x - radius * 0.4, "B1"), (width / 2, "A12"), (right_x + radius * 0.4, "B2")):
+        body.append(f'<text x="{x:.1f}" y="{cy + 40:.1f}" text-anchor="middle" font-size="9" font-style="italic" '
+                    f'fill="#5b6477">{_text(REGION_NAMES[key])}</text>')
     corpus = _num(report.get("corpus_size"))
     if corpus is not None:
         body.append(f'<text x="{width - 8}" y="{height - 8}" text-anchor="end" font-size="11" fill="#5b6477">corpus: {int(corpus):,} documents</text>')

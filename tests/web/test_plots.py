@@ -70,6 +70,9 @@ def test_venn_shows_region_sizes_and_judged_counts():
     texts = [t.text for t in _parse(svg).iter(f"{SVG}text")]
     assert {"120", "340", "560"} <= set(texts)
     assert "30 judged" in texts and "27 relevant" in texts and "corpus: 10,000 documents" in texts
+    # The regions carry the one plain name they have on every page, never A1/A2 codes.
+    assert {"first classifier only", "both classifiers", "second classifier only"} <= set(texts)
+    assert not any(t and ("A1" in t or "A2" in t) for t in texts)
 
 
 def test_posterior_bars_are_proportional_to_counts():
