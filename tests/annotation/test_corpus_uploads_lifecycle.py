@@ -350,3 +350,19 @@ def test_the_page_of_a_stuck_upload_offers_a_retry_that_imports_it(settings, no_
     client.post(reverse("analyst:upload_retry", args=[upload.pk]))
     upload.refresh_from_db()
     assert upload.status == "done" and upload.corpus.document_count == 7 and _files(settings) == []
+
+
+def test_the_upload_form_still_checks_csrf(no_queue):
+    """The view installs its size limit before the CSRF check reads the body (csrf_exempt outside,
+    csrf_protect inside): the check itself must still run."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user_with_role("ana", "analyst"))
+    response = client.post(reverse("analyst:corpus_upload"), {
+        "corpus_name": "X", "file": SimpleUploadedFile("x.jsonl", ROWS), "id_field": "id", "text_fields": "title"})
+    assert response.status_code == 403 and not CorpusUpload.objects.exists()
+    page = client.get(reverse("analyst:corpus_upload"))
+    token = page.cookies["csrftoken"].value
+    response = client.post(reverse("analyst:corpus_upload"), {
+        "csrfmiddlewaretoken": token, "corpus_name": "X", "file": SimpleUploadedFile("x.jsonl", ROWS),
+        "id_field": "id", "text_fields": "title"})
+    assert response.status_code == 302 and CorpusUpload.objects.count() == 1
