@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
@@ -52,3 +53,20 @@ def test_docs_page_uses_only_this_sites_scripts(db):
     assert "script-src 'self'" in response["Content-Security-Policy"]
     for src in scripts:
         assert client.get(src).status_code == 200, src
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_swagger_ui_renders_under_the_csp(browser, live_server):
+    page = browser.new_page()
+    refused: list[str] = []
+    page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text
+            else None)
+    try:
+        page.goto(f"{live_server.url}/api/docs/")
+        page.wait_for_selector(".swagger-ui .info .title", timeout=20_000)
+        assert "Recall API" in page.inner_text(".swagger-ui .info .title")
+        assert page.locator(".opblock-tag-section").count() >= 6  # account, corpora, classifiers, topics, ...
+    finally:
+        page.close()
+    assert refused == []

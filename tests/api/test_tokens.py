@@ -27,7 +27,9 @@ def browser_client(db):
 
 def _csrf(client: Client, url: str = "/account/tokens/") -> str:
     response = client.get(url)
-    return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', response.content.decode()).group(1)
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', response.content.decode())
+    assert found is not None
+    return found.group(1)
 
 
 def test_token_page_shows_the_new_token_once_and_stores_only_its_hash(browser_client):
