@@ -36,7 +36,7 @@ SEED = 7
 # per region: (size, judged, relevant).
 EXPECTED = {
     "A12": (10, 6, 5.0),
-    "B1": (20, 8, 2.0),
+    "B1": (20, 9, 3.0),  # 8 is a sampled document made gold (relevant): counted with its gold answer
     "B2": (15, 7, 3.0),
     "R": (25, 7, 3.0),
     "U": (60, 7, 1.0),
@@ -64,7 +64,7 @@ def test_regions_count_distinct_judged_documents_and_exclude_gold_and_certificat
     r = regions[f"R:{built.c3.pk}"]
     assert (r["size"], r["judged"], r["relevant"]) == EXPECTED["R"]
     assert regions["A12"]["sampled"] == 8  # 20..27, the re-drawn 20 and 21 once
-    assert regions["B1"]["sampled"] == 9  # 0..9 minus the gold-labelled 8
+    assert regions["B1"]["sampled"] == 10  # 0..9: 8, made gold, keeps its place
     assert "G" not in regions and "A1" not in regions
 
 
@@ -91,7 +91,7 @@ def test_report_equals_stats_outputs_on_hand_counted_regions():
     c1 = _by_name(report["classifiers"], "=title filter")
     assert c1["role"] == "c1" and c1["retrieved"] == 30 and c1["fingerprint"] == built.c1.fingerprint
     assert (c1["precision"]["estimate"], c1["precision"]["low"]) == (expected.p1.point, expected.p1.low)
-    assert c1["precision"]["judged"] == 6 + 8
+    assert c1["precision"]["judged"] == 6 + 9
     assert c1["recall"]["estimate"] == expected.r1.point
 
     c3 = _by_name(report["classifiers"], "model")
@@ -111,10 +111,10 @@ def test_f1_extrapolation_uniform_comparison_and_agreement_wiring():
     expected = _expected_stratified(classifier_id=built.c3.pk)
     c1 = _by_name(report["classifiers"], "=title filter")
 
-    # F1 from TP = p1|A1|, FP = |A1| - TP, FN = n̂ - TP, rescaled to the 21 judged pair documents.
+    # F1 from TP = p1|A1|, FP = |A1| - TP, FN = n̂ - TP, rescaled to the 22 judged pair documents.
     tp = expected.p1.point * 30
     fp, fn = 30 - tp, expected.n_hat.point - tp
-    scale = 21 / (tp + fp + fn)
+    scale = 22 / (tp + fp + fn)
     f1 = f1_posterior.binary_f1_posterior(tp=tp * scale, fp=fp * scale, fn=fn * scale, draws=DRAWS, seed=SEED, mass=0.95)
     assert (c1["f1"]["estimate"], c1["f1"]["low"], c1["f1"]["high"]) == (f1["score"], *f1["hdi"])
     assert c1["f1"]["estimate"] == pytest.approx(2 * tp / (2 * tp + fp + fn))
@@ -131,7 +131,7 @@ def test_f1_extrapolation_uniform_comparison_and_agreement_wiring():
                                              half_width=half, confidence=0.95, corpus_size=60)
     assert report["uniform_sampling_judgments"]["documents"] == documents
     assert report["uniform_sampling_judgments"]["judgments"] == 3 * documents
-    assert report["cost_ratio"] == pytest.approx(documents / 21)
+    assert report["cost_ratio"] == pytest.approx(documents / 22)  # 22 judged pair documents: A12 6, B1 9, B2 7
 
     # Fleiss' kappa over the judged, sampled, non-gold documents with three votes each:
     # 14 unanimous relevant (5 in A12, 2 in B1, 3 in B2, 3 in R, 1 in U), the other 20 unanimous not relevant.
@@ -147,17 +147,17 @@ def test_soft_labels_sum_dawid_skene_posteriors():
     report = topic_report_build(topic=built.topic, draws=DRAWS, seed=SEED)
     regions = {r["name"]: r for r in report["regions"]}
     # Posteriors are 0.9 for relevant and 0.1 for not relevant documents.
-    soft = {"A12": (6, 5 * 0.9 + 1 * 0.1), "B1": (8, 2 * 0.9 + 6 * 0.1), "B2": (7, 3 * 0.9 + 4 * 0.1)}
+    soft = {"A12": (6, 5 * 0.9 + 1 * 0.1), "B1": (9, 2 * 0.9 + 6 * 0.1 + 1.0), "B2": (7, 3 * 0.9 + 4 * 0.1)}
     for name, (judged, relevant) in soft.items():
         assert regions[name]["judged"] == judged
         assert regions[name]["relevant"] == pytest.approx(relevant)
     expected = pair_recall.stratified_pair_recall(
-        a12=(10, 6, soft["A12"][1]), b1=(20, 8, soft["B1"][1]), b2=(15, 7, soft["B2"][1]), corpus_size=60,
+        a12=(10, 6, soft["A12"][1]), b1=(20, 9, soft["B1"][1]), b2=(15, 7, soft["B2"][1]), corpus_size=60,
         confidence=0.95, draws=DRAWS, seed=SEED, other_classifiers={str(built.c3.pk): (25, 7, 3 * 0.9 + 4 * 0.1)},
         return_draws=True,
         # Issue 11: the posteriors are label probabilities, so the intervals carry the label noise (the draws
         # depend on the multiset of probabilities, not their order).
-        label_probabilities={"A12": (0.9,) * 5 + (0.1,), "B1": (0.9,) * 2 + (0.1,) * 6, "B2": (0.9,) * 3 + (0.1,) * 4},
+        label_probabilities={"A12": (0.9,) * 5 + (0.1,), "B1": (0.9,) * 2 + (0.1,) * 6 + (1.0,), "B2": (0.9,) * 3 + (0.1,) * 4},
     )
     assert report["label_noise"]["widened"] is True
     assert report["recall_eq1"]["C1"]["estimate"] == pytest.approx(expected.r1.point, rel=1e-12)
@@ -328,7 +328,7 @@ def test_dependence_uses_the_three_classifier_venn_counts():
         "111": 10 * 5 / 6,  # A12: 6 judged, 5 relevant, all in C3
         "110": 0.0,  # empty region
         "101": 10 * 3 / 3,  # B1 ∩ C3 (10 documents): 10, 11, 12 judged, all relevant
-        "100": 10 * 2 / 8,  # B1 outside C3 (0..9): 8 judged, 2 relevant
+        "100": 10 * 3 / 9,  # B1 outside C3 (0..9): 9 judged (8 made gold, relevant), 3 relevant
         "011": 5 * 3 / 5,  # B2 ∩ C3 (30..34): 5 judged, 3 relevant
         "010": 10 * 0 / 2,  # B2 outside C3 (35..44): 35, 36 judged, not relevant
         "001": 0.0,  # C3 outside the pair: empty
