@@ -38,10 +38,15 @@ class MeSerializer(serializers.Serializer):
     token = serializers.CharField(allow_null=True, help_text="Name of the token used, null for a session.")
 
 
+# The ModelSerializers below are output only (requests have their own serializers): their fields are read-only,
+# so the schema carries no integer range that depends on the database backend (PostgreSQL's are 32-bit).
+
+
 class TokenSerializer(serializers.ModelSerializer):
     class Meta:
         model = ApiToken
         fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+        read_only_fields = fields
 
 
 # --------------------------------------------------------------------------- corpora
@@ -51,6 +56,7 @@ class CorpusSerializer(serializers.ModelSerializer):
     class Meta:
         model = Corpus
         fields = ["id", "name", "description", "document_count", "created_at"]
+        read_only_fields = fields
 
 
 class UploadSerializer(serializers.ModelSerializer):
@@ -58,6 +64,7 @@ class UploadSerializer(serializers.ModelSerializer):
         model = CorpusUpload
         fields = ["id", "corpus_name", "original_name", "file_size", "id_field", "text_fields", "status", "progress",
                   "error_line", "error_problem", "summary", "corpus", "created_at", "finished_at"]
+        read_only_fields = fields
 
 
 def _text_fields(value: str) -> list[str]:
@@ -109,6 +116,7 @@ class ClassifierSerializer(serializers.ModelSerializer):
         model = Classifier
         fields = ["id", "corpus", "name", "kind", "definition", "fingerprint", "retrieved_count",
                   "corpus_document_count", "not_retrieved_count", "frozen_reason", "archived_at", "created_at"]
+        read_only_fields = fields
 
     def get_not_retrieved_count(self, obj: Classifier) -> int:
         return max(0, obj.corpus.document_count - obj.retrieved_count)
@@ -164,6 +172,7 @@ class TopicSerializer(serializers.ModelSerializer):
         fields = ["id", "name", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
                   "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "c1", "c2",
                   "extra_classifiers", "archived_at", "created_at"]
+        read_only_fields = fields
 
     def get_extra_classifiers(self, obj: Topic) -> list[int]:
         return [link.classifier_id for link in obj.extra_classifiers.all()]
@@ -252,6 +261,7 @@ class DrawSerializer(serializers.ModelSerializer):
         model = SampleDraw
         fields = ["id", "purpose", "region", "classifier", "stratum_key", "seed", "region_size", "requested", "drawn",
                   "created_at"]
+        read_only_fields = fields
 
 
 class HitSerializer(serializers.ModelSerializer):
@@ -260,6 +270,7 @@ class HitSerializer(serializers.ModelSerializer):
     class Meta:
         model = Hit
         fields = ["id", "status", "reward", "max_assignments", "completed_assignments", "created_at", "documents"]
+        read_only_fields = fields
 
     def get_documents(self, obj: Hit) -> list[dict[str, Any]]:
         return [{"document": item.document_id, "external_id": item.document.external_id, "position": item.position,
@@ -273,6 +284,7 @@ class JudgmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Judgment
         fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "created_at"]
+        read_only_fields = fields
 
 
 # --------------------------------------------------------------------------- reports and certification

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 import schemathesis
 import yaml
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 
 from api.services import api_token_create
@@ -26,7 +28,18 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def token(db) -> str:
+def _keep_the_test_connection():
+    """As Django's test client does: the WSGI handler's request signals must not close the connection that
+    holds the test's transaction (PostgreSQL would then refuse every later query)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def token(db, _keep_the_test_connection) -> str:
     make_pair_world(n=150, prevalence=0.3)
     return api_token_create(user=user_with_role("fuzz", "analyst"), name="fuzz").plaintext
 
