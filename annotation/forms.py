@@ -306,3 +306,37 @@ class TopicSettingsForm(forms.Form):
     hit_size = TopicForm.base_fields["hit_size"]
     reward_per_hit = TopicForm.base_fields["reward_per_hit"]
     budget = TopicForm.base_fields["budget"]
+    allow_unsure = forms.BooleanField(
+        required=False, label="Offer an \"unsure\" answer",
+        help_text="Annotators may answer unsure. It fills their place (cost unchanged) but is left out of the "
+        "majority; documents left undecided are counted in the report.")
+
+
+class ListSearchForm(forms.Form):
+    """Search (name contains) and the "show archived" toggle of the topics and classifiers lists (issue 12)."""
+
+    q = forms.CharField(required=False, max_length=200, label="Name contains")
+    archived = forms.BooleanField(required=False, label="Show archived")
+
+
+class RenameForm(forms.Form):
+    name = forms.CharField(max_length=200, label="New name")
+
+
+class GoldCsvForm(forms.Form):
+    """A gold CSV upload (issue 12 item 7); the size limit and the lines are checked by annotation.services.gold."""
+
+    file = forms.FileField(label="Gold CSV file",
+                           help_text="Columns id (the document's id in the corpus) and relevant (yes/no, 1/0 or "
+                           "true/false), with a header line. At most 1 MB.")
+
+
+class WorkerBlockForm(forms.Form):
+    reason = forms.CharField(max_length=255, label="Reason",
+                             help_text="Shown to the worker and on this page.")
+
+    def clean_reason(self) -> str:
+        reason = " ".join(self.cleaned_data["reason"].split())
+        if not reason:
+            raise forms.ValidationError("Say why the worker is blocked.")
+        return reason

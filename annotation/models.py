@@ -127,6 +127,8 @@ class Topic(models.Model):
     budget = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
     # Workers below this accuracy on gold documents are blocked automatically.
     min_gold_accuracy = models.FloatField(default=0.7)
+    # Offer annotators a third answer, "unsure" (stored as Judgment.relevant NULL; excluded from the majority).
+    allow_unsure = models.BooleanField(default=False)
     # Archived topics are hidden from lists and take no new HITs; their reports stay readable.
     archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -193,6 +195,23 @@ class Region(models.TextChoices):
     GOLD = "G", "Gold documents"
     # The complement of the pair's union: its sample is the dependence check (issue 11).
     NEITHER = "N", "Retrieved by neither classifier: U ∖ (A1 ∪ A2)"
+
+
+# The one plain name of each region on every page (issue 12 item 8): the report, the certification pages and the
+# sampling plan show these, never the codes. "first"/"second" are the pair's c1/c2; pages add the classifier's
+# name where space allows ("first classifier only (Title keywords)"). A mapping, not new Region labels: the
+# labels are part of the migration state.
+REGION_NAMES: dict[str, str] = {
+    "A12": "both classifiers",
+    "B1": "first classifier only",
+    "B2": "second classifier only",
+    "N": "neither classifier",
+    "A1": "all of the first classifier",
+    "A2": "all of the second classifier",
+    "R": "a further classifier's documents",
+    "U": "whole corpus",
+    "G": "gold documents",
+}
 
 
 class SampleDraw(models.Model):
@@ -364,7 +383,9 @@ class Judgment(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
-    relevant = models.BooleanField()
+    # NULL: the worker answered "unsure" (only where Topic.allow_unsure); it fills the worker's place but is
+    # left out of the majority (annotation.services.labels).
+    relevant = models.BooleanField(null=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -382,6 +403,8 @@ class Label(models.Model):
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     votes_relevant = models.PositiveSmallIntegerField(default=0)
     votes_total = models.PositiveSmallIntegerField(default=0)
+    # "Unsure" answers: counted in votes_total, never in the majority (taken over the sure votes only).
+    votes_unsure = models.PositiveSmallIntegerField(default=0)
     majority = models.BooleanField(null=True)
     # P(relevant) from Dawid–Skene when the topic asks for it.
     posterior = models.FloatField(null=True, blank=True)
@@ -393,6 +416,9 @@ class Label(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["topic", "document"], name="label_unique"),
             models.CheckConstraint(condition=Q(votes_relevant__lte=F("votes_total")), name="label_votes_valid"),
+            models.CheckConstraint(
+                condition=Q(votes_total__gte=F("votes_relevant") + F("votes_unsure")), name="label_votes_unsure_valid"
+            ),
         ]
 
 

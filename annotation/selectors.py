@@ -90,9 +90,21 @@ def assignment_items(*, assignment: Assignment) -> list[HitItem]:
     return list(HitItem.objects.filter(hit_id=assignment.hit_id).select_related("document").order_by("position"))
 
 
-def assignment_answers(*, assignment: Assignment) -> dict[int, bool]:
-    """The worker's own recorded answers (to show a submitted assignment back to them)."""
+def assignment_answers(*, assignment: Assignment) -> dict[int, bool | None]:
+    """The worker's own recorded answers (to show a submitted assignment back to them); None is "unsure"."""
     return dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+
+
+def annotator_correctable(*, worker: Worker, limit: int = 5) -> list[Assignment]:
+    """The worker's most recent submitted HITs whose answers they may still change (judgment_correct)."""
+    from annotation.services.assignments import assignment_correctable
+
+    recent = (
+        Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED, hit__topic__crowd=Topic.Crowd.LOCAL)
+        .select_related("hit__topic")
+        .order_by("-submitted_at", "-pk")[:limit]
+    )
+    return [assignment for assignment in recent if assignment_correctable(assignment=assignment)]
 
 
 # --------------------------------------------------------------------------- quality
@@ -123,8 +135,12 @@ def _topic_judgment_arrays(*, topic: Topic):
     worker_index: dict[int, int] = {}
     items = np.array([doc_index.setdefault(d, len(doc_index)) for d, _, _ in rows], dtype=np.int64)
     workers = np.array([worker_index.setdefault(w, len(worker_index)) for _, w, _ in rows], dtype=np.int64)
-    labels = np.array([int(r) for _, _, r in rows], dtype=np.int64)
+    # "Unsure" (NULL) is a third category: agreeing on it counts as agreement, like any answer.
+    labels = np.array([UNSURE_CLASS if r is None else int(r) for _, _, r in rows], dtype=np.int64)
     return items, workers, labels, doc_index, worker_index
+
+
+UNSURE_CLASS = 2  # the class index of an "unsure" answer in agreement figures (0 off topic, 1 on topic)
 
 
 def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
@@ -134,7 +150,7 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     items, workers, labels, _, worker_index = _topic_judgment_arrays(topic=topic)
     agreement = {}
     if items.size:
-        result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=2)
+        result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=3)
         for worker_id, index in worker_index.items():
             value = float(result.agreement[index])
             agreement[worker_id] = None if np.isnan(value) else value
@@ -159,18 +175,23 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
 
 
 def topic_fleiss_kappa(*, topic: Topic) -> float | None:
-    """Fleiss' κ over the topic's complete labels (Hit.ASSIGNMENTS_PER_HIT votes each); None when undefined."""
+    """Fleiss' κ over the topic's complete labels (Hit.ASSIGNMENTS_PER_HIT votes each); None when undefined.
+
+    Three categories: off topic, on topic, "unsure" (an unused category changes nothing); undecided
+    labels (no sure vote, or the sure votes tie) are complete and count.
+    """
     from estimation.stats.aggregation import fleiss_kappa
 
     complete = list(
-        Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True,
+        Label.objects.filter(topic=topic, gold__isnull=True,
                              votes_total=Hit.ASSIGNMENTS_PER_HIT).values_list(
-            "votes_relevant", "votes_total"
+            "votes_relevant", "votes_total", "votes_unsure"
         )
     )
     if not complete:
         return None
-    counts = np.array([[total - relevant, relevant] for relevant, total in complete], dtype=float)
+    counts = np.array([[total - relevant - unsure, relevant, unsure] for relevant, total, unsure in complete],
+                      dtype=float)
     try:
         return fleiss_kappa(counts=counts)
     except ValueError:  # every vote the same label: κ is undefined
@@ -185,14 +206,16 @@ class SplitVote:
     votes_relevant: int
     votes_total: int
     majority: bool | None
+    votes_unsure: int = 0
 
 
 def topic_split_votes(*, topic: Topic) -> list[SplitVote]:
-    """Complete labels where the workers disagreed (2–1), for an analyst's review."""
+    """Complete labels where the workers disagreed (2–1, or an "unsure" among the votes), for an analyst's review."""
     labels = (
-        Label.objects.filter(topic=topic, votes_total__gte=2, votes_relevant__gt=0)
-        .exclude(votes_relevant=F("votes_total"))
-        .filter(majority__isnull=False)
+        Label.objects.filter(topic=topic, votes_total__gte=2)
+        .filter(Q(votes_relevant__gt=0, votes_relevant__lt=F("votes_total")) | Q(votes_unsure__gt=0))
+        .exclude(votes_unsure=F("votes_total"))
+        .filter(Q(majority__isnull=False) | Q(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT))
         .select_related("document")
         .order_by("document_id")
     )
@@ -204,10 +227,94 @@ def topic_split_votes(*, topic: Topic) -> list[SplitVote]:
             votes_relevant=label.votes_relevant,
             votes_total=label.votes_total,
             majority=label.majority,
+            votes_unsure=label.votes_unsure,
         )
         for label in labels
     ]
 
+
+
+# --------------------------------------------------------------------------- gold documents and worker quality pages
+
+
+@dataclass(frozen=True)
+class GoldDocumentRow:
+    document_id: int
+    external_id: str
+    title: str
+    gold: bool
+    seen: int  # judgments on it in the topic (each one counts towards its worker's gold accuracy)
+    correct: int
+    sample_judged: bool  # a judged sample document used as gold: it is out of the recall estimate
+    blockers: tuple[str, ...]  # why it cannot be removed; empty when it can
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.seen if self.seen else None
+
+
+def topic_gold_documents(*, topic: Topic) -> list[GoldDocumentRow]:
+    """The topic's gold documents with how many judgments they got, how many were right, and what keeps them."""
+    from annotation.services.gold import gold_remove_blockers
+
+    labels = list(Label.objects.filter(topic=topic, gold__isnull=False).select_related("document")
+                  .only("document_id", "gold", "majority", "document__external_id", "document__title")
+                  .order_by("document_id"))
+    ids = [label.document_id for label in labels]
+    seen: dict[int, tuple[int, int, int]] = {
+        doc_id: (n, yes, no) for doc_id, n, yes, no in
+        Judgment.objects.filter(topic=topic, document_id__in=ids).values("document_id")
+        .annotate(n=Count("pk"), yes=Count("pk", filter=Q(relevant=True)), no=Count("pk", filter=Q(relevant=False)))
+        .values_list("document_id", "n", "yes", "no")
+    }
+    blockers = gold_remove_blockers(topic=topic, document_ids=ids)
+    rows = []
+    for label in labels:
+        n, yes, no = seen.get(label.document_id, (0, 0, 0))  # an unsure answer is neither
+        rows.append(GoldDocumentRow(
+            document_id=label.document_id, external_id=label.document.external_id, title=label.document.title,
+            gold=bool(label.gold), seen=n, correct=yes if label.gold else no,
+            sample_judged=label.majority is not None, blockers=tuple(blockers.get(label.document_id, ()))))
+    return rows
+
+
+def topic_judged_documents(*, topic: Topic):
+    """The topic's fully judged, non-gold labels with their document (a queryset, for a paginator)."""
+    return (Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True)
+            .select_related("document").only("document_id", "votes_relevant", "votes_total", "majority",
+                                             "document__external_id", "document__title")
+            .order_by("document_id"))
+
+
+@dataclass(frozen=True)
+class WorkerQualityRow:
+    quality: WorkerQuality
+    blocked_reason: str
+    split_votes: int  # the worker's judgments on documents whose votes split
+    split_minority: int  # of which the worker was in the minority
+
+
+def topic_worker_quality_rows(*, topic: Topic) -> list[WorkerQualityRow]:
+    """worker_quality_for_topic with each worker's block reason and split votes (worst agreement first)."""
+    qualities = worker_quality_for_topic(topic=topic)
+    split_majority = dict(
+        Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True, votes_relevant__gt=0)
+        .exclude(votes_relevant=F("votes_total")).values_list("document_id", "majority"))
+    split: dict[int, list[int]] = {}
+    if split_majority:
+        rows = Judgment.objects.filter(
+            topic=topic, document_id__in=Label.objects.filter(
+                topic=topic, majority__isnull=False, gold__isnull=True, votes_relevant__gt=0)
+            .exclude(votes_relevant=F("votes_total")).values("document_id"),
+        ).values_list("worker_id", "document_id", "relevant")
+        for worker_id, doc_id, relevant in rows:
+            counts = split.setdefault(worker_id, [0, 0])
+            counts[0] += 1
+            counts[1] += int(relevant != split_majority[doc_id])
+    reasons = dict(Worker.objects.filter(pk__in=[q.worker_id for q in qualities]).values_list("pk", "blocked_reason"))
+    return [WorkerQualityRow(quality=q, blocked_reason=reasons.get(q.worker_id, ""),
+                             split_votes=split.get(q.worker_id, [0, 0])[0],
+                             split_minority=split.get(q.worker_id, [0, 0])[1]) for q in qualities]
 
 
 # --------------------------------------------------------------------------- analysts
@@ -361,3 +468,25 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) 
         assignments_per_hit=Hit.ASSIGNMENTS_PER_HIT, per_assignment=crowd_cost_per_assignment(topic),
         committed=topic_committed_cost(topic=topic), budget=topic.budget,
     )
+
+
+def topics_for_list(*, search: str = "", archived: bool = False):
+    """The analyst's topics list: name contains `search` (any case); archived topics only when `archived`."""
+    topics = Topic.objects.all()
+    if search.strip():
+        topics = topics.filter(name__icontains=search.strip())
+    if not archived:
+        topics = topics.filter(archived_at__isnull=True)
+    return topics.order_by("name", "pk")
+
+
+def classifiers_for_list(*, search: str = "", archived: bool = False):
+    """The analyst's classifiers list (every corpus): name contains `search`; archived ones only when `archived`."""
+    from annotation.models import Classifier
+
+    classifiers = Classifier.objects.select_related("corpus").defer("retrieved_bitmap", "corpus__documents_bitmap")
+    if search.strip():
+        classifiers = classifiers.filter(name__icontains=search.strip())
+    if not archived:
+        classifiers = classifiers.filter(archived_at__isnull=True)
+    return classifiers.order_by("corpus__name", "name", "pk")

@@ -1,7 +1,7 @@
 """Analyst pages (every view requires annotation.configure_topics)."""
 from django.urls import path
 
-from annotation.views import classifiers, corpora, topics
+from annotation.views import classifiers, corpora, quality, topics
 
 app_name = "analyst"
 urlpatterns = [
@@ -13,11 +13,24 @@ urlpatterns = [
     path("topics/<int:topic_id>/launch/", topics.topic_launch, name="topic_launch"),
     path("topics/<int:topic_id>/top-up/", topics.topic_topup, name="topic_topup"),
     path("topics/<int:topic_id>/pause/", topics.topic_pause_or_resume, name="topic_pause"),
+    path("topics/<int:topic_id>/rename/", topics.topic_rename_view, name="topic_rename"),
+    path("topics/<int:topic_id>/archive/", topics.topic_archive_view, name="topic_archive"),
+    path("topics/<int:topic_id>/unarchive/", topics.topic_unarchive_view, name="topic_unarchive"),
+    path("topics/<int:topic_id>/delete/", topics.topic_delete_view, name="topic_delete"),
+    path("topics/<int:topic_id>/gold/", quality.gold_documents, name="gold"),
+    path("topics/<int:topic_id>/gold/add/", quality.gold_add_judged, name="gold_add"),
+    path("topics/<int:topic_id>/gold/upload/", quality.gold_csv_upload, name="gold_upload"),
+    path("topics/<int:topic_id>/gold/upload/confirm/", quality.gold_csv_confirm, name="gold_upload_confirm"),
+    path("topics/<int:topic_id>/gold/remove/", quality.gold_remove, name="gold_remove"),
+    path("topics/<int:topic_id>/workers/", quality.workers, name="workers"),
+    path("topics/<int:topic_id>/workers/block/", quality.worker_block_view, name="worker_block"),
+    path("topics/<int:topic_id>/workers/unblock/", quality.worker_unblock_view, name="worker_unblock"),
     path("corpora/", corpora.corpora_list, name="corpora"),
     path("corpora/upload/", corpora.corpus_upload, name="corpus_upload"),
     path("corpora/uploads/<int:upload_id>/", corpora.upload_detail, name="upload"),
     path("corpora/uploads/<int:upload_id>/retry/", corpora.upload_retry, name="upload_retry"),
     path("corpora/uploads/<int:upload_id>/status.json", corpora.upload_status, name="upload_status"),
+    path("corpora/uploads/<int:upload_id>/delete/", corpora.upload_delete, name="upload_delete"),
     path("corpora/<int:corpus_id>/", corpora.corpus_detail, name="corpus"),
     path("corpora/<int:corpus_id>/classifiers/keywords/", classifiers.classifier_keywords_new, name="classifier_keywords"),
     path("corpora/<int:corpus_id>/classifiers/preview/", classifiers.keyword_preview_fragment, name="keyword_preview"),
@@ -25,4 +38,10 @@ urlpatterns = [
     path("corpora/<int:corpus_id>/classifiers/upload/", classifiers.classifier_upload, name="classifier_upload"),
     path("classifiers/<int:classifier_id>/", classifiers.classifier_detail, name="classifier"),
     path("classifiers/<int:classifier_id>/threshold/", classifiers.classifier_threshold, name="classifier_threshold"),
+    path("classifiers/", classifiers.classifiers_list, name="classifiers"),
+    path("classifiers/<int:classifier_id>/rename/", classifiers.classifier_rename_view, name="classifier_rename"),
+    path("classifiers/<int:classifier_id>/archive/", classifiers.classifier_archive_view, name="classifier_archive"),
+    path("classifiers/<int:classifier_id>/unarchive/", classifiers.classifier_unarchive_view,
+         name="classifier_unarchive"),
+    path("classifiers/<int:classifier_id>/delete/", classifiers.classifier_delete_view, name="classifier_delete"),
 ]

@@ -7,6 +7,7 @@ from django.urls import include, path
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from annotation.views.home import home
+from core.health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,6 +17,12 @@ urlpatterns = [
     path("mturk/", include("annotation.urls_mturk")),
     path("analyst/", include("annotation.urls_analyst")),
     path("reports/", include("estimation.urls")),
+    # REST API (issue 14): /api/v1/, /api/schema/, /api/docs/; the user's tokens page.
+    path("api/", include("api.urls")),
+    path("account/", include("api.urls_account")),
+    path("webhooks/", include("webhooks.urls")),
+    # Liveness for load balancers (core/health.py): no sign-in, no session, database and Redis.
+    path("healthz", healthz, name="healthz"),
     path("", home, name="home"),
 ]
 

@@ -296,7 +296,8 @@ def make_label(
 # Hand-written design of the sample (positions in the 60-document corpus):
 #   A12 pair draw: 20..27; a second (paper) A12 draw re-draws 20, 21 (counted once).
 #     judged: 20..25 (6), relevant 20..24 (5); 26 incomplete; 27 has no label.
-#   B1: 0..9; judged 0..7 (8), relevant 0, 1 (2); 8 is gold-labelled (excluded); 9 incomplete.
+#   B1: 0..9; judged 0..8 (9), relevant 0, 1, 8 (3); 8 was made gold (relevant): it keeps its sample
+#     place with the gold answer, its votes stay out of agreement figures; 9 incomplete.
 #   B2: 30..39; judged 30..36 (7), relevant 30, 31, 32 (3).
 #   R (C3): 10..15 and 33 — 33 is also judged in B2 (not relevant); relevant 10, 11, 12.
 #     -> judged 7, relevant 3.
@@ -325,8 +326,8 @@ def add_samples_and_labels(built: Built) -> None:
                posterior=0.9 if position in relevant else 0.1)
     make_label(topic, docs[26])  # incomplete
     make_label(topic, docs[9])  # incomplete
-    make_label(topic, docs[8], relevant=True, gold=True, votes=(7, 9))  # gold, excluded
-    make_label(topic, docs[29], relevant=True, gold=True, votes=(5, 6))  # gold, excluded
+    make_label(topic, docs[8], relevant=True, gold=True, votes=(7, 9))  # sampled, made gold: counted as relevant
+    make_label(topic, docs[29], relevant=True, gold=True, votes=(5, 6))  # region G check: excluded
 
 
 # --------------------------------------------------------------------------- pages (tests/web)

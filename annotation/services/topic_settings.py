@@ -20,7 +20,7 @@ class TopicStatusError(ApplicationError):
 
 def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
                           reward_per_hit: Decimal, budget: Decimal | None, instructions: str | None = None,
-                          target_recall: float | None = None) -> Topic:
+                          target_recall: float | None = None, allow_unsure: bool | None = None) -> Topic:
     """Set the goal, crowd and money settings of a topic (the database's check constraints guard the ranges).
 
     Instructions may change at any time (new HITs show the new text); the crowd and the
@@ -50,6 +50,8 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
             fields["instructions"] = instructions
         if target_recall is not None:
             fields["target_recall"] = target_recall
+        if allow_unsure is not None:  # may change at any time: new HITs offer it (or not) from now on
+            fields["allow_unsure"] = allow_unsure
         Topic.objects.filter(pk=topic.pk).update(**fields)
     topic.refresh_from_db()
     return topic

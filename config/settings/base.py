@@ -8,6 +8,7 @@
 | DATABASE_URL        | e.g. postgres://user@127.0.0.1:5432/db; default SQLite in var/       |
 | REDIS_URL           | Celery broker and result backend; unset = tasks run in-process       |
 | MTURK_*             | Mechanical Turk, see docs/mturk.md                                   |
+| WEBHOOK_*           | allowed hosts, private networks, timeout, attempts: docs/webhooks.md |
 | AXES_ENABLED        | "0" turns sign-in throttling off (docs/deploy.md)                    |
 | AXES_FAILURE_LIMIT  | failed sign-ins per username and address before a lock (10)          |
 | AXES_COOLOFF_MINUTES| how long such a lock lasts (15)                                      |
@@ -56,6 +57,12 @@ INSTALLED_APPS = [
     "axes",
     "annotation",
     "estimation",
+    "webhooks",
+    # REST API (issue 14): api/ with Django REST framework and its OpenAPI schema.
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -97,6 +104,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+        # A persistent connection the database dropped (restart, failover) is checked and replaced at the
+        # start of the next request instead of answering it with a 500 (issue 15 item 6).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -185,11 +195,21 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Catches up recomputes lost while Redis was down (estimation/services/recompute.py).
     "refresh-stale-snapshots": {"task": "estimation.tasks.snapshots_refresh_stale_task", "schedule": 60.0},
+    # Sends webhook deliveries whose retry time has come, and any whose enqueue was lost (webhooks/tasks.py).
+    "send-due-webhooks": {"task": "webhooks.tasks.webhook_deliveries_due_task", "schedule": 60.0},
+    # Fails corpus uploads whose import task is gone (annotation/services/corpus_uploads.py).
+    "fail-stuck-uploads": {"task": "annotation.tasks_import.corpus_uploads_stuck_task", "schedule": 300.0},
 }
 
 # --- Product settings ---------------------------------------------------------
 ASSIGNMENT_TIMEOUT_SECONDS = int(os.environ.get("ASSIGNMENT_TIMEOUT_SECONDS", "1800"))
 IMPORT_MAX_FIELD_CHARS = int(os.environ.get("IMPORT_MAX_FIELD_CHARS", str(1_000_000)))
+# One line (or CSV record) of a corpus file, in bytes: longer is refused before it is built in memory.
+IMPORT_MAX_RECORD_BYTES = int(os.environ.get("IMPORT_MAX_RECORD_BYTES", str(16 * IMPORT_MAX_FIELD_CHARS)))
+# A corpus file uploaded in the browser, in bytes (docs/deploy.md); checked while it is streamed to disk.
+CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", str(1024 ** 3)))
+# An upload waiting or importing with no sign of life for this long is marked failed (its task is gone).
+CORPUS_UPLOAD_STUCK_SECONDS = int(os.environ.get("CORPUS_UPLOAD_STUCK_SECONDS", str(30 * 60)))
 
 # Mechanical Turk: the sandbox unless production is asked for explicitly.
 MTURK_ENVIRONMENT = os.environ.get("MTURK_ENVIRONMENT", "sandbox")  # "sandbox" | "production"
@@ -213,6 +233,47 @@ MTURK_QUALIFICATION_MIN_APPROVAL_RATE = env_int_default("MTURK_QUALIFICATION_MIN
 MTURK_QUALIFICATION_LOCALES = env_list("MTURK_QUALIFICATION_LOCALES", "US")
 MTURK_QUALIFICATION_MIN_APPROVED = env_int_default("MTURK_QUALIFICATION_MIN_APPROVED", 100)
 # AWS credentials are read by boto3 itself from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+
+# Webhooks (docs/webhooks.md). Deliveries go only to host names matching WEBHOOK_ALLOWED_HOSTS
+# (comma-separated; "*.example.com" patterns; empty = no webhook can be registered or sent), and
+# never to private, loopback or link-local addresses unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is on.
+WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS")
+WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS", False)
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "5"))
+# Attempts in all, the first included; retries wait 1 min, 5 min, 30 min, 2 h, 12 h (then 12 h).
+WEBHOOK_MAX_ATTEMPTS = env_int_default("WEBHOOK_MAX_ATTEMPTS", 6)
+
+# --- REST API (issue 14, api/, docs/api.md) -----------------------------------------
+# Bearer tokens (api.authentication) for scripts, no CSRF; the browser's session with CSRF enforced.
+# Errors are RFC 9457 problem details (api.errors); every view declares its role (api.permissions).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "api.errors.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Recall API",
+    "DESCRIPTION": "Corpora, classifiers, topics, samples, judgments, reports and certification (docs/api.md).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the installed sidecar's static files: the CSP allows no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 LOGGING = {
     "version": 1,

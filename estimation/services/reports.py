@@ -576,7 +576,9 @@ class _ReportBuilder:
                   else None)
         try:
             quality = aggregation.label_quality(votes=[v for _, v in complete], strata=strata,
-                                                intervals_widened=bool(self.label_noise and self.label_noise["widened"]))
+                                                intervals_widened=bool(self.label_noise and self.label_noise["widened"]),
+                                                undecided=inputs.undecided, unsure_votes=inputs.unsure_votes,
+                                                unsure_documents=inputs.unsure_documents)
         except STATS_ERRORS as exc:
             block["note"] = block["note"] or str(exc)
             return block
@@ -586,7 +588,10 @@ class _ReportBuilder:
                                 "split_share": num(s.split_share)} for k, s in quality.per_stratum.items()},
             "low_agreement": bool(quality.low_agreement), "reasons": list(quality.reasons),
             "message": quality.message, "majority_error": num(quality.majority_error),
+            "undecided": quality.undecided, "unsure_votes": quality.unsure_votes, "disclosure": quality.disclosure,
         })
         if quality.low_agreement and quality.message:
             self.diagnostics.append(diagnostic("low_agreement", "warning", quality.message, "label_quality"))
+        if quality.disclosure:  # "unsure" answers and undecided documents (docs/aggregation.md)
+            self.diagnostics.append(diagnostic("undecided_labels", "info", quality.disclosure, "label_quality"))
         return block
