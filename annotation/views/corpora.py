@@ -150,6 +150,7 @@ def upload_delete(request: HttpRequest, upload_id: int) -> HttpResponse:
 @role_required(CONFIGURE)
 def corpus_detail(request: HttpRequest, corpus_id: int) -> HttpResponse:
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
-    classifiers = corpus.classifiers.defer("retrieved_bitmap").order_by("name")
-    topics = Topic.objects.filter(corpus=corpus).order_by("name")
+    # Archived classifiers and topics are listed on their own pages ("show archived"), not here.
+    classifiers = corpus.classifiers.filter(archived_at__isnull=True).defer("retrieved_bitmap").order_by("name")
+    topics = Topic.objects.filter(corpus=corpus, archived_at__isnull=True).order_by("name")
     return render(request, "analyst/corpus_detail.html", {"corpus": corpus, "classifiers": classifiers, "topics": topics})

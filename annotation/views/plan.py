@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from annotation.models import ClassifierPair, Hit, Topic
+from annotation.models import REGION_NAMES, ClassifierPair, Hit, Topic
 from annotation.selectors import PAIR_REGIONS, topic_region_progress
 from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
 from annotation.services.crowds import crowd_cost_per_assignment
@@ -46,7 +46,7 @@ def topic_plan_context(*, topic: Topic, half_width: float, margin: float = DEFAU
     data["judgments_per_document"] = Hit.ASSIGNMENTS_PER_HIT
     progress = topic_region_progress(topic=topic, regions=(*PAIR_REGIONS, "N"))
     data["rows"] = [
-        {"region": region, "size": counts[region], "judgments": plan.stratified.get(region, 0),
+        {"region": region, "name": REGION_NAMES[region], "size": counts[region], "judgments": plan.stratified.get(region, 0),
          "guess": guesses.get(region), **progress[region]}
         for region in PAIR_REGIONS
     ]

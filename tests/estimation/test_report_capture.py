@@ -176,13 +176,13 @@ def test_pooled_recall_block_on_the_hand_counted_topic():
     inputs = topic_inputs_gather(topic=built.topic, parameters={"draws": 2000, "seed": 7})
     block, diagnostics = pooled_recall_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
     c1, c2, c3 = (str(c.pk) for c in (built.c1, built.c2, built.c3))
-    # By hand from the fixture: A12 judged 20..25 (relevant 20..24), B1 judged 0..7 (relevant 0, 1), B2 judged
+    # By hand from the fixture: A12 judged 20..25 (relevant 20..24), B1 judged 0..8 (relevant 0, 1 and 8, a sampled document made gold), B2 judged
     # 30..36 (relevant 30..32), C3's own sample 10..15 and 33 (relevant 10..12), U 28 and 50..55 (50 relevant).
     strata = [
         StratumSample(name="A12", size=10, inside=(c1, c2), outside=(), relevant=[1] * 5 + [0],
                       retrieved_by=[[c1, c2, c3]] * 6),
-        StratumSample(name="B1", size=20, inside=(c1,), outside=(c2,), relevant=[1, 1] + [0] * 6,
-                      retrieved_by=[[c1]] * 8),
+        StratumSample(name="B1", size=20, inside=(c1,), outside=(c2,), relevant=[1, 1] + [0] * 6 + [1],
+                      retrieved_by=[[c1]] * 9),
         StratumSample(name="B2", size=15, inside=(c2,), outside=(c1,), relevant=[1, 1, 1, 0, 0, 0, 0],
                       retrieved_by=[[c2, c3]] * 5 + [[c2]] * 2),
     ]
@@ -228,7 +228,7 @@ def test_dependence_block_on_the_hand_counted_topic():
     rows, diagnostics = dependence_block(inputs=inputs, confidence=0.95, draws=2000, seed=7)
     (row,) = rows
     regions = {  # (size, judged, relevant) by hand, as in test_reports.py's counts
-        "111": (10, 6, 5.0), "110": (0, 0, 0.0), "101": (10, 3, 3.0), "100": (10, 8, 2.0),
+        "111": (10, 6, 5.0), "110": (0, 0, 0.0), "101": (10, 3, 3.0), "100": (10, 9, 3.0),  # 8 was made gold (relevant): it keeps its place
         "011": (5, 5, 3.0), "010": (10, 2, 0.0), "001": (0, 0, 0.0),
     }
     assert {h: (r["size"], r["judged"], r["relevant"]) for h, r in row["regions"].items()} == regions

@@ -26,7 +26,7 @@ def test_the_complement_sample_is_gathered_with_its_size_and_feeds_the_design_ba
     assert sample.votes == ((3, 3),) + ((0, 3),) * 4
     report = topic_report_build(topic=built.topic, draws=2_000, seed=7)
     assert {r["name"]: (r["size"], r["judged"]) for r in report["regions"]}["N"] == (15, 5)
-    expected = design_based.design_based_recall(a12=(10, 6, 5.0), b1=(20, 8, 2.0), b2=(15, 7, 3.0), u=(15, 5, 1.0),
+    expected = design_based.design_based_recall(a12=(10, 6, 5.0), b1=(20, 9, 3.0), b2=(15, 7, 3.0), u=(15, 5, 1.0),
                                                 confidence=0.95, draws=2_000, seed=7)
     block = report["design_based"]
     assert (block["C1"]["estimate"], block["C1"]["low"], block["C1"]["high"]) == (

@@ -316,10 +316,13 @@ def test_topic_page_shows_sampled_and_judged_per_region(world):
     client = Client()
     client.force_login(world["accounts"]["analyst"])
     html = client.get(reverse("analyst:topic", args=[world["topic"].pk])).content.decode()
+    from annotation.models import REGION_NAMES
+
     for region in ("A12", "B1", "B2"):
         sampled = SampledDocument.objects.filter(topic=world["topic"], region=region).values("document_id")
         judged = Label.objects.filter(topic=world["topic"], document_id__in=sampled, majority__isnull=False).count()
-        row = re.search(rf"<tr><td>{region}</td>(.*?)</tr>", html).group(1)
+        # The plan names regions in words, as every page does ("both classifiers", ...).
+        row = re.search(rf"<tr><td>{REGION_NAMES[region]}</td>(.*?)</tr>", html).group(1)
         cells = re.findall(r'<td class="num">([^<]*)</td>', row)
         assert cells[-2:] == [str(sampled.count()), str(judged)] and judged > 0
 

@@ -85,7 +85,11 @@ def _wsgi_get(path: str) -> tuple[int, bytes]:
     environ: dict = {"PATH_INFO": path, "REQUEST_METHOD": "GET"}
     setup_testing_defaults(environ)
     statuses: list[str] = []
-    response = WSGIHandler()(environ, lambda status, headers, exc_info=None: statuses.append(status))
+    def start_response(status, headers, exc_info=None):
+        statuses.append(status)
+        return lambda data: None
+
+    response = WSGIHandler()(environ, start_response)
     try:
         body = b"".join(response)
     finally:

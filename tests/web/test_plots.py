@@ -122,7 +122,8 @@ def _tick_labels(root, *, anchor: str) -> list[str]:
             and t.get("font-size") == "11"]
 
 
-def _legend_boxes(root) -> list[tuple[float, float, float, float]]:
+def _legend_boxes(root) -> list[tuple[float, ...]]:
+    """(x, y, width, height) of each legend entry."""
     return [tuple(float(v) for v in g.get("data-box").split()) for g in root.iter(f"{SVG}g")
             if g.get("class") == "legend-item"]
 

@@ -22,7 +22,14 @@ ROLE_PERMS = {
     "staff": set(),  # staff without a role group: admin only
 }
 # Which permission each area needs.
-NAMESPACE_PERM = {"analyst": CONFIGURE, "reports": READ_REPORTS, "annotator": ANNOTATE}
+NAMESPACE_PERM = {"analyst": CONFIGURE, "reports": READ_REPORTS, "annotator": ANNOTATE, "webhooks": READ_REPORTS}
+# Pages whose rule differs from their area's.
+URL_PERM = {"analyst:workers": READ_REPORTS}  # managers read worker quality; blocking stays with analysts
+# Every signed-in account, whatever its role: one's own API tokens.
+SIGNED_IN = {"account"}
+# Answered as JSON, never with a sign-in redirect: tests/api/test_roles.py checks every endpoint for every role
+# (tokens and sessions); this walk only checks that none answers a 5xx.
+API = {"api"}
 # Open to everyone, with the reason.
 PUBLIC = {
     "login": "the sign-in page",
@@ -33,8 +40,11 @@ PUBLIC = {
     "mturk:hit": "MTurk ExternalQuestion page, public to MTurk workers by design",
     "admin:login": "the admin's own sign-in page",
     "admin:logout": "the admin's sign-out",
+    "healthz": "liveness probe for the load balancer (core/health.py): no sign-in, no session",
 }
 SIGN_OUT = {"logout", "admin:logout"}
+# Deletions: the first allowed role's POST deletes the fixture, so the next allowed role finds nothing (404).
+DELETES = {"webhooks:endpoint_delete"}
 
 
 def _walk(patterns, prefix_ns: str = "", converters: dict | None = None):
@@ -76,7 +86,18 @@ def params(world):
 
     plan = CertificationPlan.objects.create(topic=world["topic"], classifier=world["c1"], metric="pair_recall",
                                             target=0.8)
+    from api.services import api_token_create
+    from webhooks.models import WebhookDelivery, WebhookEndpoint
+
+    token = api_token_create(user=world["accounts"]["annotator"], name="walk")
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.org/in", secret="s", events=["report.updated"])
+    # The delivery hangs on another endpoint, so the delete walked first does not take it along.
+    kept = WebhookEndpoint.objects.create(url="https://hooks.example.org/kept", secret="s", events=["report.updated"])
+    delivery = WebhookDelivery.objects.create(endpoint=kept, event="report.updated", payload={"x": 1},
+                                              status="failed")
     return {
+        "token_id": token.token.pk,
+        "endpoint_id": endpoint.pk, "delivery_id": delivery.pk, "version": 1,
         "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
         "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk, "plan_id": plan.pk,
         # admin
@@ -123,6 +144,8 @@ def test_every_url_allows_its_role_and_refuses_the_others(world, params):
                 if code >= 500:
                     problems.append(f"{method.upper()} {url} as {role}: {code}")
                     continue
+                if namespace in API:
+                    continue
                 if name in PUBLIC:
                     if _is_login_redirect(response) and name not in ("home", *SIGN_OUT):
                         problems.append(f"{method.upper()} {url} as {role}: public page sent to sign-in")
@@ -135,7 +158,14 @@ def test_every_url_allows_its_role_and_refuses_the_others(world, params):
                     if not ok:
                         problems.append(f"{method.upper()} {url} as {role}: {code} ({'allowed' if allowed else 'refused'} expected)")
                     continue
-                perm = NAMESPACE_PERM.get(namespace)
+                if namespace in SIGNED_IN:
+                    # One's own objects only: another account's token answers 404.
+                    ok = _is_login_redirect(response) if role is None else code in (200, 404, 405) or (
+                        method == "post" and code in (302, 400))
+                    if not ok:
+                        problems.append(f"{method.upper()} {url} as {role or 'anonymous'}: {code}")
+                    continue
+                perm = URL_PERM.get(name, NAMESPACE_PERM.get(namespace))
                 if perm is None:
                     problems.append(f"{name}: no rule for namespace {namespace!r}; add it to NAMESPACE_PERM or PUBLIC")
                     break
@@ -148,6 +178,7 @@ def test_every_url_allows_its_role_and_refuses_the_others(world, params):
                     # GET of a POST-only action is 405; a form posted empty re-renders (200, or 400
                     # where the view says so) or redirects back.
                     ok = code in (200, 405) or (method == "post" and code == 400) \
+                        or (method == "post" and code == 404 and name in DELETES) \
                         or (code == 302 and not _is_login_redirect(response))
                 if not ok:
                     problems.append(f"{method.upper()} {url} as {role or 'anonymous'}: {code} "
