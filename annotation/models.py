@@ -53,6 +53,8 @@ class Classifier(models.Model):
         KEYWORDS = "keywords", "Keyword filter"
         IDS = "ids", "Uploaded retrieved ids"
         SCORES = "scores", "Uploaded scores with a threshold"
+        FIELD_VALUES = "field_values", "Field values (author in a list, mention of an account)"
+        TRAINED = "trained", "Trained on another view (logistic regression)"
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="classifiers")
     name = models.CharField(max_length=200)
@@ -77,12 +79,58 @@ class Classifier(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["corpus", "name"], name="classifier_name_unique"),
             models.CheckConstraint(
-                condition=Q(kind__in=["keywords", "ids", "scores"]), name="classifier_kind_valid"
+                condition=Q(kind__in=["keywords", "ids", "scores", "field_values", "trained"]),
+                name="classifier_kind_valid"
             ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+
+class ClassifierBuild(models.Model):
+    """A classifier being built by a task (keywords over millions of documents, training): the page polls this row.
+
+    The build computes the retrieved set (possibly in id-range shards run in parallel) and then creates the
+    Classifier; until then nothing else sees it.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Building"
+        DONE = "done", "Built"
+        FAILED = "failed", "Failed"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="classifier_builds")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Classifier.Kind.choices)
+    definition = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Documents processed so far and in all (progress); shards the build was split into.
+    processed = models.PositiveBigIntegerField(default=0)
+    total = models.PositiveBigIntegerField(default=0)
+    shards = models.PositiveSmallIntegerField(default=1)
+    error = models.TextField(blank=True, default="")
+    # Free-form facts of the build for its page (warnings, training metrics, shard timings).
+    details = models.JSONField(default=dict, blank=True)
+    classifier = models.ForeignKey(Classifier, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]), name="classifier_build_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(processed__lte=F("total")) | Q(total=0),
+                                   name="classifier_build_progress_valid"),
+            models.CheckConstraint(condition=Q(shards__gte=1), name="classifier_build_shards_positive"),
+        ]
 
 
 class ClassifierScore(models.Model):
