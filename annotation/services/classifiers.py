@@ -69,7 +69,11 @@ def classifier_fingerprint(*, kind: str, definition: dict, retrieved: BitMap) ->
     return digest.hexdigest()
 
 
-def _save(*, corpus: Corpus, name: str, kind: str, definition: dict, retrieved: BitMap) -> Classifier:
+def classifier_store(*, corpus: Corpus, name: str, kind: str, definition: dict, retrieved: BitMap) -> Classifier:
+    """Store a classifier whose retrieved set is already computed (by a service here, a build task or another app).
+
+    Computes the fingerprint; refuses an empty or taken name with ClassifierError.
+    """
     name = name.strip()
     if not name:
         raise ClassifierError("the classifier needs a name")
@@ -90,6 +94,9 @@ def _save(*, corpus: Corpus, name: str, kind: str, definition: dict, retrieved: 
         raise ClassifierError(f"corpus {corpus.name!r} already has a classifier named {name!r}") from exc
 
 
+_save = classifier_store  # the earlier private name, kept for its callers
+
+
 # --- keywords ---------------------------------------------------------------
 
 
@@ -106,7 +113,7 @@ def classifier_create_keywords(
     except keywords.KeywordError as exc:
         raise ClassifierError(str(exc)) from exc
     definition = {"terms": normalized_terms, "fields": normalized_fields}
-    return _save(corpus=corpus, name=name, kind=Classifier.Kind.KEYWORDS, definition=definition, retrieved=retrieved)
+    return classifier_store(corpus=corpus, name=name, kind=Classifier.Kind.KEYWORDS, definition=definition, retrieved=retrieved)
 
 
 @dataclass(frozen=True)
@@ -252,7 +259,7 @@ def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path) -> Clas
     if not resolved:
         raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
     definition = {"source": path.name, "sha256": _file_sha256(path)}
-    classifier = _save(
+    classifier = classifier_store(
         corpus=corpus, name=name, kind=Classifier.Kind.IDS, definition=definition,
         retrieved=BitMap(resolved.values()),
     )
@@ -315,7 +322,7 @@ def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, thre
     retrieved = BitMap(pk for external_id, pk in resolved.items() if scores[external_id] >= threshold)
     definition = {"source": path.name, "sha256": _file_sha256(path), "threshold": threshold}
     with transaction.atomic():
-        classifier = _save(corpus=corpus, name=name, kind=Classifier.Kind.SCORES, definition=definition, retrieved=retrieved)
+        classifier = classifier_store(corpus=corpus, name=name, kind=Classifier.Kind.SCORES, definition=definition, retrieved=retrieved)
         ClassifierScore.objects.bulk_create(
             (ClassifierScore(classifier=classifier, document_id=pk, score=scores[external_id]) for external_id, pk in resolved.items()),
             batch_size=5000,
