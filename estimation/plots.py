@@ -403,3 +403,100 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
         legend.append((_short(names[key]), color))
     body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Posterior distribution of recall", body)
+
+
+# --------------------------------------------------------------------------- cost against prevalence (seed 000 Fig. 1)
+
+
+def cost_curve_from_report(report: dict, *, half_width: float = 0.05) -> dict | None:
+    """The topic's cost curve (estimation.stats.cost_curve.cost_against_prevalence, as a dict) from a report's
+    regions, or None when the report lacks what it needs (the pair's three regions, each judged, and the corpus size).
+
+    Precision guesses are the Jeffreys means of the judged regions (planning.precision_guess_from_pilot), the
+    half-width the paper's ±0.05, the confidence the report's own.
+    """
+    from estimation.stats.cost_curve import cost_against_prevalence
+    from estimation.stats.planning import precision_guess_from_pilot
+
+    regions = {row.get("name"): row for row in report.get("regions") or []}
+    corpus = _num(report.get("corpus_size"))
+    if corpus is None or not all(key in regions for key in ("A12", "B1", "B2")):
+        return None
+    sizes, guesses = {}, {}
+    for key in ("A12", "B1", "B2"):
+        row = regions[key]
+        size, judged, relevant = _num(row.get("size")), _num(row.get("judged")), _num(row.get("relevant"))
+        if size is None or judged is None or relevant is None or (size > 0 and judged <= 0):
+            return None
+        sizes[key] = int(size)
+        guesses[key] = precision_guess_from_pilot(relevant=relevant, judged=int(judged)) if judged else 0.5
+    confidence = _num((report.get("parameters") or {}).get("confidence")) or 0.95
+    try:
+        curve = cost_against_prevalence(
+            size_a12=sizes["A12"], size_b1=sizes["B1"], size_b2=sizes["B2"], p12=guesses["A12"],
+            p_b1=guesses["B1"], p_b2=guesses["B2"], corpus_size=int(corpus), half_width=half_width,
+            confidence=confidence)
+    except ValueError:  # a pair that cannot carry an estimate (no overlap, corpus too small): no curve
+        return None
+    return curve.as_dict()
+
+
+COST_SERIES = (("uniform", "uniform sample of the corpus", "#a52a2a", "line"),
+               ("paper_design", "the paper's separate samples", PALETTE[1], "dash"),
+               ("stratified", "this product's pair samples", PALETTE[0], "line"))
+
+
+def _decade(value: float) -> str:
+    """10^k as plain digits: 0.0001, 0.01, 1, 1,000, 100,000."""
+    return f"{value:,.0f}" if value >= 1 else f"{value:.{max(0, -math.floor(math.log10(value) + 1e-9))}f}"
+
+
+def cost_curve_svg(curve: Mapping[str, Any] | None, *, width: int = 520, height: int = 320) -> str:
+    """Judgments needed against prevalence for uniform sampling, the paper's pair design and the stratified pair
+    design (seed 000 Fig. 1 and Sec. 7.4), the topic's own prevalence marked.
+
+    `curve` is estimation.stats.cost_curve.CostCurve.as_dict() (cost_curve_from_report). Both axes are logarithmic,
+    ticks at whole powers of ten: the uniform cost grows as 1/prevalence, which a linear axis would squash into its
+    corner. Prevalence is a share, so its axis stops at 1.
+    """
+    points = [p for p in (curve or {}).get("points") or [] if (_num(p.get("prevalence")) or 0) > 0]
+    topic = (curve or {}).get("topic") or {}
+    if not points or _num(topic.get("prevalence")) is None:
+        return empty_svg("No cost curve yet: it needs judged documents in each of the pair's three regions.",
+                         title="Judgments needed against prevalence")
+    values = [_num(p.get(key)) for p in points + [topic] for key, *_ in COST_SERIES]
+    positive = [v for v in values if v is not None and v > 0]
+    prevalences = [float(p["prevalence"]) for p in points] + [float(topic["prevalence"])]
+    x_low = math.floor(math.log10(min(prevalences)) + 1e-9)
+    y_low = math.floor(math.log10(min(positive)) + 1e-9) if positive else 0
+    y_high = math.ceil(math.log10(max(positive)) - 1e-9) if positive else 1
+    y_high = max(y_high, y_low + 1)
+    space = _legend_space(len(COST_SERIES) + 1)
+    height += space
+    frame = _Frame(width=width, height=height, x_range=(x_low, 0), y_range=(y_low, y_high), top=16 + space, left=64)
+    x_ticks = list(range(x_low, 1))
+    y_ticks = list(range(y_low, y_high + 1))
+    body = frame.axes(x_label="Prevalence of the topic (share of the corpus, log scale)",
+                      y_label="Documents to judge (log scale)", x_ticks=x_ticks, y_ticks=y_ticks,
+                      x_format=lambda v: _decade(10.0 ** v), y_format=lambda v: _decade(10.0 ** v))
+    legend: list[tuple[str, str] | tuple[str, str, str]] = []
+    for key, label, color, kind in COST_SERIES:
+        coords = [(math.log10(float(p["prevalence"])), math.log10(v)) for p in points
+                  if (v := _num(p.get(key))) is not None and v > 0]
+        if not coords:
+            continue
+        dash = ' stroke-dasharray="6 4"' if kind == "dash" else ""
+        line = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in coords)
+        body.append(f'<polyline class="cost-{key}" points="{line}" fill="none" stroke="{color}" stroke-width="2"{dash}/>')
+        legend.append((label, color, kind))
+        v = _num(topic.get(key))
+        if v is not None and v > 0:
+            cx, cy = frame.x(math.log10(float(topic["prevalence"]))), frame.y(math.log10(v))
+            body.append(f'<circle class="cost-topic" cx="{cx:.1f}" cy="{cy:.1f}" r="4.5" fill="{color}" stroke="#fff" '
+                        f'stroke-width="1.5"><title>This topic: {_text(label)}, {v:,.0f} documents</title></circle>')
+    tx = frame.x(math.log10(float(topic["prevalence"])))
+    body.append(f'<line class="topic-prevalence" x1="{tx:.1f}" y1="{frame.top}" x2="{tx:.1f}" '
+                f'y2="{frame.height - frame.bottom}" stroke="#5b6477" stroke-width="1.2" stroke-dasharray="2 3"/>')
+    legend.append((f"this topic: prevalence {float(topic['prevalence']):.2g} (dots)", "#5b6477", "dash"))
+    body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
+    return _svg(width, height, "Judgments needed against prevalence", body)
