@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -106,7 +106,7 @@ def classifier_create_keywords(
     """A keyword filter (semantics in annotation/services/keywords.py) and its retrieved set."""
     try:
         normalized_terms = keywords.terms_normalize(terms)
-        normalized_fields = keywords.fields_normalize(fields)
+        normalized_fields = keywords.fields_for_corpus(fields, corpus=corpus)
         if not normalized_terms:
             raise ClassifierError("give at least one non-empty term")
         retrieved = keywords.keyword_scan(corpus=corpus, terms=normalized_terms, fields=normalized_fields)
@@ -158,7 +158,7 @@ def keyword_preview(
     """
     try:
         normalized_terms = keywords.terms_normalize(terms)
-        normalized_fields = keywords.fields_normalize(fields)
+        normalized_fields = keywords.fields_for_corpus(fields, corpus=corpus)
         if not normalized_terms:
             raise ClassifierError("give at least one non-empty term")
         all_docs = corpus_bitmap(corpus=corpus)
@@ -248,17 +248,45 @@ def _resolve_ids(*, corpus: Corpus, external_ids: Sequence[str]) -> dict[str, in
     return resolved
 
 
-def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path) -> ClassifierResult:
-    """Retrieved set = the documents whose external ids are listed, one per line; unknown ids are reported."""
+Progress = Callable[[int, int], None]  # (ids resolved so far, ids in all)
+
+
+def classifier_ids_read(*, path: Path) -> list[str]:
+    """The distinct ids of an ids file, in file order; ClassifierError for an unreadable or empty file."""
     path = Path(path)
     ids = list(dict.fromkeys(text.strip() for _, text in _file_lines(path) if text.strip()))
     if not ids:
         raise ClassifierError(f"{path}: no ids in the file")
+    return ids
+
+
+def classifier_scores_read(*, path: Path) -> dict[str, float]:
+    """id → score of a scores CSV; ClassifierError (with the line) for a malformed or empty file."""
+    path = Path(path)
+    scores = _read_scores(path)
+    if not scores:
+        raise ClassifierError(f"{path}: no scores in the file")
+    return scores
+
+
+def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path, source: str | None = None,
+                               progress: Progress | None = None) -> ClassifierResult:
+    """Retrieved set = the documents whose external ids are listed, one per line; unknown ids are reported.
+
+    `source` is the file's name as the analyst knows it (default: the path's name); `progress(done, total)`
+    is told when the ids are read and when they are resolved.
+    """
+    path = Path(path)
+    ids = classifier_ids_read(path=path)
+    if progress is not None:
+        progress(0, len(ids))
     resolved = _resolve_ids(corpus=corpus, external_ids=ids)
+    if progress is not None:
+        progress(len(ids), len(ids))
     unknown = [external_id for external_id in ids if external_id not in resolved]
     if not resolved:
         raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
-    definition = {"source": path.name, "sha256": _file_sha256(path)}
+    definition = {"source": source or path.name, "sha256": _file_sha256(path)}
     classifier = classifier_store(
         corpus=corpus, name=name, kind=Classifier.Kind.IDS, definition=definition,
         retrieved=BitMap(resolved.values()),
@@ -297,7 +325,7 @@ def _read_scores(path: Path) -> dict[str, float]:
     return scores
 
 
-def _check_threshold(threshold: float) -> float:
+def classifier_threshold_check(threshold: float) -> float:
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
@@ -307,20 +335,23 @@ def _check_threshold(threshold: float) -> float:
     return threshold
 
 
-def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, threshold: float) -> ClassifierResult:
+def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, threshold: float, source: str | None = None,
+                                  progress: Progress | None = None) -> ClassifierResult:
     """Scores from a CSV `id,score` (header optional); retrieved = score ≥ threshold. Scores are kept."""
     path = Path(path)
-    threshold = _check_threshold(threshold)
-    scores = _read_scores(path)
-    if not scores:
-        raise ClassifierError(f"{path}: no scores in the file")
+    threshold = classifier_threshold_check(threshold)
+    scores = classifier_scores_read(path=path)
     ids = list(scores)
+    if progress is not None:
+        progress(0, len(ids))
     resolved = _resolve_ids(corpus=corpus, external_ids=ids)
+    if progress is not None:
+        progress(len(ids), len(ids))
     unknown = [external_id for external_id in ids if external_id not in resolved]
     if not resolved:
         raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
     retrieved = BitMap(pk for external_id, pk in resolved.items() if scores[external_id] >= threshold)
-    definition = {"source": path.name, "sha256": _file_sha256(path), "threshold": threshold}
+    definition = {"source": source or path.name, "sha256": _file_sha256(path), "threshold": threshold}
     with transaction.atomic():
         classifier = classifier_store(corpus=corpus, name=name, kind=Classifier.Kind.SCORES, definition=definition, retrieved=retrieved)
         ClassifierScore.objects.bulk_create(
@@ -375,7 +406,7 @@ def classifier_freeze(*, classifier_id: int, reason: str) -> None:
 
 def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Classifier:
     """Move the threshold of a scores classifier; refused once samples were drawn for a topic using it."""
-    threshold = _check_threshold(threshold)
+    threshold = classifier_threshold_check(threshold)
     with transaction.atomic():
         classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
         if classifier.kind != Classifier.Kind.SCORES:

@@ -1,7 +1,11 @@
 """Keyword matching over a corpus: the semantics of a keyword filter, and a fast scan.
 
 Semantics (the definition every keyword classifier is measured against):
-- a document matches if any term occurs in any of the chosen fields (title, text);
+- a document matches if any term occurs in any of the chosen fields: title, text, or any
+  named field the import kept in the document's metadata (issue 13: `author`, `mentions`,
+  `article`...); a metadata value that is a string is searched as it is, a list is searched
+  item by item (its strings, numbers as written; a phrase never spans two items), and a
+  document without the field, or with another kind of value there, simply does not match on it;
 - matching is case-insensitive (Unicode lower-casing);
 - a term matches only as a whole word or phrase: the characters just before and
   just after it must not be word characters (letters, digits, underscore), so
@@ -9,7 +13,7 @@ Semantics (the definition every keyword classifier is measured against):
 - inside a phrase, any run of whitespace (spaces, tabs, newlines) matches the
   single space of the term: "green coffee" matches "Green  coffee" and
   "green\\ncoffee", but not "green-coffee";
-- a phrase never spans the title and the text.
+- a phrase never spans two fields (the title and the text, say).
 
 Why a scan and not an index: measured in bench/bench_classifier.py (see
 docs/benchmarks.md). Each term's first word is searched with `str.find` (C
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyroaring import BitMap
@@ -59,14 +63,67 @@ def terms_parse(text: str) -> list[str]:
     return terms_normalize(re.split(r"[,\n]", text))
 
 
-def fields_normalize(fields: Iterable[str] | None) -> list[str]:
-    chosen = list(dict.fromkeys(f.strip().lower() for f in (fields or FIELDS) if f.strip()))
-    unknown = [f for f in chosen if f not in FIELDS]
+MAX_FIELD_NAME = 100
+
+
+def _field_name(name: str) -> str:
+    name = str(name).strip()
+    return name.lower() if name.lower() in FIELDS else name  # title/text in any case; metadata keys as written
+
+
+def fields_normalize(fields: Iterable[str] | None, *, available: Iterable[str] | None = None) -> list[str]:
+    """title and text first (in that order), then metadata field names in the order given.
+
+    Without `available` only title and text are accepted (what every caller had before issue 13); with it, any
+    name in `available` (the corpus's fields, `corpus_keyword_fields`) is.
+    """
+    chosen = list(dict.fromkeys(_field_name(f) for f in (fields or FIELDS) if str(f).strip()))
+    allowed = list(dict.fromkeys([*FIELDS, *(available or ())]))
+    unknown = [f for f in chosen if f not in allowed]
     if unknown:
-        raise KeywordError(f"unknown field(s) {', '.join(unknown)}: choose among title, text")
+        raise KeywordError(f"unknown field(s) {', '.join(unknown)}: choose among {', '.join(allowed)}")
     if not chosen:
-        raise KeywordError("choose at least one field among title, text")
-    return [f for f in FIELDS if f in chosen]
+        raise KeywordError(f"choose at least one field among {', '.join(allowed)}")
+    too_long = [f for f in chosen if len(f) > MAX_FIELD_NAME]
+    if too_long:
+        raise KeywordError(f"a field name is at most {MAX_FIELD_NAME} characters")
+    return [f for f in FIELDS if f in chosen] + [f for f in chosen if f not in FIELDS]
+
+
+# Documents read to learn a corpus's metadata fields (the first ones by id: cheap, and an import writes
+# every record with the same fields in practice); a field only later documents carry is still found by
+# `corpus_has_field`, which the services ask before refusing a name.
+FIELD_SAMPLE_DOCUMENTS = 1000
+
+
+def _searchable(value: object) -> bool:
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and any(isinstance(item, (str, int, float)) for item in value)
+
+
+def corpus_keyword_fields(*, corpus: Corpus, sample: int = FIELD_SAMPLE_DOCUMENTS) -> list[str]:
+    """title, text and the metadata keys holding text (strings or lists) in the first `sample` documents."""
+    keys: dict[str, None] = {}
+    rows = Document.objects.filter(corpus=corpus).order_by("pk").values_list("metadata", flat=True)[:sample]
+    for metadata in rows:
+        if isinstance(metadata, dict):
+            for key, value in metadata.items():
+                if key not in FIELDS and _searchable(value):
+                    keys.setdefault(key, None)
+    return [*FIELDS, *sorted(keys)]
+
+
+def corpus_has_field(*, corpus: Corpus, name: str) -> bool:
+    return name in FIELDS or Document.objects.filter(corpus=corpus, metadata__has_key=name).exists()
+
+
+def fields_for_corpus(fields: Iterable[str] | None, *, corpus: Corpus) -> list[str]:
+    """fields_normalize against the corpus's fields: a sampled field, or one some document has."""
+    available = corpus_keyword_fields(corpus=corpus)
+    wanted = [_field_name(f) for f in (fields or FIELDS) if str(f).strip()]
+    extra = [f for f in wanted if f not in available and len(f) <= MAX_FIELD_NAME and corpus_has_field(corpus=corpus, name=f)]
+    return fields_normalize(fields, available=[*available, *extra])
 
 
 def _body(term: str) -> str:
@@ -157,14 +214,44 @@ class KeywordMatcher:
         return bool(self.matching_pieces(text.lower(), [0]))
 
 
-def _document_piece(title: str, text: str, fields: Sequence[str]) -> str:
-    if len(fields) == 2:
-        return f"{title.lower()}{FIELD_SEPARATOR}{text.lower()}"
-    return (title if fields[0] == "title" else text).lower()
+def _metadata_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return FIELD_SEPARATOR.join(str(item) for item in value
+                                    if isinstance(item, (str, int, float)) and not isinstance(item, bool))
+    return ""
 
 
-def _scan_rows(matcher: KeywordMatcher, rows: Iterator[tuple], fields: Sequence[str]) -> BitMap:
-    """rows: (pk, title, text); returns the pks that match."""
+def _columns(fields: Sequence[str]) -> list[str]:
+    columns = [f for f in FIELDS if f in fields]
+    if any(f not in FIELDS for f in fields):
+        columns.append("metadata")
+    return columns
+
+
+def _pieces(rows: Iterable[tuple], fields: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """rows: (pk, *_columns(fields)); yields (pk, the lower-cased searchable text of the document)."""
+    columns = _columns(fields)
+    if columns == ["title", "text"] and len(fields) == 2:  # the common case, kept as fast as before
+        for pk, title, text in rows:
+            yield pk, f"{(title or '').lower()}{FIELD_SEPARATOR}{(text or '').lower()}"
+        return
+    if len(columns) == 1 and columns[0] in FIELDS:
+        for pk, value in rows:
+            yield pk, (value or "").lower()
+        return
+    extra = [f for f in fields if f not in FIELDS]
+    for pk, *values in rows:
+        parts = [value or "" for value in values[:-1]]  # title/text, then the metadata dict
+        metadata = values[-1] if isinstance(values[-1], dict) else {}
+        parts.extend(_metadata_text(metadata.get(key)) for key in extra)
+        yield pk, FIELD_SEPARATOR.join(parts).lower()
+
+
+def _scan_rows(matcher: KeywordMatcher, rows: Iterable[tuple], fields: Sequence[str],
+               progress: Callable[[int], None] | None = None) -> BitMap:
+    """rows: (pk, *_columns(fields)); returns the pks that match. `progress(n)` after each chunk of n documents."""
     found = BitMap()
     chunk_ids: list[int] = []
     pieces: list[str] = []
@@ -178,10 +265,12 @@ def _scan_rows(matcher: KeywordMatcher, rows: Iterator[tuple], fields: Sequence[
         big = DOCUMENT_SEPARATOR.join(pieces)
         for index in matcher.matching_pieces(big, starts):
             found.add(chunk_ids[index])
+        if progress is not None:
+            progress(len(pieces))
 
-    for pk, title, text in rows:
+    for pk, piece in _pieces(rows, fields):
         chunk_ids.append(pk)
-        pieces.append(_document_piece(title or "", text or "", fields))
+        pieces.append(piece)
         if len(pieces) >= SCAN_CHUNK_DOCUMENTS:
             flush()
             chunk_ids, pieces = [], []
@@ -190,42 +279,32 @@ def _scan_rows(matcher: KeywordMatcher, rows: Iterator[tuple], fields: Sequence[
     return found
 
 
-def _columns(fields: Sequence[str]) -> tuple[str, str]:
-    return ("title" if "title" in fields else "id"), ("text" if "text" in fields else "id")
+def keyword_scan(*, corpus: Corpus, terms: Sequence[str], fields: Sequence[str] = FIELDS,
+                 pk_range: tuple[int, int] | None = None, progress: Callable[[int], None] | None = None) -> BitMap:
+    """Document pks of the corpus matching any term, by one streaming pass over the chosen fields.
 
-
-def keyword_scan(*, corpus: Corpus, terms: Sequence[str], fields: Sequence[str] = FIELDS) -> BitMap:
-    """Document pks of the corpus matching any term, by one streaming pass over the chosen fields."""
-    fields = fields_normalize(fields)
+    `fields` must be normalised already when they name metadata fields (fields_for_corpus); `pk_range`
+    (lo, hi) restricts the scan to lo <= pk < hi (one shard of a build); `progress(n)` is called after
+    every chunk of n documents scanned.
+    """
+    fields = fields_normalize(fields, available=fields)
     matcher = KeywordMatcher(terms)
-    rows = (
-        Document.objects.filter(corpus=corpus)
-        .order_by()
-        .values_list("pk", *fields)
-        .iterator(chunk_size=SCAN_CHUNK_DOCUMENTS)
-    )
-    return _scan_rows(matcher, _as_triples(rows, fields), fields)
+    documents = Document.objects.filter(corpus=corpus)
+    if pk_range is not None:
+        documents = documents.filter(pk__gte=pk_range[0], pk__lt=pk_range[1])
+    rows = documents.order_by().values_list("pk", *_columns(fields)).iterator(chunk_size=SCAN_CHUNK_DOCUMENTS)
+    return _scan_rows(matcher, rows, fields, progress)
 
 
 def keyword_scan_documents(*, pks: Sequence[int], terms: Sequence[str], fields: Sequence[str] = FIELDS) -> BitMap:
     """Like keyword_scan, restricted to the given document pks (fetched in chunks)."""
-    fields = fields_normalize(fields)
+    fields = fields_normalize(fields, available=fields)
     matcher = KeywordMatcher(terms)
+    columns = _columns(fields)
 
     def rows() -> Iterator[tuple]:
         for start in range(0, len(pks), 900):
             chunk = pks[start:start + 900]
-            yield from Document.objects.filter(pk__in=chunk).order_by().values_list("pk", *fields)
+            yield from Document.objects.filter(pk__in=chunk).order_by().values_list("pk", *columns)
 
-    return _scan_rows(matcher, _as_triples(rows(), fields), fields)
-
-
-def _as_triples(rows: Iterable[tuple], fields: Sequence[str]) -> Iterator[tuple]:
-    if len(fields) == 2:
-        yield from rows
-    elif fields[0] == "title":
-        for pk, title in rows:
-            yield pk, title, ""
-    else:
-        for pk, text in rows:
-            yield pk, "", text
+    return _scan_rows(matcher, rows(), fields)

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path, PurePath
+from typing import cast
 
+from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.forms import BaseForm
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import (
@@ -21,17 +25,19 @@ from annotation.forms import (
     RenameForm,
     ThresholdForm,
 )
-from annotation.models import Classifier, Corpus
+from annotation.models import Classifier, ClassifierBuild, Corpus
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import classifiers_for_list
+from annotation.services.classifier_builds import (
+    classifier_build_file_save,
+    classifier_build_start,
+    classifier_build_state,
+)
 from annotation.services.classifiers import (
     KeywordPreview,
     PreviewDocument,
     classifier_archive,
     classifier_coverage_warnings,
-    classifier_create_from_ids,
-    classifier_create_from_scores,
-    classifier_create_keywords,
     classifier_delete,
     classifier_delete_blockers,
     classifier_rename,
@@ -40,6 +46,7 @@ from annotation.services.classifiers import (
     keyword_preview,
     neighbour_terms_suggest,
 )
+from annotation.services.keywords import corpus_keyword_fields
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.views.highlight import highlight_pieces
 from core.errors import ApplicationError
@@ -90,9 +97,19 @@ def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[st
                         "corpus_size": preview.corpus_size, "warnings": warnings}, "preview_message": ""}
 
 
+def _field_choices(corpus: Corpus) -> list[tuple[str, str]]:
+    """title, text and the corpus's metadata fields holding text (issue 13: classifiers on any field)."""
+    labels = {"title": "Title", "text": "Text"}
+    return [(name, labels.get(name, name)) for name in corpus_keyword_fields(corpus=corpus)]
+
+
+def _offer_fields(form: BaseForm, choices: list[tuple[str, str]]) -> None:
+    cast(forms.MultipleChoiceField, form.fields["fields"]).choices = choices
+
+
 @role_required(CONFIGURE)
 def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpResponse:
-    """Build a keyword filter; "Preview" re-renders with the preview, "Create" saves it."""
+    """Build a keyword filter; "Preview" re-renders with the preview, "Create" starts its build (a task)."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     creating = request.method == "POST" and "create" in request.POST
     if request.method == "POST" and not creating:
@@ -102,25 +119,42 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
             "fields": request.POST.getlist("fields") or ["title", "text"]})
     else:
         form = KeywordClassifierForm(request.POST or None, corpus=corpus)
+    choices = _field_choices(corpus)
+    _offer_fields(form, choices)
     suggest_form = NeighbourTermsForm(prefix="suggest")
     context: dict = {"corpus": corpus, "form": form, "suggest_form": suggest_form, "preview": None}
     if request.method == "POST":
         preview_form = KeywordPreviewForm(request.POST)
+        _offer_fields(preview_form, choices)
         if preview_form.is_valid():
             context.update(keyword_preview_context(corpus=corpus, terms=preview_form.cleaned_data["terms"],
                                                    fields=preview_form.cleaned_data["fields"]))
         if creating and form.is_valid():
             try:
-                classifier = classifier_create_keywords(
-                    corpus=corpus, name=form.cleaned_data["name"], terms=form.cleaned_data["terms"],
-                    fields=form.cleaned_data["fields"])
+                build = classifier_build_start(
+                    corpus=corpus, name=form.cleaned_data["name"], kind=Classifier.Kind.KEYWORDS,
+                    definition={"terms": form.cleaned_data["terms"], "fields": form.cleaned_data["fields"]},
+                    user=request.user)
             except ApplicationError as exc:
                 form_error(form, exc)
             else:
-                messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
-                _warn_coverage(request, classifier)
-                return redirect("analyst:classifier", classifier_id=classifier.pk)
+                return _after_start(request, build)
     return render(request, "analyst/classifier_keywords.html", context)
+
+
+def _after_start(request: HttpRequest, build: ClassifierBuild) -> HttpResponse:
+    """The classifier when the build already finished (no broker: it ran in this request), else its build page."""
+    if build.status != ClassifierBuild.Status.DONE or build.classifier is None:
+        return redirect("analyst:classifier_build", build_id=build.pk)
+    classifier = build.classifier
+    messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
+    state = classifier_build_state(build=build)
+    if state["unknown_count"]:
+        examples = ", ".join(state["unknown_examples"][:5])
+        messages.warning(request, f"{state['unknown_count']} ids in the file are not documents of this corpus "
+                                  f"(e.g. {examples}); they were skipped.")
+    _warn_coverage(request, classifier)
+    return redirect("analyst:classifier", classifier_id=classifier.pk)
 
 
 @role_required(CONFIGURE)
@@ -129,6 +163,7 @@ def keyword_preview_fragment(request: HttpRequest, corpus_id: int) -> HttpRespon
     """The preview as an HTML fragment (escaped by the template) for the page's live update."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     form = KeywordPreviewForm(request.GET)
+    _offer_fields(form, _field_choices(corpus))
     form.is_valid()
     context = keyword_preview_context(corpus=corpus, terms=form.cleaned_data.get("terms", []),
                                       fields=form.cleaned_data.get("fields") or ["title", "text"])
@@ -172,32 +207,42 @@ def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
     form = ClassifierUploadForm(request.POST or None, request.FILES or None, corpus=corpus)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        suffix = "".join(PurePath(upload.name).suffixes)[-20:]
-        # Streamed to a temporary file: the services read paths, and big files never sit in memory.
-        with tempfile.NamedTemporaryFile(suffix=suffix, prefix="classifier-") as tmp:
-            for chunk in upload.chunks():
-                tmp.write(chunk)
-            tmp.flush()
-            path = Path(tmp.name)
-            try:
-                if form.cleaned_data["kind"] == Classifier.Kind.IDS:
-                    result = classifier_create_from_ids(corpus=corpus, name=form.cleaned_data["name"], path=path)
-                else:
-                    result = classifier_create_from_scores(
-                        corpus=corpus, name=form.cleaned_data["name"], path=path,
-                        threshold=form.cleaned_data["threshold"])
-            except ApplicationError as exc:  # includes the services' file errors with line numbers
+        # Streamed to MEDIA_ROOT (big files never sit in memory); the build task reads it, then removes it.
+        relative = classifier_build_file_save(original_name=upload.name, chunks=upload.chunks())
+        definition = {"file": relative, "source": PurePath(upload.name).name,
+                      "threshold": form.cleaned_data.get("threshold")}
+        try:
+            build = classifier_build_start(corpus=corpus, name=form.cleaned_data["name"],
+                                           kind=form.cleaned_data["kind"], definition=definition, user=request.user)
+        except ApplicationError as exc:  # the name, or the file's format with its line (the file is removed)
+            path = Path(settings.MEDIA_ROOT) / relative
+            if str(path) in exc.message:
                 form.add_error("file", _without_path(exc.message, path))
             else:
-                classifier = result.classifier
-                messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents.")
-                if result.unknown_count:
-                    unknown = result.unknown_count
-                    examples = ", ".join(result.unknown_examples[:5])
-                    messages.warning(request, f"{unknown} ids in the file are not documents of this corpus (e.g. {examples}); they were skipped.")
-                _warn_coverage(request, classifier)
-                return redirect("analyst:classifier", classifier_id=classifier.pk)
+                form_error(form, exc)
+        else:
+            return _after_start(request, build)
     return render(request, "analyst/classifier_upload.html", {"corpus": corpus, "form": form})
+
+
+@role_required(CONFIGURE)
+@require_GET
+def classifier_build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
+    """A classifier being built: progress (the page polls the status), then a link to it, or why it failed."""
+    build = get_object_or_404(ClassifierBuild.objects.select_related("corpus").defer("corpus__documents_bitmap"),
+                              pk=build_id)
+    return render(request, "analyst/classifier_build.html",
+                  {"build": build, "state": classifier_build_state(build=build)})
+
+
+@role_required(CONFIGURE)
+@require_GET
+def classifier_build_status(request: HttpRequest, build_id: int) -> JsonResponse:
+    build = get_object_or_404(ClassifierBuild.objects.defer("definition"), pk=build_id)
+    state = classifier_build_state(build=build)
+    state["classifier_url"] = (reverse("analyst:classifier", args=[build.classifier_id])
+                               if build.classifier_id else None)
+    return JsonResponse(state)
 
 
 @role_required(CONFIGURE)

@@ -46,4 +46,24 @@
       terms.dispatchEvent(new Event("input", {bubbles: true}));
     });
   }
+  // A classifier build (issue 15): poll the small JSON status, then reload to show the result.
+  var build = document.getElementById("build-state");
+  if (build && build.dataset.statusUrl) {
+    var poll = function () {
+      fetch(build.dataset.statusUrl, {credentials: "same-origin", headers: {"Accept": "application/json"}})
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+        .then(function (state) {
+          document.getElementById("build-processed").textContent = state.processed;
+          document.getElementById("build-total").textContent = state.total;
+          document.getElementById("build-bar").style.width = state.percent + "%";
+          var badge = document.getElementById("build-status");
+          badge.textContent = state.status_display;
+          badge.className = "badge " + state.status;
+          if (state.finished) { window.location.reload(); } else { setTimeout(poll, 1000); }
+        })
+        .catch(function () { setTimeout(poll, 5000); });
+    };
+    if (document.getElementById("build-status").classList.contains("pending") ||
+        document.getElementById("build-status").classList.contains("running")) { setTimeout(poll, 500); }
+  }
 })();
