@@ -2,9 +2,10 @@
 
 * ``core.errors.ApplicationError`` (a user's request that cannot be carried out) keeps its message as
   ``detail``: 409 when it conflicts with the state of what exists (a budget, a locked plan, a topic's
-  status), else 400.
+  status), else 400; ``CorpusUploadTooLarge`` (an import body past CORPUS_UPLOAD_MAX_BYTES) is 413 with
+  ``max_bytes``.
 * DRF's own errors (validation, authentication, permission, not found, parse, throttling) keep their
-  status; validation errors list their field messages under ``errors`` ({field: [messages]}).
+  status (throttling: 429 with ``Retry-After``, api/throttling.py); validation errors list their field messages under ``errors`` ({field: [messages]}).
 * Anything else is a bug: it propagates (a 500 in the log), as everywhere in the project.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from annotation.services.corpus_uploads import CorpusUploadTooLarge
 from annotation.services.hits import BudgetExceeded
 from annotation.services.sampling import SamplingError
 from annotation.services.topic_settings import TopicStatusError
@@ -82,6 +84,10 @@ def _first_message(errors: dict[str, Any]) -> str:
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, CorpusUploadTooLarge):  # the body passed CORPUS_UPLOAD_MAX_BYTES: nothing was kept
+        set_rollback()
+        return problem(status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, detail=exc.message, slug="too-large",
+                       extra={"max_bytes": exc.extra["max_bytes"]} if "max_bytes" in exc.extra else None)
     if isinstance(exc, ApplicationError):
         set_rollback()
         code = status.HTTP_409_CONFLICT if isinstance(exc, CONFLICTS) else status.HTTP_400_BAD_REQUEST
@@ -113,7 +119,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
                            title="Invalid input", errors=errors)
     else:
         detail = exc.detail if isinstance(exc.detail, str) else _first_message(_field_errors(exc.detail))
-        slug = {401: "not-authenticated", 403: "forbidden", 404: "not-found"}.get(exc.status_code, "error")
+        slug = {401: "not-authenticated", 403: "forbidden", 404: "not-found",
+                429: "too-many-requests"}.get(exc.status_code, "error")
         response = problem(status_code=exc.status_code, detail=str(detail), slug=slug)
     for name, value in headers.items():
         response[name] = value

@@ -170,7 +170,7 @@ class TopicSerializer(serializers.ModelSerializer):
     class Meta:
         model = Topic
         fields = ["id", "name", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
-                  "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "c1", "c2",
+                  "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "allow_unsure", "c1", "c2",
                   "extra_classifiers", "archived_at", "created_at"]
         read_only_fields = fields
 
@@ -190,6 +190,9 @@ class TopicSettingsSerializer(serializers.Serializer):
     reward_per_hit = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=Decimal("0"))
     budget = serializers.DecimalField(required=False, allow_null=True, max_digits=10, decimal_places=2,
                                       min_value=Decimal("0"))
+    allow_unsure = serializers.BooleanField(
+        required=False, help_text="Offer annotators an “unsure” answer (judgments then carry relevant: null); "
+                                  "may change at any time, new HITs follow it.")
 
 
 class TopicCreateSerializer(TopicSettingsSerializer):

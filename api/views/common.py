@@ -23,8 +23,11 @@ PROBLEMS = {
     401: OpenApiResponse(ProblemSerializer, description="No or an invalid token"),
     403: OpenApiResponse(ProblemSerializer, description="The account lacks the role"),
     404: OpenApiResponse(ProblemSerializer, description="No such object"),
+    429: OpenApiResponse(ProblemSerializer, description="Too many calls with this token (see Retry-After)"),
 }
 CONFLICT = {409: OpenApiResponse(ProblemSerializer, description="Conflicts with the current state")}
+TOO_LARGE = {413: OpenApiResponse(ProblemSerializer, description="The file passes CORPUS_UPLOAD_MAX_BYTES "
+                                                                  "(`max_bytes`); nothing was kept")}
 
 
 class RawBodyParser(BaseParser):

@@ -19,6 +19,7 @@ from api.permissions import Configure
 from api.serializers import CorpusFileSerializer, CorpusSerializer, ImportOptionsSerializer, UploadSerializer
 from api.views.common import (
     PROBLEMS,
+    TOO_LARGE,
     JsonLinesParser,
     body_chunks,
     corpus_or_404,
@@ -91,7 +92,7 @@ class CorpusCreate(CorpusList):
     parser_classes = [MultiPartParser, JsonLinesParser]
 
     @extend_schema(request=IMPORT_REQUEST, parameters=IMPORT_PARAMETERS,
-                   responses={202: UploadSerializer, **PROBLEMS}, tags=["corpora"],
+                   responses={202: UploadSerializer, **PROBLEMS, **TOO_LARGE}, tags=["corpora"],
                    description="Create a corpus (or add to one of that name) from a file: multipart `file` or a "
                                "JSON Lines body (`Content-Type: application/x-ndjson`). Answered 202 with the "
                                "import job; poll `GET /api/v1/imports/{id}/`.")
@@ -112,7 +113,7 @@ class CorpusImport(APIView):
     parser_classes = [MultiPartParser, JsonLinesParser]
 
     @extend_schema(request=IMPORT_REQUEST, parameters=IMPORT_PARAMETERS[1:],
-                   responses={202: UploadSerializer, **PROBLEMS}, tags=["corpora"],
+                   responses={202: UploadSerializer, **PROBLEMS, **TOO_LARGE}, tags=["corpora"],
                    description="Add a file's documents to this corpus (same rules as manage.py import_corpus).")
     def post(self, request: Request, corpus_id: int) -> Response:
         return _start_import(request, corpus_name=corpus_or_404(corpus_id).name)

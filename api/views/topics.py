@@ -91,7 +91,7 @@ class TopicList(generics.ListAPIView):
             topic = topic_create(corpus=data["corpus"], name=data["name"], c1=data["c1"], c2=data["c2"],
                                  extra_classifiers=data.get("extra", []), instructions=data.get("instructions", ""),
                                  target_recall=data.get("target_recall", 0.8), seed_terms=data.get("seed_terms", ()))
-            if any(name in data for name in SETTINGS):
+            if any(name in data for name in (*SETTINGS, "allow_unsure")):
                 _settings(topic, data)
         return Response(_topic_data(topic.pk), status=201)
 
@@ -99,7 +99,8 @@ class TopicList(generics.ListAPIView):
 def _settings(topic: Topic, data: dict[str, Any]) -> Topic:
     current = {name: getattr(topic, name) for name in SETTINGS}
     return topic_settings_update(topic=topic, **{**current, **{k: v for k, v in data.items() if k in SETTINGS}},
-                                 instructions=data.get("instructions"), target_recall=data.get("target_recall"))
+                                 instructions=data.get("instructions"), target_recall=data.get("target_recall"),
+                                 allow_unsure=data.get("allow_unsure"))
 
 
 class TopicDetail(APIView):
