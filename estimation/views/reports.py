@@ -4,16 +4,17 @@ from __future__ import annotations
 import json
 import logging
 
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
-from annotation.forms import TargetRecallForm
+from annotation.forms import ListSearchForm, TargetRecallForm
 from annotation.models import Topic
 from annotation.roles import READ_REPORTS, role_required
-from annotation.selectors import topic_progress
+from annotation.selectors import topic_progress, topics_progress
 from estimation import plots
 from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
 from estimation.services.extrapolation import report_extrapolations
@@ -21,6 +22,8 @@ from estimation.services.recompute import topic_snapshot_latest_or_create
 from estimation.templatetags.report_extras import plain, recall_headline
 
 logger = logging.getLogger(__name__)
+
+OVERVIEW_PAGE_SIZE = 25
 
 CERTIFICATION_LABELS = {"pass": "Passed", "fail": "Failed", "pending": "Sampling for the verdict",
                         "draft": "Planned, not locked", "infeasible": "Not feasible", "none": "Not planned",
@@ -47,14 +50,26 @@ def _pair_recalls(report: dict) -> list[dict]:
 
 @role_required(READ_REPORTS)
 def topics_overview(request: HttpRequest) -> HttpResponse:
+    """Topics at a glance, searchable by name, OVERVIEW_PAGE_SIZE a page: the page's progress figures in four
+    grouped queries (topics_progress), then each topic's latest snapshot and certification state."""
+    form = ListSearchForm(request.GET)
+    form.is_valid()
+    search = (form.cleaned_data.get("q") or "").strip()
+    topics = _topics().order_by("name", "pk")
+    if search:
+        topics = topics.filter(name__icontains=search)
+    page = Paginator(topics, OVERVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
+    progress = topics_progress(topics=list(page.object_list))
     rows = []
-    for topic in _topics().order_by("name"):
+    for topic in page.object_list:
         snapshot = topic_snapshot_latest(topic=topic)
         report = snapshot.report if snapshot else {}
-        rows.append({"topic": topic, "progress": topic_progress(topic=topic), "recalls": _pair_recalls(report),
+        rows.append({"topic": topic, "progress": progress[topic.pk], "recalls": _pair_recalls(report),
                      "spent": (report.get("cost") or {}).get("spent"), "snapshot": snapshot,
                      "certification": certification_state(topic=topic)})
-    return render(request, "reports/topics.html", {"rows": rows})
+    return render(request, "reports/topics.html", {
+        "rows": rows, "page": page, "form": form, "search": search,
+        "any_topic": bool(search) or page.paginator.count > 0})
 
 
 def _certification_url(topic: Topic) -> str | None:
