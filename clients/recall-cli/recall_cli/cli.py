@@ -14,6 +14,8 @@ from decimal import Decimal
 from typing import Any, BinaryIO
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+THROTTLE_RETRIES = 5  # a GET answered 429 is retried after its Retry-After, at most this many times
+THROTTLE_WAIT_MAX = 60.0  # seconds; a longer Retry-After is cut to this
 USER_AGENT = "recall-cli/1.0"
 
 
@@ -26,11 +28,30 @@ class ApiError(Exception):
         super().__init__(problem.get("detail") or f"HTTP {status}")
 
 
+def _api_error(exc: urllib.error.HTTPError) -> ApiError:
+    raw = exc.read()
+    try:
+        problem = json.loads(raw)
+    except ValueError:
+        problem = {"detail": raw.decode("utf-8", "replace")[:500] or exc.reason}
+    return ApiError(exc.code, problem if isinstance(problem, dict) else {"detail": str(problem)})
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds to wait from a Retry-After header (seconds form); 1 when absent or not a number."""
+    try:
+        seconds = float(value) if value is not None else 1.0
+    except ValueError:
+        seconds = 1.0
+    return min(max(seconds, 0.0), THROTTLE_WAIT_MAX)
+
+
 class Client:
     def __init__(self, base_url: str, token: str, timeout: float = 300.0) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.sleep = time.sleep  # replaceable in tests
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, json_body: Any = None,
                 body: BinaryIO | bytes | None = None, content_type: str | None = None, length: int | None = None,
@@ -49,16 +70,16 @@ class Client:
         if length is not None:
             all_headers["Content-Length"] = str(length)
         request = urllib.request.Request(url, data=data, method=method, headers=all_headers)
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
+        for attempt in range(THROTTLE_RETRIES + 1):
             try:
-                problem = json.loads(raw)
-            except ValueError:
-                problem = {"detail": raw.decode("utf-8", "replace")[:500] or exc.reason}
-            raise ApiError(exc.code, problem if isinstance(problem, dict) else {"detail": str(problem)}) from None
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    payload = response.read()
+                break
+            except urllib.error.HTTPError as exc:
+                # Too many calls with this token: a read is safe to repeat once the server says when.
+                if exc.code != 429 or method != "GET" or attempt == THROTTLE_RETRIES:
+                    raise _api_error(exc) from None
+                self.sleep(_retry_after(exc.headers.get("Retry-After")))
         return json.loads(payload) if payload else None
 
     def get(self, path: str, **query: Any) -> Any:
