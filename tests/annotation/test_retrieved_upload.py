@@ -54,10 +54,19 @@ def test_bitmap_of_integer_external_ids_becomes_an_ids_classifier(corpus, tmp_pa
 
 
 def test_bitmap_resolves_across_several_batches(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(retrieved_upload, "BATCH_ROWS", 7)
+    monkeypatch.setattr(retrieved_upload, "RESOLVE_BATCH", 7)
+    sizes = []
+    resolve = retrieved_upload.document_ids_resolve
+
+    def spy(*, corpus, external_ids):
+        sizes.append(len(external_ids))
+        return resolve(corpus=corpus, external_ids=external_ids)
+
+    monkeypatch.setattr(retrieved_upload, "document_ids_resolve", spy)
     wanted = list(range(1000, 1100))
     result = classifier_create_from_bitmap(corpus=corpus, name="b", path=write_bitmap(tmp_path / "r.bin", wanted))
     assert result.classifier.retrieved_count == 100 and result.read == 100
+    assert sizes == [7] * 14 + [2]  # bounded batches, never the whole upload at once
 
 
 def test_a_few_unknown_ids_are_counted_and_named(corpus, tmp_path):
@@ -112,7 +121,8 @@ def test_missing_bitmap_file(corpus, tmp_path):
 
 
 def test_parquet_string_ids_in_several_record_batches(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(retrieved_upload, "BATCH_ROWS", 16)
+    monkeypatch.setattr(retrieved_upload, "READ_ROWS", 16)
+    monkeypatch.setattr(retrieved_upload, "RESOLVE_BATCH", 25)
     ids = [str(v) for v in range(1000, 1150)]
     path = write_parquet(tmp_path / "r.parquet", {"doc": ids + [" 1000 ", "1001"], "score": [0.5] * 152}, row_group_size=40)
     result = classifier_create_from_parquet(corpus=corpus, name="p", path=path, column="doc")
