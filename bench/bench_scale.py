@@ -46,8 +46,9 @@ def _status_kib(pid: int | str, key: str) -> int:
 class Sampler:
     """Samples RSS (KiB) of this process and of the database backend while a step runs."""
 
-    def __init__(self, backend_pid: int | None, interval: float) -> None:
+    def __init__(self, backend_pid: int | None, interval: float, live: pathlib.Path | None = None) -> None:
         self.backend_pid = backend_pid
+        self.live = live  # if set, every sample is also appended here at once (a long run can be watched)
         self.interval = interval
         self.samples: list[tuple[float, int, int]] = []
         self._stop = threading.Event()
@@ -58,6 +59,10 @@ class Sampler:
         while not self._stop.is_set():
             backend = _status_kib(self.backend_pid, "VmRSS") if self.backend_pid else 0
             self.samples.append((time.monotonic() - started, _status_kib("self", "VmRSS"), backend))
+            if self.live:
+                with open(self.live, "a") as out:
+                    seconds, process, db = self.samples[-1]
+                    out.write(f"{seconds:.0f}\t{process}\t{db}\n")
             self._stop.wait(self.interval)
 
     def __enter__(self) -> Sampler:
@@ -89,7 +94,10 @@ def step(label: str, fn: Callable[[], Any], *, interval: float = 0.5, curve: boo
     before = _status_kib("self", "VmRSS")
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    with Sampler(_backend_pid(), interval) as sampler:
+    live = BENCH_DIR / f"rss-{os.getpid()}.tsv" if curve else None
+    if live:
+        print(f"    (RSS samples written live to {live}: seconds, process KiB, backend KiB)", flush=True)
+    with Sampler(_backend_pid(), interval, live) as sampler:
         try:
             result = fn()
         except Exception as exc:  # a step that fails is reported, the others still run
