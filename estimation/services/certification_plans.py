@@ -28,6 +28,12 @@ The protocol (docs/certification.md):
    the page asks the manager to confirm the cost first (the view's job).
 3. The verdict: ``estimation.services.certification_verdicts``.
 
+An F1 plan can also be sized from a cross-validated confusion matrix the analyst
+enters (seed 004 Sec. 4.4: the summed confusion matrices of n-fold
+cross-validation stand in for the pilot): ``certification_plan_create_from_confusion``.
+The counts are stored in ``pilot`` with their source and kept through updates;
+everything after sizing (lock, fresh draw, verdict) is the same as for any plan.
+
 Sizing is the slow part (seconds): ``certification_plan_update`` computes it
 from a plain read of the plan and takes the plan's row lock only to check that
 the draft is still a draft, unchanged, and to save.
@@ -173,6 +179,50 @@ def _uniform_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
     corpus = len(corpus_bitmap(corpus=topic.corpus)) or topic.corpus.document_count
     return {"source": "uniform sample", "counts": counts, "corpus_size": corpus,
             "retrieved": len(retrieved), "retrieved_fraction": (len(retrieved) / corpus) if corpus else None}
+
+
+# The pilot of an F1 plan sized from a cross-validated confusion matrix (seed 004 Sec. 4.4).
+CONFUSION_SOURCE = "cross-validated confusion matrix"
+CONFUSION_PILOT_KEYS = ("source", "counts", "folds")
+# Enough data to size from: a matrix of fewer documents, or fewer relevant ones, leaves the posterior of seed 004
+# Sec. 4.3 so wide that no size reaches the power (and cross-validation on so few documents understates F1 most).
+CONFUSION_MIN_DOCUMENTS = 50
+CONFUSION_MIN_RELEVANT = 10
+
+
+def _from_confusion(pilot: dict | None) -> bool:
+    return (pilot or {}).get("source") == CONFUSION_SOURCE
+
+
+def confusion_counts_check(*, tp: Any, fp: Any, fn: Any, tn: Any) -> dict[str, int]:
+    """The four counts of a cross-validated confusion matrix as whole numbers, or a CertificationError saying
+    what is wrong (negative, not whole, too few documents or relevant documents, no true positive)."""
+    counts: dict[str, int] = {}
+    for name, value in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise CertificationError(f"{name.upper()} must be a whole number of documents, 0 or more (got {value!r}).")
+        counts[name] = int(value)
+    total, relevant = sum(counts.values()), counts["tp"] + counts["fn"]
+    if total < CONFUSION_MIN_DOCUMENTS:
+        raise CertificationError(f"The confusion matrix holds {total} documents: at least {CONFUSION_MIN_DOCUMENTS} "
+                                 "are needed to size a certification from it.")
+    if relevant < CONFUSION_MIN_RELEVANT:
+        raise CertificationError(f"The confusion matrix holds {relevant} relevant documents (TP + FN): at least "
+                                 f"{CONFUSION_MIN_RELEVANT} are needed to size a certification from it.")
+    if counts["tp"] == 0:
+        raise CertificationError("The confusion matrix has no true positive: its F1 is 0, and no certification "
+                                 "sample of any size would pass.")
+    return counts
+
+
+def _confusion_pilot(*, plan: CertificationPlan) -> dict[str, Any]:
+    """The entered counts as the pilot, with the corpus's own retrieved fraction (known exactly; the training
+    data's may differ, e.g. a balanced training set)."""
+    retrieved = classifier_bitmap(classifier=plan.classifier)
+    corpus = len(corpus_bitmap(corpus=plan.topic.corpus)) or plan.topic.corpus.document_count
+    return {"source": CONFUSION_SOURCE, "counts": dict(plan.pilot["counts"]), "folds": plan.pilot.get("folds"),
+            "corpus_size": corpus, "retrieved": len(retrieved),
+            "retrieved_fraction": (len(retrieved) / corpus) if corpus else None}
 
 
 # =========================================================================== plan computation
@@ -377,11 +427,16 @@ def _fit_to_fresh(*, metric: str, monitoring: bool, sizes: dict[str, int],
 def _fill(plan: CertificationPlan) -> None:
     """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed)."""
     warnings: list[str] = []
+    if _from_confusion(plan.pilot) and plan.metric != Metric.F1:
+        raise CertificationError("A cross-validated confusion matrix sizes F1 plans only (seed 004 Sec. 4.4): "
+                                 "create a new plan from a labelled pilot for another metric.")
     if plan.metric == Metric.PAIR_RECALL:
         pilot = (_dependence_pilot(topic=plan.topic, classifier=plan.classifier) if plan.dependence_check
                  else _pair_pilot(topic=plan.topic, classifier=plan.classifier))
         pair, _, _ = _pair_role(topic=plan.topic, classifier=plan.classifier)
         warnings = _refuse_unmeasurable_pair(pair)
+    elif _from_confusion(plan.pilot):
+        pilot = _confusion_pilot(plan=plan)
     else:
         pilot = _uniform_pilot(topic=plan.topic, classifier=plan.classifier)
     planning_seed = int(plan.pilot.get("planning_seed") or secrets.randbits(31))
@@ -451,6 +506,35 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
     return plan
 
 
+def certification_plan_create_from_confusion(*, topic: Topic, classifier: Classifier, target: float, tp: int,
+                                             fp: int, fn: int, tn: int, alpha: float = 0.05, power: float = 0.9,
+                                             attempts: int = 1, folds: int | None = None,
+                                             user=None) -> CertificationPlan:
+    """A draft F1 plan sized from a cross-validated confusion matrix instead of a labelled pilot (seed 004 Sec. 4.4).
+
+    ``tp, fp, fn, tn`` are the analyst's summed cross-validation counts (``folds`` the number of folds, for the
+    record). They are stored in ``pilot`` with ``source`` = CONFUSION_SOURCE and size the plan exactly as a
+    uniform pilot would (seed 004 Alg. 2, ``cert_stats.certification_test_size``, with the corpus's retrieved
+    fraction); the plan rests on the training data's distribution, which the plan page says. Locking, the
+    fresh draw and the verdict are those of any F1 plan: the counts never enter the verdict. Bad counts raise
+    CertificationError; a matrix whose F1 is not above the target gives an infeasible plan with its reason.
+    """
+    counts = confusion_counts_check(tp=tp, fp=fp, fn=fn, tn=tn)
+    if folds is not None and (isinstance(folds, bool) or int(folds) != folds or not 2 <= folds <= 1000):
+        raise CertificationError(f"The number of folds must be a whole number from 2 to 1000 (got {folds!r}).")
+    _check_parameters(topic=topic, classifier=classifier, metric=Metric.F1, target=target, alpha=alpha,
+                      power=power, monitoring=False, attempts=attempts)
+    per_attempt, family = _attempt_alpha(alpha=alpha, attempts=attempts)
+    plan = CertificationPlan(topic=topic, classifier=classifier, metric=Metric.F1, target=float(target),
+                             alpha=per_attempt, family_alpha=family, attempts=int(attempts), power=float(power),
+                             monitoring=False, created_by=user,
+                             pilot={"source": CONFUSION_SOURCE, "counts": counts,
+                                    "folds": None if folds is None else int(folds)})
+    _fill(plan)
+    plan.save()
+    return plan
+
+
 # What certification_plan_update compares under the lock: the draft it sized must be the draft stored.
 _DRAFT_FIELDS = ("status", "metric", "target", "alpha", "power", "monitoring", "classifier_id", "pilot",
                  "sample_size", "estimated_cost", "delta1_low", "delta1_high", "attempts", "family_alpha",
@@ -480,7 +564,9 @@ def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> Certificatio
                       delta1_high=plan.delta1_high, attempts=attempts, dependence_check=plan.dependence_check)
     plan.alpha, plan.family_alpha = _attempt_alpha(alpha=family, attempts=attempts)
     plan.attempts = int(attempts)
-    plan.pilot = {"planning_seed": (plan.pilot or {}).get("planning_seed")}
+    kept = ({key: plan.pilot[key] for key in CONFUSION_PILOT_KEYS if key in plan.pilot}
+            if _from_confusion(plan.pilot) else {})  # entered counts are not re-read from labels: keep them
+    plan.pilot = {"planning_seed": (plan.pilot or {}).get("planning_seed"), **kept}
     _fill(plan)
     return plan
 

@@ -22,9 +22,12 @@ from annotation.services.sampling import SamplingError
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_lock_preview, certification_plan_describe, certification_summary
 from estimation.services.certification_plans import (
+    CONFUSION_MIN_DOCUMENTS,
+    CONFUSION_MIN_RELEVANT,
     DEFAULT_DELTA1_BAND,
     CertificationError,
     certification_plan_create,
+    certification_plan_create_from_confusion,
     certification_plan_lock,
     certification_plan_update,
 )
@@ -83,6 +86,56 @@ class CertificationPlanForm(forms.Form):
         classifier.queryset = Classifier.objects.filter(corpus_id=topic.corpus_id).defer("retrieved_bitmap").order_by("name")
 
 
+class ConfusionPlanForm(forms.Form):
+    """An F1 plan sized from the analyst's cross-validated confusion matrix instead of a labelled pilot
+    (seed 004 Sec. 4.4). Posted with the hidden field source=confusion, prefix "cv"."""
+
+    classifier = forms.ModelChoiceField(queryset=Classifier.objects.none(), label="Classifier to certify")
+    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target F1",
+                              help_text="The classifier passes if the one-sided lower confidence bound on F1 "
+                                        "reaches the target.")
+    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="False-pass rate allowed")
+    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power",
+                             help_text="Chance of passing if the classifier is as good as the cross-validation says.")
+    attempts = forms.IntegerField(required=False, min_value=1, max_value=100, initial=1, label="Attempts declared")
+    tp = forms.IntegerField(min_value=0, label="True positives (TP)",
+                            help_text="Relevant documents the classifier retrieved, summed over the folds.")
+    fp = forms.IntegerField(min_value=0, label="False positives (FP)",
+                            help_text="Documents retrieved that are not relevant.")
+    fn = forms.IntegerField(min_value=0, label="False negatives (FN)",
+                            help_text="Relevant documents the classifier missed.")
+    tn = forms.IntegerField(min_value=0, label="True negatives (TN)",
+                            help_text="Documents neither relevant nor retrieved.")
+    folds = forms.IntegerField(required=False, min_value=2, max_value=1000, label="Folds",
+                               help_text="How many folds the cross-validation used (for the record).")
+
+    prefix = "cv"
+
+    def __init__(self, *args, topic: Topic, **kwargs):
+        super().__init__(*args, **kwargs)
+        classifier = self.fields["classifier"]
+        assert isinstance(classifier, forms.ModelChoiceField)  # declared above
+        classifier.queryset = Classifier.objects.filter(corpus_id=topic.corpus_id).defer("retrieved_bitmap").order_by("name")
+
+    def clean(self):
+        data = super().clean() or {}
+        if data.get("attempts") is None and "attempts" not in self.errors:
+            data["attempts"] = 1
+        counts = {name: data.get(name) for name in ("tp", "fp", "fn", "tn")}
+        if any(value is None for value in counts.values()):
+            return data  # a count is missing or not a whole number ≥ 0: its field already says so
+        if counts["tp"] == 0:
+            self.add_error("tp", "With no true positive the F1 is 0: no certification could pass.")
+        if counts["tp"] + counts["fn"] < CONFUSION_MIN_RELEVANT:
+            self.add_error("fn", f"TP + FN is {counts['tp'] + counts['fn']} relevant documents: at least "
+                                 f"{CONFUSION_MIN_RELEVANT} are needed.")
+        total = sum(counts.values())
+        if total < CONFUSION_MIN_DOCUMENTS:
+            self.add_error("tn", f"The four counts add up to {total} documents: at least {CONFUSION_MIN_DOCUMENTS} "
+                                 "are needed to size a certification from them.")
+        return data
+
+
 def _topic(topic_id: int) -> Topic:
     return get_object_or_404(Topic.objects.select_related("corpus"), pk=topic_id)
 
@@ -96,18 +149,30 @@ def _plan(plan_id: int) -> CertificationPlan:
 def certification_topic(request: HttpRequest, topic_id: int) -> HttpResponse:
     """The topic's certification plans, and the form to plan a new one."""
     topic = _topic(topic_id)
-    form = CertificationPlanForm(request.POST or None, topic=topic)
-    if request.method == "POST" and form.is_valid():
+    from_confusion = request.method == "POST" and request.POST.get("source") == "confusion"
+    form = CertificationPlanForm(request.POST if request.method == "POST" and not from_confusion else None,
+                                 topic=topic)
+    confusion_form = ConfusionPlanForm(request.POST if from_confusion else None, topic=topic)
+    if request.method == "POST" and not from_confusion and form.is_valid():
         try:
             plan = certification_plan_create(topic=topic, user=request.user, **form.cleaned_data)
         except CertificationError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("reports:certification_plan", plan_id=plan.pk)
+    if from_confusion and confusion_form.is_valid():
+        try:
+            plan = certification_plan_create_from_confusion(topic=topic, user=request.user,
+                                                            **confusion_form.cleaned_data)
+        except CertificationError as exc:
+            confusion_form.add_error(None, str(exc))
+        else:
+            return redirect("reports:certification_plan", plan_id=plan.pk)
     summary = certification_summary(topic=topic)
     page = Paginator(summary.get("plans", []), PLANS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "certification/topic.html",
-                  {"topic": topic, "form": form, "plans": page.object_list, "page": page,
+                  {"topic": topic, "form": form, "confusion_form": confusion_form, "plans": page.object_list,
+                   "page": page,
                    "families": [f for f in summary.get("families", []) if f["attempts"] > 1]},
                   status=400 if request.method == "POST" else 200)
 
