@@ -344,3 +344,13 @@ def test_build_pages_need_the_analyst_role(analyst):
     for name in ("analyst:classifier_build", "analyst:classifier_build_status"):
         assert other.get(reverse(name, args=[started.pk])).status_code in (302, 403)
         assert analyst.get(reverse(name, args=[started.pk])).status_code == 200
+
+
+def test_metadata_values_searched_strings_numbers_and_lists_only():
+    assert keywords._metadata_text("Green  Coffee") == "Green  Coffee"
+    assert keywords._metadata_text(["a b", 7, 2.5, True, None, {"x": "hidden"}]) == "a b\x017\x012.5"
+    assert keywords._metadata_text({"nested": "hidden"}) == "" and keywords._metadata_text(None) == ""
+    matcher = keywords.KeywordMatcher(["hidden", "a b", "7"])
+    rows = [(1, {"tags": ["x", {"y": "hidden"}]}), (2, {"tags": ["a b"]}), (3, {"other": "a b"}), (4, {"tags": 7}),
+            (5, {"tags": [7]})]
+    assert list(keywords._scan_rows(matcher, rows, ["tags"])) == [2, 5]
