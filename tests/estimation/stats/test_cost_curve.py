@@ -195,3 +195,17 @@ def test_cost_curve_needs_judged_regions():
     assert plots.cost_curve_from_report(report) is None
     assert plots.cost_curve_from_report({"regions": []}) is None
     assert "No cost curve yet" in plots.cost_curve_svg(None)
+
+
+def test_the_report_include_shows_the_plot_and_the_sentence():
+    from django.template.loader import render_to_string
+    from django.utils.safestring import mark_safe
+
+    curve = plots.cost_curve_from_report(_report())
+    html = render_to_string("reports/_cost_curve.html",
+                            {"cost_curve": curve, "svg": mark_safe(plots.cost_curve_svg(curve))})
+    assert 'id="plot-cost-curve"' in html and "<svg" in html
+    assert "uniform sample of the corpus needs" in html and f"{curve['topic']['uniform']:,}" in html
+    empty = render_to_string("reports/_cost_curve.html",
+                             {"cost_curve": None, "svg": mark_safe(plots.cost_curve_svg(None))})
+    assert "No cost curve yet" in empty and "cost-curve-summary" not in empty
