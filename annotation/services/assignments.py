@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, Exists, F, OuterRef, Subquery, Value, When
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -116,12 +116,15 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 # --------------------------------------------------------------------------- claim
 
 
-def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> list[tuple[int, int]]:
+def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int],
+                    skip_returned: bool = False) -> list[tuple[int, int]]:
     """Up to CANDIDATE_HITS open HITs of the topic, oldest first, with a free place the worker may take.
 
     Walks the partial index hit_open_by_topic in id order and stops at the first
     matches, so the cost does not grow with the number of open HITs.
+    ``skip_returned``: not the HITs this worker returned either (in the same query).
     """
+    held = ~Q(status="expired") | Q(feedback=RELEASED_FEEDBACK) if skip_returned else ~Q(status="expired")
     live = (
         Assignment.objects.filter(hit=OuterRef("pk"), status__in=Assignment.LIVE_STATUSES)
         .order_by()
@@ -134,7 +137,7 @@ def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int]) -> l
         .exclude(pk__in=exclude_ids)
         .annotate(live=Coalesce(Subquery(live), 0))
         .filter(live__lt=F("max_assignments"))
-        .exclude(Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(status="expired")))
+        .exclude(Exists(Assignment.objects.filter(held, hit=OuterRef("pk"), worker=worker)))
     )
     # Gold documents recur across HITs: skip HITs holding a document the worker has seen in the topic.
     gold = topic_gold_document_ids(topic=topic)
@@ -235,18 +238,17 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
         resumed = current.order_by("claimed_at").first()
         if resumed is not None:
             return resumed
-        returned = _returned_hit_ids(worker=worker) if skip_returned else set()
         for serving in _topics_to_serve(topic=topic):
-            assignment = _claim_in_topic(worker=worker, topic=serving, now=now, exclude_ids=returned)
+            assignment = _claim_in_topic(worker=worker, topic=serving, now=now, skip_returned=skip_returned)
             if assignment is not None:
                 return assignment
         return None
 
 
-def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, exclude_ids: set[int]) -> Assignment | None:
-    tried: set[int] = set(exclude_ids)
+def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, skip_returned: bool) -> Assignment | None:
+    tried: set[int] = set()
     for _ in range(CLAIM_ROUNDS):
-        candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried)
+        candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried, skip_returned=skip_returned)
         if not candidates:
             return None
         # Spread concurrent claimers over the candidates instead of all racing for the first HIT
@@ -550,14 +552,6 @@ def assignment_release(*, assignment_id: int, worker: Worker, now: datetime | No
         )
         assignment.refresh_from_db()
         return assignment
-
-
-def _returned_hit_ids(*, worker: Worker) -> set[int]:
-    return set(
-        Assignment.objects.filter(
-            worker=worker, status=Assignment.Status.EXPIRED, feedback=RELEASED_FEEDBACK
-        ).values_list("hit_id", flat=True)
-    )
 
 
 def assignment_claim_fresh(

@@ -24,6 +24,7 @@ from annotation.roles import ANNOTATE, role_required
 from annotation.selectors import (
     annotator_correctable,
     annotator_progress,
+    annotator_queue,
     assignment_answers,
     assignment_for_worker,
     assignment_items,
@@ -78,17 +79,23 @@ def annotator_home(request: HttpRequest) -> HttpResponse:
     )
 
 
-@role_required(ANNOTATE)
-@require_POST
-def annotator_next(request: HttpRequest) -> HttpResponse:
-    worker = _worker(request)
+def _claim_next(request: HttpRequest, worker: Worker) -> Assignment | None:
+    """The worker's next HIT (the one in progress, else a fresh one); None, with a message, if there is none."""
     try:
         assignment = assignment_claim_fresh(worker=worker)
     except ClaimRefused as exc:
         messages.error(request, str(exc))
-        return redirect("annotator:home")
+        return None
     if assignment is None:
         messages.info(request, "No HITs are available right now. Please come back later.")
+    return assignment
+
+
+@role_required(ANNOTATE)
+@require_POST
+def annotator_next(request: HttpRequest) -> HttpResponse:
+    assignment = _claim_next(request, _worker(request))
+    if assignment is None:
         return redirect("annotator:home")
     return redirect("annotator:assignment", assignment_id=assignment.pk)
 
@@ -97,11 +104,11 @@ def _chosen_answers(post) -> dict[str, str]:
     return {key[4:]: value for key, value in post.items() if key.startswith("doc-") and value in ANSWER_VALUES}
 
 
-def _submit(request: HttpRequest, worker: Worker, assignment: Assignment, chosen: dict[str, str]) -> HttpResponse | str:
+def _submit(request: HttpRequest, worker: Worker, assignment_id: int, chosen: dict[str, str]) -> HttpResponse | str:
     """Record the answers; a response to send, or the message of a refusal to show above the form."""
     answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
     try:
-        result = assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+        result = assignment_submit(assignment_id=assignment_id, worker=worker, answers=answers)
     except AssignmentNotFound:
         raise Http404("No such assignment.") from None
     except AssignmentExpired as exc:
@@ -119,38 +126,60 @@ def _submit(request: HttpRequest, worker: Worker, assignment: Assignment, chosen
             f"Thank you: {result.judgments} answers recorded. Until the other workers have finished these "
             "documents you can change them (\"Change my answers\" on the Annotate page).",
         )
-    response = annotator_next(request) if request.POST.get("then") == "next" else redirect("annotator:home")
+    if request.POST.get("then") != "next":
+        location = reverse("annotator:home")
+    else:
+        # Submit and take the next HIT in this one request (issue 15 item 8): the claim runs here.
+        upcoming = _claim_next(request, worker)
+        if upcoming is None:
+            location = reverse("annotator:home")
+        elif not _wants_json(request):
+            # The form (no script): the next HIT's page is the answer to this POST, with no
+            # redirect and no second request; its form posts to its own address.
+            return _hit_page(request, worker, upcoming)
+        else:
+            location = reverse("annotator:assignment", args=[upcoming.pk])
     if _wants_json(request):
-        return JsonResponse({"ok": True, "replayed": result.replayed, "location": response["Location"]})
-    return response
+        return JsonResponse({"ok": True, "replayed": result.replayed, "location": location})
+    return redirect(location)
 
 
 @role_required(ANNOTATE)
 @require_http_methods(["GET", "POST"])
 def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpResponse:
     worker = _worker(request)
-    try:
-        assignment = assignment_for_worker(worker=worker, assignment_id=assignment_id)
-    except Assignment.DoesNotExist:
-        raise Http404("No such assignment.") from None
     chosen: dict[str, str] = {}
     error = ""
     status = 200
     if request.method == "POST":
+        # The submit service finds (and locks) the worker's own assignment itself: no lookup before it.
         chosen = _chosen_answers(request.POST)
-        outcome = _submit(request, worker, assignment, chosen)
+        outcome = _submit(request, worker, assignment_id, chosen)
         if isinstance(outcome, HttpResponse):
             return outcome
         if _wants_json(request):
             return JsonResponse({"ok": False, "error": outcome}, status=400)
         error, status = outcome, 400
-    elif assignment.status != Assignment.Status.CLAIMED:
+    try:
+        assignment = assignment_for_worker(worker=worker, assignment_id=assignment_id)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment.") from None
+    if request.method != "POST" and assignment.status != Assignment.Status.CLAIMED:
         recorded = assignment_answers(assignment=assignment)
         chosen = {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
+    return _hit_page(request, worker, assignment, chosen=chosen, error=error, status=status)
+
+
+def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, chosen: dict[str, str] | None = None,
+              error: str = "", status: int = 200) -> HttpResponse:
+    """The HIT's page (`assignment` with its HIT and topic loaded): three queries, the documents and the queue."""
+    chosen = chosen or {}
+    if not Assignment._meta.get_field("hit").is_cached(assignment):  # a fresh claim: its HIT and topic
+        assignment = assignment_for_worker(worker=worker, assignment_id=assignment.pk)
     items = assignment_items(assignment=assignment)
     rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
     returned = assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK
-    progress = annotator_progress(worker=worker)
+    queue = annotator_queue(worker=worker)
     return render(
         request,
         "annotator/assignment.html",
@@ -161,10 +190,10 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
             "answered": sum(1 for _, value, _ in rows if value),
             "error": error,
             "returned": returned,
-            "progress": progress,
+            "progress": queue,
             # "HIT 4 of about 30": the HITs done, this one, and those still open for this worker.
-            "queue_position": progress.hits_done + 1,
-            "queue_total": progress.hits_done + 1 + progress.hits_left,
+            "queue_position": queue.hits_done + 1,
+            "queue_total": queue.hits_done + 1 + queue.hits_left,
             # An expired assignment may still be submitted while its place is free (the service decides).
             "editable": assignment.status == Assignment.Status.CLAIMED
             or (assignment.status == Assignment.Status.EXPIRED and not returned),
@@ -254,5 +283,7 @@ def annotator_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return redirect("annotator:assignment", assignment_id=assignment_id)
     messages.info(request, "You returned the HIT: it goes to someone else, and it will not be offered to you again.")
     if request.POST.get("then") == "next":
-        return annotator_next(request)
+        upcoming = _claim_next(request, worker)
+        if upcoming is not None:
+            return redirect("annotator:assignment", assignment_id=upcoming.pk)
     return redirect("annotator:home")

@@ -207,6 +207,13 @@
     if (box === problem) { box.focus(); }
   }
 
+  // "Submit and take the next HIT" without the script answers the POST with the next HIT's page
+  // (one request): show that HIT's own address, so a reload or a bookmark opens it.
+  var own = form.getAttribute("action");
+  if (own && own !== window.location.pathname && window.history && window.history.replaceState) {
+    window.history.replaceState(null, "", own);
+  }
+
   var buttons = Array.prototype.slice.call(form.querySelectorAll("button[type=submit]"));
   function busy(on) { buttons.forEach(function (b) { b.disabled = on; }); }
 
