@@ -9,6 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, ClassifierScore, Corpus, Document, Topic
+from annotation.services import trained
 from annotation.services.classifiers import ClassifierError, classifier_create_keywords
 from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
 from annotation.services.trained import (
@@ -22,6 +23,17 @@ from annotation.services.trained import (
 from tests.factories import HOSTILE, make_label, user_with_role
 
 pytestmark = pytest.mark.django_db
+FULL_SIZE_TESTS = ("test_trained_on_the_article_from_judged_documents_retrieves_the_topic",)
+
+
+@pytest.fixture(autouse=True)
+def _fewer_hashed_features(request, monkeypatch):
+    """A fit over 2**20 hashed features costs ~0.5 s whatever the data (dense weights): most tests use 2**16.
+
+    The first test runs at the product's size and checks the definition records it.
+    """
+    if request.node.originalname not in FULL_SIZE_TESTS:
+        monkeypatch.setattr(trained, "N_FEATURES", 2**16)
 
 FARM = ["wheat harvest in the fields", "grain prices for farmers", "the farm tractor and the barley crop",
         "rain helps the maize harvest", "farmers sell wheat and grain"]
@@ -76,6 +88,8 @@ def test_trained_on_the_article_from_judged_documents_retrieves_the_topic():
     d = c.definition
     assert d["fields"] == ["article"] and d["n_positive"] == 30 and d["n_negative"] == 30 and d["seed"] == 3
     assert d["labels"]["source"] == "topic" and d["labels"]["topic_id"] == topic.pk
+    assert d["features"]["n_features"] == 2**20 and d["features"]["ngram_range"] == [4, 4]
+    assert d["features"]["analyzer"] == "char_wb" and d["model"]["class_weight"] == "balanced"
     cv = d["cross_validation"]
     assert cv["folds"] == 5 and cv["at_threshold"]["precision"] > 0.8 and cv["at_threshold"]["recall"] > 0.8
     assert cv["at_threshold"]["tp"] + cv["at_threshold"]["fn"] == 30  # counted over the training labels
