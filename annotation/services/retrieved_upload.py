@@ -200,7 +200,8 @@ def classifier_create_from_parquet(
 ) -> ClassifierResult:
     """A classifier whose retrieved set is the external ids in one column of a Parquet file.
 
-    Strings are stripped; integers stand for their decimal text. Repeated ids count once.
+    Strings are stripped; integers stand for their decimal text. A repeated id of a document counts once
+    (a repeated unknown id is counted at each repeat: the file is never held whole).
     Refuses a corrupt file, a missing or non-id column, an empty cell, and a file with more than
     `unknown_share_max` ids that are not documents of the corpus.
     """
