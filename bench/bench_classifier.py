@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
+from typing import Any
 
 from common import ROOT, corpus_file, corpus_name, django_setup, timed, verdict
 
@@ -68,7 +69,7 @@ def _worker_stop(worker: subprocess.Popen) -> None:
         worker.wait()
 
 
-def _sharded_build(corpus, *, name: str, terms: list[str], shards: int) -> tuple[float, object]:
+def _sharded_build(corpus, *, name: str, terms: list[str], shards: int) -> tuple[float, Any]:
     """Start a build (queued to the worker pool) and wait for it; wall seconds from start to stored classifier."""
     from annotation.models import ClassifierBuild
     from annotation.services.classifier_builds import classifier_build_start
