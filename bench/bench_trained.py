@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import pathlib
 import time
 import uuid
 
-from common import BENCH_DIR, corpus_file, corpus_name, peak_rss_mib, timed, verdict
+# Set before common is imported: common defaults DATABASE_URL to the shared bench.sqlite3.
+os.environ.setdefault(
+    "DATABASE_URL", f"sqlite:///{pathlib.Path(__file__).resolve().parents[1] / 'var' / 'bench' / 'trained.sqlite3'}")
 
-os.environ.setdefault("DATABASE_URL", f"sqlite:///{BENCH_DIR / 'trained.sqlite3'}")
-
-from common import django_setup  # noqa: E402  (DATABASE_URL must be set first)
+from common import corpus_file, corpus_name, django_setup, peak_rss_mib, timed, verdict  # noqa: E402
 
 
 def main() -> None:
