@@ -1,16 +1,16 @@
 """First paint of the annotator's HIT page on loopback (issue 12 target: first contentful paint <= 100 ms).
 
-Run: cd /work/main && .venv/bin/python bench/bench_first_paint.py [--loads 20] [--workers 1]
+Run: cd /work/main && .venv/bin/python bench/bench_first_paint.py [--loads 20] [--workers 3]
 
 What it does (all untimed until the loads):
 * its own SQLite database and static root under var/bench/first_paint/ (APP_VAR_DIR), so it never touches the
   other benchmarks' data: a 2,000-document corpus of newswire-length texts (about 2.5 kB, several paragraphs),
   two keyword classifiers, a topic sampled 60 documents per pair region, and an annotator with a password (HITs as the
   service makes them);
-* `collectstatic`, then gunicorn (`config.wsgi`, `--workers` sync workers) on 127.0.0.1 with
-  config.settings.local and DJANGO_DEBUG=0: DEBUG off, WhiteNoise serving the collected static files, as in
-  production. (config.settings.production cannot be used over plain http on loopback: it sets secure-only
-  cookies and redirects to https.)
+* `collectstatic`, then gunicorn (`config.wsgi`, `--workers` sync workers, 3 as in the Dockerfile) on
+  127.0.0.1 with bench/settings_first_paint.py: config.settings.local with DEBUG off and production's static
+  files (hashed, compressed, far-future Cache-Control, served by WhiteNoise). config.settings.production itself
+  cannot serve plain http on loopback: it sets secure-only cookies and redirects to https.
 * Playwright on /usr/bin/chromium signs the annotator in through the login form, takes a HIT from the Annotate
   page, then loads the HIT page `--loads` times: in one browser context (static files cached: an annotator
   moving from HIT to HIT) and in a fresh context each time (nothing cached: the first HIT of a session).
@@ -35,11 +35,12 @@ import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 VAR = ROOT / "var" / "bench" / "first_paint"
 VAR.mkdir(parents=True, exist_ok=True)
 ENV = {
-    "DJANGO_SETTINGS_MODULE": "config.settings.local",
-    "DJANGO_DEBUG": "0",
+    "DJANGO_SETTINGS_MODULE": "settings_first_paint",
+    "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}",
     "APP_VAR_DIR": str(VAR),
     "DATABASE_URL": f"sqlite:///{VAR / 'db.sqlite3'}",
     "AXES_ENABLED": "0",
@@ -213,12 +214,13 @@ def measure(base: str, loads: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--loads", type=int, default=20)
-    parser.add_argument("--workers", type=int, default=1, help="gunicorn sync workers")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn sync workers (the Dockerfile runs 3)")
     args = parser.parse_args()
     build()
     from django.db import connection
 
-    print(f"database: {connection.vendor} ({ENV['DATABASE_URL']}); server: gunicorn, config.settings.local, DEBUG off")
+    print(f"database: {connection.vendor} ({ENV['DATABASE_URL']}); server: gunicorn, {args.workers} workers, "
+          f"{ENV['DJANGO_SETTINGS_MODULE']} (DEBUG off, manifest static files)")
     connection.close()
     port = free_port()
     server = start_server(port, args.workers)
