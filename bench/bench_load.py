@@ -161,6 +161,7 @@ class Stats:
     errors: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     no_hit: int = 0
+    claim_follow: list[float] = field(default_factory=list)  # the GET after "Take the next HIT"
     claim_before: list[float] = field(default_factory=list)  # each annotator's first claim of the step
     elapsed: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -255,7 +256,7 @@ class Annotator:
                 raise RuntimeError(f"home HTTP {status}")
             started = time.perf_counter()
             status, location, text = self._request("POST", "/annotate/next/", {"csrfmiddlewaretoken": token.group(1)})
-            ok = self._follow(status, location, "/annotate/next/", text, stats, "next")
+            ok = self._follow(status, location, "/annotate/next/", text, stats, "claim_follow")
             with stats.lock:
                 stats.claim.append(time.perf_counter() - started)
             return ok
