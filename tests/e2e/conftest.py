@@ -686,18 +686,18 @@ def truth_by_document(stack: Stack, corpus_id: int, relevant_external: set[str])
     return {int(pk): external in relevant_external for pk, external in rows}
 
 
-def judgment_invariants(stack: Stack, topic_id: int, runs: list[AnnotatorRun]) -> int:
-    """No duplicate judgment, at most three per document, every acknowledged submit stored as answered.
-    Returns the number of judgments of the topic."""
+def judgment_invariants(stack: Stack, runs: list[AnnotatorRun]) -> int:
+    """Across every topic (an annotator's queue spans topics): no duplicate judgment, at most three per
+    document and topic, every acknowledged submit stored with its answers. Returns the number of judgments."""
     duplicates = stack.sql(
-        "SELECT document_id, worker_id, count(*) FROM annotation_judgment WHERE topic_id = %s "
-        "GROUP BY document_id, worker_id HAVING count(*) > 1", (topic_id,))
-    assert duplicates == [], f"duplicate judgments (document, worker, n): {duplicates[:10]}"
-    over = stack.sql("SELECT document_id, count(*) FROM annotation_judgment WHERE topic_id = %s "
-                     "GROUP BY document_id HAVING count(*) > 3", (topic_id,))
+        "SELECT topic_id, document_id, worker_id, count(*) FROM annotation_judgment "
+        "GROUP BY topic_id, document_id, worker_id HAVING count(*) > 1")
+    assert duplicates == [], f"duplicate judgments (topic, document, worker, n): {duplicates[:10]}"
+    over = stack.sql("SELECT topic_id, document_id, count(*) FROM annotation_judgment "
+                     "GROUP BY topic_id, document_id HAVING count(*) > 3")
     assert over == [], f"documents with more than three judgments: {over[:10]}"
     stored = {(int(a), int(d)): bool(r) for a, d, r in stack.sql(
-        "SELECT assignment_id, document_id, relevant FROM annotation_judgment WHERE topic_id = %s", (topic_id,))}
+        "SELECT assignment_id, document_id, relevant FROM annotation_judgment")}
     lost = [(assignment, doc) for run in runs for assignment, answers in run.acknowledged.items()
             for doc, value in answers.items() if stored.get((assignment, doc)) != value]
     assert lost == [], f"acknowledged answers missing or different in the database: {lost[:10]}"

@@ -98,7 +98,7 @@ def test_import_classify_sample_crowd_report_over_http(stack: Stack, tmp_path):
     assert all(not run.failures for run in runs), [run.failures for run in runs]
     lap("crowd")
 
-    judgments = judgment_invariants(stack, topic_id, runs)
+    judgments = judgment_invariants(stack, runs)
     assert judgments == 3 * sampled, (judgments, sampled)
     complete = stack.sql("SELECT count(*) FROM annotation_label WHERE topic_id = %s AND votes_total = 3",
                          (topic_id,))[0][0]
