@@ -17,8 +17,9 @@ What it does (all untimed until the loads):
 
 It reports, per case, the median and p95 of first-contentful-paint (performance.getEntriesByType("paint")),
 navigation responseStart (time to the first byte of the HTML) and domContentLoadedEventEnd, all in ms from
-navigation start, with the ratio of the FCP p95 to the 100 ms target. Headless Chromium paints without a GPU,
-so its paint times include software rasterisation.
+navigation start, with the ratio of the FCP p95 to the 100 ms target, and the same for the sign-in page
+(one stylesheet, no script, signed out) as the floor of headless Chromium on the machine. Headless Chromium
+paints without a GPU, so its paint times include software rasterisation.
 """
 from __future__ import annotations
 
@@ -196,6 +197,13 @@ def measure(base: str, loads: int) -> None:
             fresh.add_cookies(cookies)  # type: ignore[arg-type]
             cases["cold (new context each load)"].append(_load(fresh.new_page(), url))
             fresh.close()
+        # The floor on this machine: the sign-in page (one stylesheet, no script, almost no server work), signed out.
+        anonymous = browser.new_context(viewport={"width": 1280, "height": 900})
+        login_page = anonymous.new_page()
+        _load(login_page, f"{base}/accounts/login/")
+        baseline = "baseline: sign-in page (warm)"
+        cases[baseline] = [_load(login_page, f"{base}/accounts/login/") for _ in range(loads)]
+        anonymous.close()
         html_bytes = len(page.content().encode())
         browser.close()
     print(f"HIT page {url.removeprefix(base)}: {documents} documents, {html_bytes / 1024:.1f} KiB of HTML (rendered DOM)")
