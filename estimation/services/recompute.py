@@ -83,7 +83,10 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
     for attempt in range(_VERSION_RETRIES):
         try:
             with transaction.atomic():
-                topic = Topic.objects.select_for_update().select_related("corpus").get(pk=topic_id)
+                # FOR NO KEY UPDATE of the topic row only: it serialises snapshot versions without blocking the
+                # foreign-key checks of judgments being inserted for the topic (nor the corpus row).
+                topic = Topic.objects.select_for_update(no_key=True, of=("self",)).select_related("corpus").get(
+                    pk=topic_id)
                 current = _gather(topic=topic, draws=draws, seed=seed)
                 current_checksum = current.checksum()
                 latest = topic_snapshot_latest(topic=topic_id)
