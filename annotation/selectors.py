@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Sum
+from django.db import connections
+from django.db.models import Count, DecimalField, Exists, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
 from annotation.services.assignments import RELEASED_FEEDBACK
-from annotation.services.labels import topic_gold_document_ids
+from annotation.services.labels import topic_gold_answers, topic_gold_document_ids
 from annotation.services.retrieved_sets import region_counts
-from annotation.services.workers import worker_gold_score
 
 # --------------------------------------------------------------------------- annotators
 
@@ -80,6 +80,24 @@ def _hits_left(*, worker: Worker) -> int:
     return len(hits.values_list("pk", flat=True)[: HITS_LEFT_CAP + 1])
 
 
+@dataclass(frozen=True)
+class AnnotatorQueue:
+    """Where a worker stands in the queue, for the HIT page ("HIT 4 of about 30"): two queries."""
+
+    hits_done: int
+    hits_left: int  # as AnnotatorProgress.hits_left
+
+    @property
+    def hits_left_capped(self) -> bool:
+        return self.hits_left > HITS_LEFT_CAP
+
+
+def annotator_queue(*, worker: Worker) -> AnnotatorQueue:
+    """The HITs the worker has done and those still open for them (annotator_progress without the rest)."""
+    done = Assignment.objects.filter(worker=worker, status__in=("submitted", "approved")).count()
+    return AnnotatorQueue(hits_done=done, hits_left=_hits_left(worker=worker))
+
+
 def assignment_for_worker(*, worker: Worker, assignment_id: int) -> Assignment:
     """The worker's own assignment; raises Assignment.DoesNotExist for anyone else's."""
     return Assignment.objects.select_related("hit__topic").get(pk=assignment_id, worker=worker)
@@ -125,19 +143,28 @@ class WorkerQuality:
         return self.gold_correct / self.gold_answered if self.gold_answered else None
 
 
-def _topic_judgment_arrays(*, topic: Topic):
-    rows = list(
-        Judgment.objects.filter(topic=topic)
-        .exclude(document_id__in=topic_gold_document_ids(topic=topic))
-        .values_list("document_id", "worker_id", "relevant")
-    )
-    doc_index: dict[int, int] = {}
-    worker_index: dict[int, int] = {}
-    items = np.array([doc_index.setdefault(d, len(doc_index)) for d, _, _ in rows], dtype=np.int64)
-    workers = np.array([worker_index.setdefault(w, len(worker_index)) for _, w, _ in rows], dtype=np.int64)
+def _topic_judgment_arrays(*, topic: Topic, gold_ids: Sequence[int] | None = None):
+    """(items, workers, labels) index arrays of the topic's non-gold judgments, with {document id: index} and
+    {worker id: index} (indices in order of ids). numpy builds them: a topic may hold 100k judgments."""
+    query = (Judgment.objects.filter(topic=topic)
+             .exclude(document_id__in=topic_gold_document_ids(topic=topic) if gold_ids is None else list(gold_ids))
+             .order_by().values_list("document_id", "worker_id", "relevant"))
+    # The raw rows: no per-row field converters (relevant is 0/1/NULL on SQLite, a boolean or NULL on PostgreSQL).
+    sql, params = query.query.sql_with_params()
+    with connections[query.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, {}, {}
+    document_ids, worker_ids, answers = zip(*rows, strict=True)
+    doc_keys, items = np.unique(np.array(document_ids, dtype=np.int64), return_inverse=True)
+    worker_keys, workers = np.unique(np.array(worker_ids, dtype=np.int64), return_inverse=True)
     # "Unsure" (NULL) is a third category: agreeing on it counts as agreement, like any answer.
-    labels = np.array([UNSURE_CLASS if r is None else int(r) for _, _, r in rows], dtype=np.int64)
-    return items, workers, labels, doc_index, worker_index
+    labels = np.array([UNSURE_CLASS if r is None else int(r) for r in answers], dtype=np.int64)
+    doc_index = {int(key): index for index, key in enumerate(doc_keys)}
+    worker_index = {int(key): index for index, key in enumerate(worker_keys)}
+    return items.astype(np.int64), workers.astype(np.int64), labels, doc_index, worker_index
 
 
 UNSURE_CLASS = 2  # the class index of an "unsure" answer in agreement figures (0 off topic, 1 on topic)
@@ -147,7 +174,8 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     """Per worker of the topic: judgments, agreement with the others' majority, gold score; worst first."""
     from estimation.stats.aggregation import worker_agreement
 
-    items, workers, labels, _, worker_index = _topic_judgment_arrays(topic=topic)
+    gold = topic_gold_answers(topic=topic)
+    items, workers, labels, _, worker_index = _topic_judgment_arrays(topic=topic, gold_ids=list(gold))
     agreement = {}
     if items.size:
         result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=3)
@@ -157,9 +185,17 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     counts = dict(
         Judgment.objects.filter(topic=topic).values("worker").annotate(n=Count("pk")).values_list("worker", "n")
     )
+    # Gold scores of every worker in one query (worker_gold_score's rule: each answer to a gold document counts).
+    gold_scores: dict[int, list[int]] = {}
+    if gold:
+        for worker_id, doc_id, relevant in Judgment.objects.filter(
+                topic=topic, document_id__in=list(gold)).values_list("worker_id", "document_id", "relevant"):
+            score = gold_scores.setdefault(worker_id, [0, 0])
+            score[0] += 1
+            score[1] += int(relevant == gold[doc_id])
     rows = []
     for worker in Worker.objects.filter(pk__in=list(counts)).select_related("user"):
-        answered, correct = worker_gold_score(worker=worker, topic=topic)
+        answered, correct = gold_scores.get(worker.pk, (0, 0))
         rows.append(
             WorkerQuality(
                 worker_id=worker.pk,
@@ -322,15 +358,42 @@ def topic_worker_quality_rows(*, topic: Topic) -> list[WorkerQualityRow]:
 
 def topic_progress(*, topic: Topic) -> dict:
     """Judgments done and outstanding, spend against budget: a few indexed aggregates."""
-    hit_rows = (Hit.objects.filter(topic=topic).exclude(status=Hit.Status.CANCELLED)
-                .annotate(n_items=Count("items")).values_list("n_items", "max_assignments"))
-    planned = sum(items * slots for items, slots in hit_rows)
-    done = Judgment.objects.filter(topic=topic).count()
-    spent_rewards = (Assignment.objects.filter(hit__topic=topic, status__in=(Assignment.Status.SUBMITTED,
-                                                                           Assignment.Status.APPROVED))
-                     .aggregate(total=Sum("hit__reward"))["total"]) or Decimal("0")
-    return {"hits": len(hit_rows), "judgments_done": done, "judgments_planned": planned,
-            "judgments_outstanding": max(0, planned - done), "rewards_paid": spent_rewards, "budget": topic.budget}
+    return topics_progress(topics=[topic])[topic.pk]
+
+
+PAID_STATUSES = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+CENT = Decimal("0.01")
+
+
+def topics_progress(*, topics: Sequence[Topic]) -> dict[int, dict]:
+    """topic_progress of several topics in four grouped queries, whatever their number (the reports overview).
+
+    The spend is summed per HIT (reward x its paid assignments, a correlated count on the assignment's hit
+    index): joining assignments to HITs led SQLite, without statistics, to scan every paid assignment of
+    every topic through the status index.
+    """
+    ids = [topic.pk for topic in topics]
+    live = Hit.objects.filter(topic_id__in=ids).exclude(status=Hit.Status.CANCELLED).order_by()
+    hits = dict(live.values("topic_id").annotate(n=Count("pk")).values_list("topic_id", "n"))
+    planned: dict[int, int] = {}
+    for topic_id, slots, items in (HitItem.objects.filter(hit__topic_id__in=ids).exclude(hit__status=Hit.Status.CANCELLED)
+                                   .order_by().values("hit__topic_id", "hit__max_assignments")
+                                   .annotate(n=Count("pk")).values_list("hit__topic_id", "hit__max_assignments", "n")):
+        planned[topic_id] = planned.get(topic_id, 0) + items * slots
+    done = dict(Judgment.objects.filter(topic_id__in=ids).order_by().values("topic_id").annotate(n=Count("pk"))
+                .values_list("topic_id", "n"))
+    paid = Subquery(Assignment.objects.filter(hit_id=OuterRef("pk"), status__in=PAID_STATUSES).order_by()
+                    .values("hit_id").annotate(n=Count("pk")).values("n"))
+    spent = dict(Hit.objects.filter(topic_id__in=ids).order_by().values("topic_id")
+                 .annotate(total=Sum(F("reward") * Coalesce(paid, 0),
+                                     output_field=DecimalField(max_digits=14, decimal_places=2)))
+                 .values_list("topic_id", "total"))
+    return {topic.pk: {"hits": hits.get(topic.pk, 0), "judgments_done": done.get(topic.pk, 0),
+                       "judgments_planned": planned.get(topic.pk, 0),
+                       "judgments_outstanding": max(0, planned.get(topic.pk, 0) - done.get(topic.pk, 0)),
+                       # rewards are in cents; SQLite sums them as floats
+                       "rewards_paid": Decimal(spent.get(topic.pk) or 0).quantize(CENT), "budget": topic.budget}
+            for topic in topics}
 
 
 PAIR_REGIONS = ("A12", "B1", "B2")

@@ -66,3 +66,12 @@ def corpus_import_task(*, upload_id: int) -> None:
 def corpus_uploads_stuck_task() -> int:
     """Fail uploads whose import task is gone (no heartbeat for CORPUS_UPLOAD_STUCK_SECONDS); beat runs it."""
     return corpus_uploads_stuck_fail()
+
+
+# Classifier builds (issue 15) live in their own module; imported here so Celery's autodiscovery registers them.
+from annotation.tasks_builds import (  # noqa: E402,F401
+    classifier_build_finish_task,
+    classifier_build_shard_task,
+    classifier_build_task,
+    classifier_builds_stuck_task,
+)

@@ -1,7 +1,7 @@
 """Analyst pages (every view requires annotation.configure_topics)."""
 from django.urls import path
 
-from annotation.views import classifiers, corpora, quality, topics
+from annotation.views import classifier_kinds, classifiers, corpora, quality, topics
 
 app_name = "analyst"
 urlpatterns = [
@@ -36,6 +36,13 @@ urlpatterns = [
     path("corpora/<int:corpus_id>/classifiers/preview/", classifiers.keyword_preview_fragment, name="keyword_preview"),
     path("corpora/<int:corpus_id>/classifiers/suggest/", classifiers.neighbour_terms, name="neighbour_terms"),
     path("corpora/<int:corpus_id>/classifiers/upload/", classifiers.classifier_upload, name="classifier_upload"),
+    path("corpora/<int:corpus_id>/classifiers/field-values/", classifier_kinds.classifier_field_values_new,
+         name="classifier_field_values"),
+    path("corpora/<int:corpus_id>/classifiers/trained/", classifier_kinds.classifier_trained_new,
+         name="classifier_trained"),
+    path("classifiers/builds/<int:build_id>/", classifiers.classifier_build_detail, name="classifier_build"),
+    path("classifiers/builds/<int:build_id>/status.json", classifiers.classifier_build_status,
+         name="classifier_build_status"),
     path("classifiers/<int:classifier_id>/", classifiers.classifier_detail, name="classifier"),
     path("classifiers/<int:classifier_id>/threshold/", classifiers.classifier_threshold, name="classifier_threshold"),
     path("classifiers/", classifiers.classifiers_list, name="classifiers"),

@@ -199,6 +199,8 @@ CELERY_BEAT_SCHEDULE = {
     "send-due-webhooks": {"task": "webhooks.tasks.webhook_deliveries_due_task", "schedule": 60.0},
     # Fails corpus uploads whose import task is gone (annotation/services/corpus_uploads.py).
     "fail-stuck-uploads": {"task": "annotation.tasks_import.corpus_uploads_stuck_task", "schedule": 300.0},
+    # Fails classifier builds with no progress for CLASSIFIER_BUILD_STUCK_SECONDS (services/classifier_builds.py).
+    "fail-stuck-classifier-builds": {"task": "annotation.tasks_builds.classifier_builds_stuck_task", "schedule": 300.0},
 }
 
 # --- Product settings ---------------------------------------------------------
@@ -210,6 +212,8 @@ IMPORT_MAX_RECORD_BYTES = int(os.environ.get("IMPORT_MAX_RECORD_BYTES", str(16 *
 CORPUS_UPLOAD_MAX_BYTES = int(os.environ.get("CORPUS_UPLOAD_MAX_BYTES", str(1024 ** 3)))
 # An upload waiting or importing with no sign of life for this long is marked failed (its task is gone).
 CORPUS_UPLOAD_STUCK_SECONDS = int(os.environ.get("CORPUS_UPLOAD_STUCK_SECONDS", str(30 * 60)))
+# A classifier build waiting or running with no progress for this long is marked failed (its worker is gone).
+CLASSIFIER_BUILD_STUCK_SECONDS = int(os.environ.get("CLASSIFIER_BUILD_STUCK_SECONDS", str(30 * 60)))
 
 # Mechanical Turk: the sandbox unless production is asked for explicitly.
 MTURK_ENVIRONMENT = os.environ.get("MTURK_ENVIRONMENT", "sandbox")  # "sandbox" | "production"
@@ -260,6 +264,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "api.errors.problem_exception_handler",
+    # Token calls per token (api/throttling.py); past the rate a 429 problem. Empty = no limit.
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("API_TOKEN_THROTTLE_RATE", "1200/minute")},
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
