@@ -11,7 +11,6 @@ import hashlib
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +57,12 @@ def _canonical_definition(kind: str, definition: dict) -> dict:
         return {"terms": sorted(definition["terms"]), "fields": sorted(definition["fields"])}
     if kind == Classifier.Kind.SCORES:
         return {"threshold": float(definition["threshold"])}
+    if kind == Classifier.Kind.FIELD_VALUES:
+        return {"field": definition["field"], "values": sorted(definition["values"])}
+    if kind == Classifier.Kind.TRAINED:
+        # What decides its output: the view it reads, its training labels, its seed and its threshold.
+        return {"fields": sorted(definition["fields"]), "labels": definition.get("labels"),
+                "seed": definition.get("seed"), "threshold": float(definition["threshold"])}
     return {}  # ids: the retrieved set is the whole definition
 
 
@@ -239,13 +244,9 @@ def _file_sha256(path: Path) -> str:
 
 
 def _resolve_ids(*, corpus: Corpus, external_ids: Sequence[str]) -> dict[str, int]:
-    resolved: dict[str, int] = {}
-    for start in range(0, len(external_ids), ID_LOOKUP_CHUNK):
-        chunk = external_ids[start:start + ID_LOOKUP_CHUNK]
-        resolved.update(
-            Document.objects.filter(corpus=corpus, external_id__in=chunk).order_by().values_list("external_id", "pk")
-        )
-    return resolved
+    from annotation.services.id_resolution import document_ids_resolve  # one pass or chunked IN (issue 14)
+
+    return document_ids_resolve(corpus=corpus, external_ids=external_ids)
 
 
 Progress = Callable[[int, int], None]  # (ids resolved so far, ids in all)
@@ -405,11 +406,12 @@ def classifier_freeze(*, classifier_id: int, reason: str) -> None:
 
 
 def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Classifier:
-    """Move the threshold of a scores classifier; refused once samples were drawn for a topic using it."""
+    """Move the threshold of a scores or trained classifier (both keep their scores); refused once samples were
+    drawn for a topic using it."""
     threshold = classifier_threshold_check(threshold)
     with transaction.atomic():
         classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
-        if classifier.kind != Classifier.Kind.SCORES:
+        if classifier.kind not in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
             raise ClassifierError(f"{classifier.name!r} is a {classifier.get_kind_display().lower()}, it has no threshold")
         if classifier.frozen_reason:
             raise ClassifierError(f"{classifier.name!r} cannot change: {classifier.frozen_reason}")
@@ -473,57 +475,11 @@ def neighbour_terms_suggest(
     is then scaled up to the corpus and min_doc_count applies to the sample).
     `sample_documents=None` always reads the whole corpus.
     """
-    if measure not in ("jaccard", "overlap"):
-        raise ClassifierError(f"unknown measure {measure!r}: jaccard or overlap")
-    if k < 1:
-        raise ClassifierError("k must be at least 1")
-    try:
-        seed = keywords.terms_normalize(seed_terms)
-        normalized_fields = keywords.fields_normalize(fields)
-        matcher = keywords.KeywordMatcher(seed)
-    except keywords.KeywordError as exc:
-        raise ClassifierError(str(exc)) from exc
-    excluded = {token for term in seed for token in _TOKEN.findall(term)}
+    from annotation.services.term_suggestions import term_suggestions_rank  # lazy: that module imports this one
 
-    doc_freq: Counter[str] = Counter()
-    seed_freq: Counter[str] = Counter()
-    seed_size = 0
-    all_docs = corpus_bitmap(corpus=corpus)
-    scale = 1.0
-    if sample_documents is not None and len(all_docs) > sample_documents:
-        rng = np.random.default_rng(PREVIEW_SEED)
-        positions = np.sort(rng.choice(len(all_docs), size=sample_documents, replace=False))
-        rows = _rows_by_pk([all_docs[int(i)] for i in positions], normalized_fields)
-        scale = len(all_docs) / sample_documents
-    else:
-        rows = (
-            Document.objects.filter(corpus=corpus).order_by().values_list(*normalized_fields)
-            .iterator(chunk_size=keywords.SCAN_CHUNK_DOCUMENTS)
-        )
-    for values in rows:
-        pieces = [value.lower() for value in values if value]
-        tokens = set()
-        for piece in pieces:
-            tokens.update(_TOKEN.findall(piece))
-        doc_freq.update(tokens)
-        joined = keywords.FIELD_SEPARATOR.join(pieces)
-        if joined and matcher.matching_pieces(joined, [0]):
-            seed_size += 1
-            seed_freq.update(tokens)
-    if seed_size == 0:
-        return []
-
-    scored = []
-    for token, inter in seed_freq.items():
-        if token in excluded or not _candidate_token(token):
-            continue
-        size = doc_freq[token]
-        if size < min_doc_count:
-            continue
-        score = inter / (size + seed_size - inter) if measure == "jaccard" else inter / size
-        scored.append(NeighbourTerm(term=token, score=score, doc_count=round(size * scale)))
-    scored.sort(key=lambda item: (-item.score, -item.doc_count, item.term))
-    return scored[:k]
+    # Stop words, very common words and short tokens left out (issue 13); the warnings are in the full result.
+    return term_suggestions_rank(corpus=corpus, seed_terms=seed_terms, k=k, measure=measure, fields=fields,
+                                 min_doc_count=min_doc_count, sample_documents=sample_documents).terms
 
 
 # --- clean-up: warnings, rename, archive, delete (issue 12 item 6) -------------------------------

@@ -64,7 +64,7 @@ def classifier_field_values_new(request: HttpRequest, corpus_id: int) -> HttpRes
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     keys = corpus_metadata_keys(corpus=corpus)
     creating = request.method == "POST" and "create" in request.POST
-    form = FieldValuesForm(request.POST or None, corpus=corpus, keys=keys)
+    form = FieldValuesForm(request.POST if request.method == "POST" else None, corpus=corpus, keys=keys)
     context: dict = {"corpus": corpus, "form": form, "keys": keys, "preview": None}
     if request.method == "POST":
         if not creating:
@@ -126,7 +126,8 @@ def classifier_trained_new(request: HttpRequest, corpus_id: int) -> HttpResponse
     topics = list(Topic.objects.filter(corpus=corpus, archived_at__isnull=True).order_by("name"))
     classifiers = list(Classifier.objects.filter(corpus=corpus, archived_at__isnull=True).defer("retrieved_bitmap")
                        .order_by("name"))
-    form = TrainedForm(request.POST or None, corpus=corpus, keys=corpus_metadata_keys(corpus=corpus), topics=topics,
+    form = TrainedForm(request.POST if request.method == "POST" else None, corpus=corpus,
+                       keys=corpus_metadata_keys(corpus=corpus), topics=topics,
                        classifiers=classifiers)
     if request.method == "POST" and form.is_valid():
         kind, _, raw_pk = form.cleaned_data["labels_from"].partition(":")

@@ -255,7 +255,7 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
         both = mine.intersection_cardinality(classifier_bitmap(classifier=other))
         overlaps.append({"classifier": other, "both": both})
     threshold_form = None
-    if classifier.kind == Classifier.Kind.SCORES:
+    if classifier.kind in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
         threshold_form = ThresholdForm(initial={"threshold": classifier.definition.get("threshold")})
     return render(request, "analyst/classifier_detail.html",
                   {"classifier": classifier, "overlaps": overlaps, "threshold_form": threshold_form,
@@ -269,7 +269,7 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
 def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpResponse:
     classifier = get_object_or_404(Classifier, pk=classifier_id)
     form = ThresholdForm(request.POST)
-    if classifier.kind != Classifier.Kind.SCORES:
+    if classifier.kind not in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
         messages.error(request, "Only a classifier built from scores has a threshold.")
     elif form.is_valid():
         classifier = classifier_set_threshold(classifier=classifier, threshold=form.cleaned_data["threshold"])

@@ -184,3 +184,22 @@ def test_page_shows_service_errors_above_the_form_and_keeps_input():
     html = response.content.decode()
     assert response.status_code == 200 and "longer than 500 characters" in html and 'value="kept name"' in html
     assert not Classifier.objects.exists()
+
+
+def test_the_fingerprint_names_the_field_and_values_not_only_the_retrieved_set():
+    """Two filters retrieving the same documents through different values are different classifiers."""
+    from annotation.services.classifiers import classifier_fingerprint
+    from annotation.services.retrieved_sets import bitmap_from_ids
+
+    retrieved = bitmap_from_ids([1, 2, 3])
+    one = classifier_fingerprint(kind=Classifier.Kind.FIELD_VALUES, definition={"field": "author", "values": ["a", "b"]},
+                                 retrieved=retrieved)
+    same = classifier_fingerprint(kind=Classifier.Kind.FIELD_VALUES, definition={"field": "author", "values": ["b", "a"]},
+                                  retrieved=retrieved)
+    other = classifier_fingerprint(kind=Classifier.Kind.FIELD_VALUES, definition={"field": "author", "values": ["c"]},
+                                   retrieved=retrieved)
+    trained = {"fields": ["text"], "labels": "topic 1", "seed": 1, "threshold": 0.5}
+    moved = classifier_fingerprint(kind=Classifier.Kind.TRAINED, definition={**trained, "threshold": 0.6},
+                                   retrieved=retrieved)
+    assert one == same and one != other
+    assert classifier_fingerprint(kind=Classifier.Kind.TRAINED, definition=trained, retrieved=retrieved) != moved
