@@ -411,7 +411,10 @@ class _Staging:
 
     def write(self, cursor, rows: list[tuple]) -> None:
         if self.postgres:
-            with cursor.cursor.copy(f"COPY {self.table} ({', '.join(self.COLUMNS)}) FROM STDIN") as copy:
+            # The raw psycopg cursor raises psycopg's own errors; wrapped, a dropped connection is Django's
+            # OperationalError like everywhere else, so the import task retries it instead of failing the upload.
+            with cursor.db.wrap_database_errors, \
+                    cursor.cursor.copy(f"COPY {self.table} ({', '.join(self.COLUMNS)}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
         else:

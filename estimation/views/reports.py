@@ -123,6 +123,7 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
                                  target=float(topic.target_recall), confidence=topic.confidence,
                                  withheld_reason=reason)
                  for row in report.get("classifiers") or []]
+    cost_curve = plots.cost_curve_from_report(report)
     svgs = {
         # Our own SVG: every text in it is escaped by estimation.plots.
         "pr": mark_safe(plots.precision_recall_svg(report, curves=curves, target=float(topic.target_recall))),
@@ -130,11 +131,12 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
                                                       certification_judgments=report.get("certification_judgments"))),
         "venn": mark_safe(plots.regions_venn_svg(report)),
         "posterior": mark_safe(plots.posterior_histogram_svg(report)),
+        "cost": mark_safe(plots.cost_curve_svg(cost_curve)),
     }
     shown_form = form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall})
     shown_form.fields["target_recall"].help_text = "Each classifier's precision, read where its recall would reach this."
     return {"topic": topic, "snapshot": snapshot, "report": report, "classifiers": classifiers, "svgs": svgs,
-            "headlines": headlines,
+            "headlines": headlines, "cost_curve": cost_curve,
             "target_form": shown_form,
             "target_recall": target, "progress": topic_progress(topic=topic),
             "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),

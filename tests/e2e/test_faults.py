@@ -246,11 +246,9 @@ def test_database_connections_dropped_during_an_import(stack, analyst, tmp_path)
         assert n == 20000
     TIMINGS["c_import"] = {"backends_terminated": drops, "outcome": state["status"], "reason": state["error_problem"],
                            "total": round(time.monotonic() - started, 1)}
-    if state["status"] == "failed" and "unexpected error" in state["error_problem"]:
-        # Known (issue 15 item 6): the import's COPY runs on the raw psycopg connection, so a dropped connection
-        # raises psycopg.OperationalError, which Django's OperationalError (the task's autoretry_for) does not
-        # catch: the upload fails as "unexpected" (file kept, retry offered) instead of the task retrying.
-        pytest.xfail("a dropped connection during COPY fails the import instead of retrying it")
+    # The import's COPY runs on the raw psycopg connection; its errors are wrapped into Django's, so a dropped
+    # connection is an OperationalError the task retries, never an "unexpected error" that fails the upload.
+    assert "unexpected error" not in (state["error_problem"] or ""), state
 
 
 def test_gunicorn_restart_under_concurrent_submits(stack, analyst, manager, corpus):

@@ -372,7 +372,7 @@ def test_an_application_error_from_a_form_shows_above_the_form_with_the_input_ke
     def refuse(**kwargs):
         raise ClassifierError("that filter is refused <b>here</b>")
 
-    monkeypatch.setattr(classifier_views, "classifier_create_keywords", refuse)
+    monkeypatch.setattr(classifier_views, "classifier_build_start", refuse)
     response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
                             {"name": "kw-kept", "terms": "grain", "fields": ["text"], "create": "1"})
     html = response.content.decode()
@@ -394,7 +394,7 @@ def test_a_plain_value_error_is_a_server_error_not_a_polite_message(analyst, cor
         monkeypatch.setattr(topic_views, "topic_pause", bug)
         response = analyst.post(reverse("analyst:topic_pause", args=[topic.pk]))
     else:
-        monkeypatch.setattr(classifier_views, "classifier_create_keywords", bug)
+        monkeypatch.setattr(classifier_views, "classifier_build_start", bug)
         response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
                                 {"name": "kw", "terms": "grain", "fields": ["text"], "create": "1"})
     assert response.status_code == 500 and b"a bug" not in response.content

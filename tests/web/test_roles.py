@@ -95,8 +95,13 @@ def params(world):
     kept = WebhookEndpoint.objects.create(url="https://hooks.example.org/kept", secret="s", events=["report.updated"])
     delivery = WebhookDelivery.objects.create(endpoint=kept, event="report.updated", payload={"x": 1},
                                               status="failed")
+    from annotation.models import ClassifierBuild
+
+    build = ClassifierBuild.objects.create(corpus=world["corpus"], name="walked build", kind="keywords",
+                                           definition={"terms": ["x"], "fields": ["text"]}, status="failed",
+                                           error="test")
     return {
-        "token_id": token.token.pk,
+        "token_id": token.token.pk, "build_id": build.pk,
         "endpoint_id": endpoint.pk, "delivery_id": delivery.pk, "version": 1,
         "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
         "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk, "plan_id": plan.pk,
