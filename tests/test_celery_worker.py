@@ -53,9 +53,17 @@ def worker(redis_url, monkeypatch):
     client = redis.Redis.from_url(redis_url)
     for key in client.scan_iter(match=recompute.PENDING_KEY.format(topic_id="*")):
         client.delete(key)
-    with start_worker(celery_app, pool="solo", concurrency=1, perform_ping_check=False, shutdown_timeout=20,
-                      loglevel="WARNING"):
-        yield
+    from celery._state import _set_task_join_will_block, task_join_will_block
+
+    joins_blocked = task_join_will_block()
+    try:
+        with start_worker(celery_app, pool="solo", concurrency=1, perform_ping_check=False, shutdown_timeout=20,
+                          loglevel="WARNING"):
+            yield
+    finally:
+        # Starting a worker marks this process as one (result.get() then refuses to block); the tests after this
+        # one are not in a worker, so the flag is put back as it was.
+        _set_task_join_will_block(joins_blocked)
 
 
 def _wait_for(predicate, what: str):
