@@ -308,6 +308,15 @@ class CorpusUploadAdmin(ReadOnlyAdmin):
     search_fields = ["corpus_name", "original_name"]
 
 
+@admin.register(models.ClassifierBuild)
+class ClassifierBuildAdmin(ReadOnlyAdmin):
+    """Builds are written by their tasks only (annotation/services/classifier_builds.py)."""
+
+    list_display = ["id", "name", "corpus", "kind", "status", "processed", "total", "shards", "created_at"]
+    list_filter = ["status", "kind"]
+    search_fields = ["name"]
+
+
 # --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------
 
 User = get_user_model()

@@ -53,10 +53,12 @@ def objects():
     found = {o.__class__: o for o in (corpus, doc, c1, score, topic, draw, sampled, worker, hit, item, assignment, judgment,
                                        label, snapshot, plan, verdict, link, models.ClassifierPair.objects.get(topic=topic),
                                        models.TopicClassifier.objects.get(topic=topic))}
-    if hasattr(models, "CorpusUpload"):
-        found[models.CorpusUpload] = models.CorpusUpload.objects.create(
-            corpus_name="up", original_name=HOSTILE, file_path="x.jsonl"
-        )
+    found[models.CorpusUpload] = models.CorpusUpload.objects.create(
+        corpus_name="up", original_name=HOSTILE, file_path="x.jsonl"
+    )
+    found[models.ClassifierBuild] = models.ClassifierBuild.objects.create(
+        corpus=corpus, name=HOSTILE, kind="keywords", definition={"terms": [HOSTILE], "fields": ["text"]}
+    )
     return found
 
 
