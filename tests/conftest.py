@@ -6,6 +6,19 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.fixture(autouse=True)
+def _not_in_a_celery_worker():
+    """Each test starts outside a Celery worker.
+
+    A worker started in this process (tests/test_celery_worker.py, celery.contrib.testing) marks the process as a
+    worker for good, after which ``AsyncResult.get()`` refuses to block ("Never call result.get() within a task!")
+    in every later test, whatever the order pytest runs them in.
+    """
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
+
+
 # --- the browser (Debian's chromium driven by Playwright) -------------------------------------------
 
 CHROMIUM = "/usr/bin/chromium"

@@ -139,7 +139,7 @@ def test_worker_sigkill_mid_recompute_is_repaired(stack, analyst, manager, corpu
         assert all(not run.failures for run in runs2), [run.failures for run in runs2]
         waiting = wait_for(lambda: stack.sql(
             "SELECT pid FROM pg_stat_activity WHERE datname = %s AND wait_event_type = 'Lock' "
-            "AND query ILIKE %s", (stack.database, "%FROM \"annotation_topic\"%FOR UPDATE%")),
+            "AND query ILIKE %s", (stack.database, "%FROM \"annotation_topic\"%FOR %UPDATE%")),
             "a recompute blocked on the topic row it stores its snapshot under", timeout=60)
         assert waiting
         stack.stop("worker", sig=signal.SIGKILL)  # main process and pool child, mid-task
