@@ -301,6 +301,24 @@ class LabelAdmin(ReadOnlyAdmin):
     raw_id_fields = ["document"]
 
 
+@admin.register(models.TopicClass)
+class TopicClassAdmin(ReadOnlyAdmin):
+    list_display = ("topic", "position", "name")
+    list_filter = ("topic",)
+
+
+@admin.register(models.Router)
+class RouterAdmin(ReadOnlyAdmin):
+    list_display = ("name", "topic", "kind", "created_at", "archived_at")
+    list_filter = ("kind",)
+
+
+@admin.register(models.RouterPrediction)
+class RouterPredictionAdmin(ReadOnlyAdmin):
+    list_display = ("router", "document", "predicted")
+    raw_id_fields = ("router", "document")
+
+
 @admin.register(models.CorpusUpload)
 class CorpusUploadAdmin(ReadOnlyAdmin):
     list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]

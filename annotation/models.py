@@ -161,7 +161,15 @@ class Topic(models.Model):
         PAUSED = "paused", "Paused"
         CLOSED = "closed", "Closed"
 
+    class Kind(models.TextChoices):
+        # One topic measured by a classifier pair (seed 000): judgments are on topic / off topic.
+        BINARY = "binary", "One topic (on topic / off topic)"
+        # A topic set (seed 002): M mutually exclusive topics plus "none of these"; a router sends each
+        # document to one of them; judgments choose one class (Judgment.choice), labels count votes per class.
+        MULTICLASS = "multiclass", "Topic set (one of several topics)"
+
     corpus = models.ForeignKey(Corpus, on_delete=models.PROTECT, related_name="topics")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.BINARY)
     name = models.CharField(max_length=200, unique=True)
     instructions = models.TextField(blank=True)
     seed_terms = models.JSONField(default=list, blank=True)
@@ -198,10 +206,86 @@ class Topic(models.Model):
             ),
             models.CheckConstraint(condition=Q(hit_size__gte=1), name="topic_hit_size_positive"),
             models.CheckConstraint(condition=Q(reward_per_hit__gte=0), name="topic_reward_nonnegative"),
+            models.CheckConstraint(condition=Q(kind__in=["binary", "multiclass"]), name="topic_kind_valid"),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_multiclass(self) -> bool:
+        return self.kind == self.Kind.MULTICLASS
+
+
+# The class position that means "none of these topics" in a topic set: judgments, labels and router
+# predictions use it; it has no TopicClass row.
+NONE_OF_THESE = 0
+
+
+class TopicClass(models.Model):
+    """One of a topic set's M mutually exclusive classes, at positions 1..M (0 is "none of these")."""
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="classes")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=200)
+    # What annotators read under the class's name.
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["topic", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "position"], name="topic_class_position_unique"),
+            models.UniqueConstraint(fields=["topic", "name"], name="topic_class_name_unique"),
+            models.CheckConstraint(condition=Q(position__gte=1), name="topic_class_position_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Router(models.Model):
+    """A multi-class classifier of a topic set: it sends each document of the corpus to one class, or to none."""
+
+    class Kind(models.TextChoices):
+        UPLOAD = "upload", "Uploaded predictions (id, predicted class)"
+        KEYWORDS = "keywords", "One keyword filter per class, in precedence order"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="routers")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # upload:   {"source": "<file name>", "sha256": "..."}
+    # keywords: {"rules": [{"class": <position>, "terms": [...], "fields": [...]}, ...]}, first match wins
+    definition = models.JSONField(default=dict)
+    # Documents of the corpus per predicted class position 0..M (0: none of these).
+    predicted_counts = models.JSONField(default=list)
+    # sha256 over kind, definition and the predictions: reports name exactly what they measured.
+    fingerprint = models.CharField(max_length=64)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["topic", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "name"], name="router_name_unique"),
+            models.CheckConstraint(condition=Q(kind__in=["upload", "keywords"]), name="router_kind_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RouterPrediction(models.Model):
+    """A router's class for one document; a document without a row was sent to none of the topics."""
+
+    router = models.ForeignKey(Router, on_delete=models.CASCADE, related_name="predictions")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    predicted = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["router", "document"], name="router_prediction_unique"),
+            models.CheckConstraint(condition=Q(predicted__gte=1), name="router_prediction_class_positive"),
+        ]
 
 
 class ClassifierPair(models.Model):
@@ -434,10 +518,16 @@ class Judgment(models.Model):
     # NULL: the worker answered "unsure" (only where Topic.allow_unsure); it fills the worker's place but is
     # left out of the majority (annotation.services.labels).
     relevant = models.BooleanField(null=True)
+    # Topic sets only: the class position chosen (0: none of these); NULL there means "unsure". Binary
+    # topics leave it NULL; a judgment never carries both a relevance and a class.
+    choice = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
+            models.CheckConstraint(
+                condition=Q(relevant__isnull=True) | Q(choice__isnull=True), name="judgment_relevant_or_choice"
+            ),
             models.UniqueConstraint(fields=["assignment", "document"], name="judgment_once_per_assignment"),
             models.UniqueConstraint(fields=["topic", "worker", "document"], name="judgment_once_per_worker"),
         ]
@@ -458,6 +548,13 @@ class Label(models.Model):
     posterior = models.FloatField(null=True, blank=True)
     # Known answer for gold documents.
     gold = models.BooleanField(null=True, blank=True)
+    # Topic sets only: votes per class position 0..M (0: none of these; unsure votes in votes_unsure), the
+    # class most votes chose once complete (NULL: tied or no sure vote), the Dawid–Skene posterior per
+    # class when the topic asks for it, and the known class of a gold document.
+    class_votes = models.JSONField(default=list, blank=True)
+    majority_class = models.PositiveSmallIntegerField(null=True, blank=True)
+    class_posterior = models.JSONField(null=True, blank=True)
+    gold_class = models.PositiveSmallIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

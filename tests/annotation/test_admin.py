@@ -59,6 +59,11 @@ def objects():
     found[models.ClassifierBuild] = models.ClassifierBuild.objects.create(
         corpus=corpus, name=HOSTILE, kind="keywords", definition={"terms": [HOSTILE], "fields": ["text"]}
     )
+    topic_set = TopicFactory.create(corpus=corpus, name="topic set", kind="multiclass")
+    found[models.TopicClass] = models.TopicClass.objects.create(topic=topic_set, position=1, name=HOSTILE)
+    router = models.Router.objects.create(topic=topic_set, name=HOSTILE, kind="upload", predicted_counts=[2, 1])
+    found[models.Router] = router
+    found[models.RouterPrediction] = models.RouterPrediction.objects.create(router=router, document=doc, predicted=1)
     return found
 
 
