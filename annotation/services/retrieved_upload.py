@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from pyroaring import BitMap
 
 from annotation.models import Classifier, Corpus
@@ -215,4 +216,74 @@ def classifier_create_from_parquet(
     )
 
 
-__all__ = ["UNKNOWN_SHARE_MAX", "classifier_create_from_bitmap", "classifier_create_from_parquet"]
+# --- either format, with the upload size limit (the page, the API and the command) ----------------
+
+FORMATS = ("auto", "roaring", "parquet")
+PARQUET_MAGIC = b"PAR1"
+
+
+class RetrievedUploadTooLarge(ClassifierError):
+    """The file passes RETRIEVED_UPLOAD_MAX_BYTES; nothing was kept. `extra["max_bytes"]` is the limit."""
+
+    def __init__(self, message: str, *, max_bytes: int) -> None:
+        super().__init__(message)
+        self.extra = {"max_bytes": max_bytes}
+
+
+def retrieved_upload_max_bytes() -> int:
+    """The largest file accepted: settings.RETRIEVED_UPLOAD_MAX_BYTES, by default the largest 32-bit bitmap."""
+    return int(getattr(settings, "RETRIEVED_UPLOAD_MAX_BYTES", BITMAP_MAX_BYTES))
+
+
+def retrieved_upload_too_large(*, size: int, name: str) -> RetrievedUploadTooLarge:
+    limit = retrieved_upload_max_bytes()
+    return RetrievedUploadTooLarge(
+        f"{name}: {size:,} bytes is more than the {limit:,} bytes a retrieved-set file may have; nothing was kept",
+        max_bytes=limit,
+    )
+
+
+def retrieved_format_detect(*, path: Path) -> str:
+    """"parquet" when the file starts with Parquet's magic bytes, else "roaring" (refused there if it is not one)."""
+    try:
+        with Path(path).open("rb") as handle:
+            head = handle.read(len(PARQUET_MAGIC))
+    except OSError as exc:
+        raise ClassifierError(f"{Path(path).name}: cannot open ({exc.strerror or exc})") from exc
+    return "parquet" if head == PARQUET_MAGIC else "roaring"
+
+
+def classifier_create_from_retrieved_file(
+    *, corpus: Corpus, name: str, path: Path, file_format: str = "auto", column: str = "id"
+) -> ClassifierResult:
+    """A classifier from a Roaring bitmap or a Parquet file (`file_format` "auto" looks at the first bytes).
+
+    Refuses a file larger than `retrieved_upload_max_bytes()` before reading it; every other refusal is the
+    format's own (`classifier_create_from_bitmap`, `classifier_create_from_parquet`). Nothing is stored unless
+    the whole file was read and accepted.
+    """
+    path = Path(path)
+    if file_format not in FORMATS:
+        raise ClassifierError(f"unknown format {file_format!r}: choose one of {', '.join(FORMATS)}")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ClassifierError(f"{path.name}: cannot open ({exc.strerror or exc})") from exc
+    if size > retrieved_upload_max_bytes():
+        raise retrieved_upload_too_large(size=size, name=path.name)
+    if not name.strip():
+        raise ClassifierError("the classifier needs a name")
+    if Classifier.objects.filter(corpus=corpus, name=name.strip()).exists():  # before reading a large file
+        raise ClassifierError(f"corpus {corpus.name!r} already has a classifier named {name.strip()!r}")
+    if file_format == "auto":
+        file_format = retrieved_format_detect(path=path)
+    if file_format == "parquet":
+        return classifier_create_from_parquet(corpus=corpus, name=name, path=path, column=column or "id")
+    return classifier_create_from_bitmap(corpus=corpus, name=name, path=path)
+
+
+__all__ = [
+    "FORMATS", "UNKNOWN_SHARE_MAX", "RetrievedUploadTooLarge", "classifier_create_from_bitmap",
+    "classifier_create_from_parquet", "classifier_create_from_retrieved_file", "retrieved_format_detect",
+    "retrieved_upload_max_bytes", "retrieved_upload_too_large",
+]
