@@ -44,10 +44,10 @@ from annotation.services.classifiers import (
     classifier_set_threshold,
     classifier_unarchive,
     keyword_preview,
-    neighbour_terms_suggest,
 )
 from annotation.services.keywords import corpus_keyword_fields
 from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.services.term_suggestions import MIN_SEED_DOCUMENTS, TermSuggestions, term_suggestions_rank
 from annotation.views.highlight import highlight_pieces
 from core.errors import ApplicationError
 from core.web import form_error
@@ -176,10 +176,11 @@ def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
     """Terms that occur near the seed terms, as a fragment (or a page without JavaScript)."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     form = NeighbourTermsForm(request.GET, prefix="suggest")
-    suggestions, message = [], ""
+    result: TermSuggestions | None = None
+    message = ""
     if form.is_valid():
         try:
-            suggestions = neighbour_terms_suggest(
+            result = term_suggestions_rank(
                 corpus=corpus, seed_terms=form.cleaned_data["seed_terms"], k=form.cleaned_data["k"],
                 measure=form.cleaned_data["measure"])
         except ApplicationError as exc:  # shown next to the suggestion form, with its input kept
@@ -187,8 +188,10 @@ def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
     else:
         message = "; ".join(str(e) for errors in form.errors.values() for e in errors)
     template = "analyst/_neighbour_terms.html" if request.GET.get("fragment") else "analyst/neighbour_terms.html"
-    return render(request, template, {"corpus": corpus, "suggest_form": form, "suggestions": suggestions,
-                                      "message": message})
+    return render(request, template, {
+        "corpus": corpus, "suggest_form": form, "suggestions": result.terms if result else [], "result": result,
+        "too_few_seeds": result is not None and result.seed_documents < MIN_SEED_DOCUMENTS,
+        "min_seed_documents": MIN_SEED_DOCUMENTS, "message": message})
 
 
 def _without_path(message: str, path: Path) -> str:
@@ -338,11 +341,17 @@ def classifier_archive_view(request: HttpRequest, classifier_id: int) -> HttpRes
 
 
 @role_required(CONFIGURE)
-@require_POST
 def classifier_unarchive_view(request: HttpRequest, classifier_id: int) -> HttpResponse:
-    classifier = classifier_unarchive(classifier=_classifier(classifier_id))
-    messages.success(request, f"Classifier “{classifier.name}” is back in lists and forms.")
-    return redirect("analyst:classifier", classifier_id=classifier.pk)
+    """GET: what unarchiving does, with a Confirm button (issue 12: never on one click); POST: unarchive."""
+    classifier = _classifier(classifier_id)
+    if request.method == "POST":
+        if classifier.archived_at is None:
+            messages.info(request, f"Classifier “{classifier.name}” is not archived: nothing changed.")
+            return redirect("analyst:classifier", classifier_id=classifier.pk)
+        classifier = classifier_unarchive(classifier=classifier)
+        messages.success(request, f"Classifier “{classifier.name}” is back in lists and forms.")
+        return redirect("analyst:classifier", classifier_id=classifier.pk)
+    return render(request, "analyst/classifier_unarchive.html", {"classifier": classifier})
 
 
 @role_required(CONFIGURE)
