@@ -334,12 +334,19 @@ def topic_archive_view(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 
 @role_required(CONFIGURE)
-@require_POST
 def topic_unarchive_view(request: HttpRequest, topic_id: int) -> HttpResponse:
-    topic = topic_unarchive(topic=get_object_or_404(Topic, pk=topic_id))
-    state = "paused: resume it to hand out HITs again" if topic.status == Topic.Status.PAUSED else "a draft"
-    messages.success(request, f"Topic “{topic.name}” is back in the list, {state}.")
-    return redirect("analyst:topic", topic_id=topic.pk)
+    """GET: what unarchiving does, with a Confirm button (issue 12); POST: unarchive (it comes back paused)."""
+    topic = get_object_or_404(Topic, pk=topic_id)
+    if request.method == "POST":
+        if topic.archived_at is None:
+            messages.info(request, f"Topic “{topic.name}” is not archived: nothing changed.")
+            return redirect("analyst:topic", topic_id=topic.pk)
+        topic = topic_unarchive(topic=topic)
+        state = "paused: resume it to hand out HITs again" if topic.status == Topic.Status.PAUSED else "a draft"
+        messages.success(request, f"Topic “{topic.name}” is back in the list, {state}.")
+        return redirect("analyst:topic", topic_id=topic.pk)
+    return render(request, "analyst/topic_unarchive.html",
+                  {"topic": topic, "progress": topic_progress(topic=topic)})
 
 
 @role_required(CONFIGURE)
