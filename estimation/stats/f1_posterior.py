@@ -191,7 +191,7 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
     beta_arr = _prior(beta, (size,), "beta")
     index: np.ndarray | None = None
     if averaged is not None:
-        index = np.asarray(sorted(set(int(a) for a in averaged)), dtype=int)
+        index = np.asarray(sorted({int(a) for a in averaged}), dtype=int)
         if index.size == 0 or index.min() < 0 or index.max() >= size:
             raise ValueError(f"averaged must name classes among 0..{size - 1} (got {list(averaged)!r})")
 
