@@ -7,6 +7,9 @@
 | DJANGO_ALLOWED_HOSTS| comma-separated host names                                           |
 | DATABASE_URL        | e.g. postgres://user@127.0.0.1:5432/db; default SQLite in var/       |
 | REDIS_URL           | Celery broker and result backend; unset = tasks run in-process       |
+| CACHE_URL           | shared cache (redis://…); defaults to REDIS_URL; unset = per-process |
+| AUTH_PERMISSION_CACHE_SECONDS | permission sets kept in the shared cache (300; 0 = off)    |
+| SESSION_CACHE_SECONDS | how long a session stays in the shared cache (300)                |
 | MTURK_*             | Mechanical Turk, see docs/mturk.md                                   |
 | WEBHOOK_*           | allowed hosts, private networks, timeout, attempts: docs/webhooks.md |
 | AXES_ENABLED        | "0" turns sign-in throttling off (docs/deploy.md)                    |
@@ -55,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "axes",
+    "core.apps.CoreConfig",
     "annotation",
     "estimation",
     "webhooks",
@@ -124,9 +128,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 # django-axes first: it refuses a locked-out username+address before the password is checked.
+# Then ModelBackend with its permission sets kept in the shared cache (core/auth.py, issue 15).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "core.auth.CachedPermissionsBackend",
 ]
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = env_int_default("AXES_FAILURE_LIMIT", 10)
@@ -202,6 +207,27 @@ CELERY_BEAT_SCHEDULE = {
     # Fails classifier builds with no progress for CLASSIFIER_BUILD_STUCK_SECONDS (services/classifier_builds.py).
     "fail-stuck-classifier-builds": {"task": "annotation.tasks_builds.classifier_builds_stuck_task", "schedule": 300.0},
 }
+
+# --- Cache and sessions (issue 15: the annotator path's per-request overhead) ---------------
+# With a shared cache (Redis), sessions are read from it (cached_db: written through to the
+# database, so a Redis restart signs nobody out) and permission sets are kept in it (core/auth.py).
+# Without one, the per-process memory cache and database sessions: a cache that other processes
+# cannot see must never hold a session or a permission (a sign-out or a revoked role elsewhere
+# would go unnoticed).
+CACHE_URL = os.environ.get("CACHE_URL", REDIS_URL)
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "recall",
+            # Short timeouts: the cache is read inside requests; a dead Redis must not stall them.
+            "OPTIONS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5},
+        }
+    }
+    SESSION_ENGINE = "core.sessions"  # cached_db that survives a failing cache (core/sessions.py)
+SESSION_CACHE_SECONDS = env_int_default("SESSION_CACHE_SECONDS", 300)
+AUTH_PERMISSION_CACHE_SECONDS = env_int_default("AUTH_PERMISSION_CACHE_SECONDS", 300) if CACHE_URL else 0
 
 # --- Product settings ---------------------------------------------------------
 ASSIGNMENT_TIMEOUT_SECONDS = int(os.environ.get("ASSIGNMENT_TIMEOUT_SECONDS", "1800"))

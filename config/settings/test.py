@@ -27,3 +27,10 @@ CELERY_TASK_ALWAYS_EAGER = True
 
 # Live-server threads must not keep connections open, or PostgreSQL refuses to drop the test database.
 DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
+# The per-process memory cache and database sessions even when REDIS_URL is set for the worker tests
+# (a Redis cache's clear() would flush the broker's database); tests/config/test_request_overhead.py
+# turns the shared-cache configuration on where it measures it.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
+AUTH_PERMISSION_CACHE_SECONDS = 0

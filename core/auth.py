@@ -1,0 +1,89 @@
+"""Permission checks without two queries per request (issue 15: the annotator path's overhead).
+
+Django's ModelBackend asks the database for a user's own and group permissions on every request
+that checks one (`role_required`, the API's role permissions). `CachedPermissionsBackend` keeps the
+answer in the shared cache (Redis in production), under the user's id, next to a *version* token:
+
+* any change that can alter someone's permissions — group membership (`User.groups`), a user's own
+  permissions, a group's permissions, a group or permission saved or deleted — replaces the version
+  token, right away and again after the transaction commits (`permissions_version_bump`), so every
+  process sees the change on its next request: the entry stored under an older version is ignored;
+* the version is read *before* the database, so an entry computed from data that changed meanwhile
+  is stored under the old version and never trusted;
+* `AUTH_PERMISSION_CACHE_SECONDS` bounds any change made behind the ORM's back (raw SQL, bulk
+  writes of the link tables); 0 turns the cache off (the default without a shared cache: a
+  per-process memory cache could not hear another process's change);
+* `is_active` is checked on the user loaded for this request, never cached; superuser status is
+  part of the key; object permissions are not cached;
+* a cache that does not answer (Redis down) costs the two queries, never a failed request.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.core.cache import cache
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+VERSION_KEY = "auth-perms:version"
+ENTRY_KEY = "auth-perms:user:{user_id}:{superuser:d}"
+
+
+def permissions_cache_seconds() -> int:
+    return int(getattr(settings, "AUTH_PERMISSION_CACHE_SECONDS", 0) or 0)
+
+
+def permissions_version_bump() -> None:
+    """A new version token now and after commit: every cached permission set becomes stale."""
+
+    def bump() -> None:
+        try:
+            cache.set(VERSION_KEY, uuid.uuid4().hex, None)
+        except Exception:  # noqa: BLE001 - entries still expire after AUTH_PERMISSION_CACHE_SECONDS
+            logger.warning("could not bump the permission cache version", exc_info=True)
+
+    if not permissions_cache_seconds():
+        return
+    bump()
+    transaction.on_commit(bump, robust=True)
+
+
+class CachedPermissionsBackend(ModelBackend):
+    """ModelBackend whose `get_all_permissions` is served from the shared cache (module docstring)."""
+
+    def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        ttl = permissions_cache_seconds()
+        if not ttl or obj is not None or not user_obj.is_active or user_obj.is_anonymous:
+            return super().get_all_permissions(user_obj, obj)
+        if hasattr(user_obj, "_perm_cache"):
+            return user_obj._perm_cache
+        key = ENTRY_KEY.format(user_id=user_obj.pk, superuser=bool(user_obj.is_superuser))
+        try:
+            found = cache.get_many([VERSION_KEY, key])
+        except Exception:  # noqa: BLE001 - the database answers instead
+            logger.warning("permission cache unavailable", exc_info=True)
+            return super().get_all_permissions(user_obj, obj)
+        version = found.get(VERSION_KEY)
+        entry = found.get(key)
+        if version is not None and isinstance(entry, tuple) and len(entry) == 2 and entry[0] == version:
+            user_obj._perm_cache = set(entry[1])
+            return user_obj._perm_cache
+        if version is None:
+            version = uuid.uuid4().hex
+            try:
+                if not cache.add(VERSION_KEY, version, None):
+                    version = cache.get(VERSION_KEY)
+            except Exception:  # noqa: BLE001
+                version = None
+        perms = super().get_all_permissions(user_obj, obj)
+        if version is not None:
+            try:
+                cache.set(key, (version, frozenset(perms)), ttl)
+            except Exception:  # noqa: BLE001 - only a missed saving
+                logger.warning("could not cache permissions of user %s", user_obj.pk, exc_info=True)
+        return perms
