@@ -3,7 +3,7 @@
 * ``core.errors.ApplicationError`` (a user's request that cannot be carried out) keeps its message as
   ``detail``: 409 when it conflicts with the state of what exists (a budget, a locked plan, a topic's
   status), else 400; ``CorpusUploadTooLarge`` (an import body past CORPUS_UPLOAD_MAX_BYTES) is 413 with
-  ``max_bytes``.
+  ``max_bytes``, as is ``RetrievedUploadTooLarge`` (a retrieved-set file past RETRIEVED_UPLOAD_MAX_BYTES).
 * DRF's own errors (validation, authentication, permission, not found, parse, throttling) keep their
   status (throttling: 429 with ``Retry-After``, api/throttling.py); validation errors list their field messages under ``errors`` ({field: [messages]}).
 * Anything else is a bug: it propagates (a 500 in the log), as everywhere in the project.
@@ -20,6 +20,7 @@ from rest_framework.views import set_rollback
 
 from annotation.services.corpus_uploads import CorpusUploadTooLarge
 from annotation.services.hits import BudgetExceeded
+from annotation.services.retrieved_upload import RetrievedUploadTooLarge
 from annotation.services.sampling import SamplingError
 from annotation.services.topic_settings import TopicStatusError
 from api.services import IdempotencyConflict
@@ -84,7 +85,7 @@ def _first_message(errors: dict[str, Any]) -> str:
 
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, CorpusUploadTooLarge):  # the body passed CORPUS_UPLOAD_MAX_BYTES: nothing was kept
+    if isinstance(exc, (CorpusUploadTooLarge, RetrievedUploadTooLarge)):  # past the size limit: nothing was kept
         set_rollback()
         return problem(status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, detail=exc.message, slug="too-large",
                        extra={"max_bytes": exc.extra["max_bytes"]} if "max_bytes" in exc.extra else None)

@@ -155,6 +155,21 @@ class ScoresFileSerializer(serializers.Serializer):
     threshold = serializers.FloatField()
 
 
+class RetrievedFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="A serialized 32-bit Roaring bitmap of integer external ids, or a Parquet "
+                                           "file with a column of external ids.")
+    name = serializers.CharField(max_length=200)
+    format = serializers.ChoiceField(choices=["auto", "roaring", "parquet"], default="auto",
+                                     help_text="auto recognises Parquet by its first bytes (PAR1); anything else is "
+                                               "read as a bitmap.")
+    column = serializers.CharField(max_length=200, default="id", help_text="Parquet: the column of external ids.")
+
+    def validate_name(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Enter a name.")
+        return value.strip()
+
+
 class ThresholdSerializer(serializers.Serializer):
     threshold = serializers.FloatField()
 

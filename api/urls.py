@@ -17,6 +17,8 @@ v1 = [
          name="classifier_keywords"),
     path("corpora/<int:corpus_id>/classifiers/ids/", classifiers.IdsCreate.as_view(), name="classifier_ids"),
     path("corpora/<int:corpus_id>/classifiers/scores/", classifiers.ScoresCreate.as_view(), name="classifier_scores"),
+    path("corpora/<int:corpus_id>/classifiers/retrieved/", classifiers.RetrievedCreate.as_view(),
+         name="classifier_retrieved"),
     path("classifiers/<int:classifier_id>/", classifiers.ClassifierDetail.as_view(), name="classifier"),
     path("topics/", topics.TopicList.as_view(), name="topics"),
     path("topics/<int:topic_id>/", topics.TopicDetail.as_view(), name="topic"),

@@ -254,11 +254,13 @@ def retrieved_format_detect(*, path: Path) -> str:
 
 
 def classifier_create_from_retrieved_file(
-    *, corpus: Corpus, name: str, path: Path, file_format: str = "auto", column: str = "id"
+    *, corpus: Corpus, name: str, path: Path, file_format: str = "auto", column: str = "id",
+    size_limited: bool = True,
 ) -> ClassifierResult:
     """A classifier from a Roaring bitmap or a Parquet file (`file_format` "auto" looks at the first bytes).
 
-    Refuses a file larger than `retrieved_upload_max_bytes()` before reading it; every other refusal is the
+    An upload (`size_limited`) larger than `retrieved_upload_max_bytes()` is refused before it is read (a file
+    already on the server, `manage.py classifier_import_retrieved`, is not limited); every other refusal is the
     format's own (`classifier_create_from_bitmap`, `classifier_create_from_parquet`). Nothing is stored unless
     the whole file was read and accepted.
     """
@@ -269,7 +271,7 @@ def classifier_create_from_retrieved_file(
         size = path.stat().st_size
     except OSError as exc:
         raise ClassifierError(f"{path.name}: cannot open ({exc.strerror or exc})") from exc
-    if size > retrieved_upload_max_bytes():
+    if size_limited and size > retrieved_upload_max_bytes():
         raise retrieved_upload_too_large(size=size, name=path.name)
     if not name.strip():
         raise ClassifierError("the classifier needs a name")

@@ -68,9 +68,10 @@ def classifier_retrieved_upload(request: HttpRequest, corpus_id: int) -> HttpRes
     if request.method == "POST":
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > max_bytes + MULTIPART_SLACK:  # refuse before Django reads the body to disk
-            form = RetrievedUploadForm(max_bytes=max_bytes)
-            form_error(form, retrieved_upload_too_large(size=declared, name="The upload"))
-            return render(request, "analyst/classifier_retrieved_upload.html", {**context, "form": form}, status=413)
+            form = RetrievedUploadForm(max_bytes=max_bytes, initial={"file_format": "auto", "column": "id"})
+            refused = retrieved_upload_too_large(size=declared, name="The upload").message
+            return render(request, "analyst/classifier_retrieved_upload.html",
+                          {**context, "form": form, "refused": refused}, status=413)
         form = RetrievedUploadForm(request.POST, request.FILES, max_bytes=max_bytes)
         if form.is_valid():
             upload = form.cleaned_data["file"]

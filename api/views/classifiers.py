@@ -22,6 +22,11 @@ from annotation.services.classifiers import (
     classifier_create_keywords,
     classifier_set_threshold,
 )
+from annotation.services.retrieved_upload import (
+    classifier_create_from_retrieved_file,
+    retrieved_upload_max_bytes,
+    retrieved_upload_too_large,
+)
 from api.permissions import Configure
 from api.serializers import (
     ClassifierResultSerializer,
@@ -29,6 +34,7 @@ from api.serializers import (
     IdsFileSerializer,
     KeywordsCreateSerializer,
     NameSerializer,
+    RetrievedFileSerializer,
     ScoresFileSerializer,
     ScoresQuerySerializer,
     ThresholdSerializer,
@@ -36,6 +42,7 @@ from api.serializers import (
 from api.views.common import (
     CONFLICT,
     PROBLEMS,
+    TOO_LARGE_RETRIEVED,
     CsvParser,
     PlainTextParser,
     body_chunks,
@@ -154,6 +161,48 @@ class ScoresCreate(APIView):
         with spooled(chunks, name=source) as path:
             return _result(classifier_create_from_scores(corpus=corpus, name=form["name"], path=path,
                                                          threshold=form["threshold"]))
+
+
+# What a multipart body adds around the file (boundaries, part headers, the other fields).
+MULTIPART_SLACK = 64 * 1024
+
+
+def _limited(chunks: Iterator[bytes], *, limit: int, name: str) -> Iterator[bytes]:
+    """The chunks, refused (413) as soon as they pass `limit` bytes."""
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise retrieved_upload_too_large(size=size, name=name)
+        yield chunk
+
+
+class RetrievedCreate(APIView):
+    permission_classes = [Configure]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": RetrievedFileSerializer},
+        responses={201: ClassifierResultSerializer, **PROBLEMS, **TOO_LARGE_RETRIEVED}, tags=["classifiers"],
+        description="A classifier whose retrieved set was computed by your own engine (Spark, Dask, Ray, pandas): "
+                    "a multipart `file` holding a serialized 32-bit Roaring bitmap whose values are the corpus's "
+                    "integer external ids, or a Parquet file with a `column` of external ids (strings or integers). "
+                    "Unknown ids are counted; more than 1 % unknown refuses the file. A corrupt file, a Parquet "
+                    "file without the column, or a file past RETRIEVED_UPLOAD_MAX_BYTES (413, `max_bytes`) "
+                    "creates nothing.")
+    def post(self, request: Request, corpus_id: int) -> Response:
+        corpus = corpus_or_404(corpus_id)
+        if media_type(request) != "multipart/form-data":
+            raise unsupported(request)
+        limit = retrieved_upload_max_bytes()
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        if declared > limit + MULTIPART_SLACK:  # refused before the body is read
+            raise retrieved_upload_too_large(size=declared, name="the request body")
+        form = validated(RetrievedFileSerializer, request.data)
+        source = PurePath(form["file"].name or "retrieved").name
+        with spooled(_limited(form["file"].chunks(), limit=limit, name=source), name=source) as path:
+            return _result(classifier_create_from_retrieved_file(
+                corpus=corpus, name=form["name"], path=path, file_format=form["format"], column=form["column"]))
 
 
 class ClassifierDetail(APIView):

@@ -28,6 +28,9 @@ PROBLEMS = {
 CONFLICT = {409: OpenApiResponse(ProblemSerializer, description="Conflicts with the current state")}
 TOO_LARGE = {413: OpenApiResponse(ProblemSerializer, description="The file passes CORPUS_UPLOAD_MAX_BYTES "
                                                                   "(`max_bytes`); nothing was kept")}
+TOO_LARGE_RETRIEVED = {413: OpenApiResponse(ProblemSerializer, description="The file passes "
+                                                                           "RETRIEVED_UPLOAD_MAX_BYTES (`max_bytes`); "
+                                                                           "nothing was kept")}
 
 
 class RawBodyParser(BaseParser):

@@ -26,6 +26,7 @@ ENDPOINTS = [
     ("post", "/api/v1/corpora/{corpus}/classifiers/keywords/", ANALYST),
     ("post", "/api/v1/corpora/{corpus}/classifiers/ids/", ANALYST),
     ("post", "/api/v1/corpora/{corpus}/classifiers/scores/", ANALYST),
+    ("post", "/api/v1/corpora/{corpus}/classifiers/retrieved/", ANALYST),
     ("get", "/api/v1/classifiers/{classifier}/", ANALYST),
     ("patch", "/api/v1/classifiers/{classifier}/", ANALYST),
     ("get", "/api/v1/topics/", ANALYST),
