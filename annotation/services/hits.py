@@ -17,7 +17,7 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, Topic
+from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, Topic, TopicClass
 from annotation.services.crowds import crowd_cost_per_assignment, crowd_publish
 from annotation.services.labels import topic_gold_document_ids
 from core.errors import ApplicationError
@@ -114,8 +114,11 @@ def hits_create_for_draws(*, topic: Topic, draws: Sequence[SampleDraw]) -> list[
             ]
         HitItem.objects.bulk_create(items, batch_size=2000)
         # Labels exist from the start, so submissions only increment counters (no insert races).
+        # A topic set's labels count votes per class 0..M (0: none of these) from the start.
+        class_votes = [0] * (TopicClass.objects.filter(topic=topic).count() + 1) if topic.is_multiclass else []
         Label.objects.bulk_create(
-            [Label(topic=topic, document_id=doc_id) for doc_id in doc_ids], ignore_conflicts=True, batch_size=2000
+            [Label(topic=topic, document_id=doc_id, class_votes=list(class_votes)) for doc_id in doc_ids],
+            ignore_conflicts=True, batch_size=2000,
         )
         return hits
 

@@ -389,6 +389,11 @@ def samples_draw(
         topic = Topic.objects.select_for_update().select_related("corpus").get(pk=topic.pk)
         if topic.status == Topic.Status.CLOSED:
             raise SamplingError(f"Topic {topic.name!r} is closed: it takes no more samples.")
+        if topic.is_multiclass:
+            _topic_set_options_check(
+                topic=topic, half_width=half_width, per_region=per_region, design=design,
+                extra_per_classifier=extra_per_classifier, complement=complement,
+            )
         if per_region is not None:
             targets = dict.fromkeys(DESIGN_REGIONS[design], per_region)
         else:
@@ -444,6 +449,27 @@ def samples_draw(
                 )
             )
         return draws
+
+
+def _topic_set_options_check(
+    *, topic: Topic, half_width: float | None, per_region: int | None, design: str,
+    extra_per_classifier: int | None, complement: int,
+) -> None:
+    """A topic set (multiclass) has no classifier pair: only its uniform sample can be drawn."""
+    asked = []
+    if half_width is not None or per_region is None or per_region > 0:
+        asked.append("samples of a classifier pair's regions (give per_region=0)")
+    if design != DESIGN_STRATIFIED:
+        asked.append("the paper design")
+    if complement:
+        asked.append("the dependence check (region N)")
+    if extra_per_classifier:
+        asked.append("precision samples of further classifiers")
+    if asked:
+        raise SamplingError(
+            f"Topic {topic.name!r} is a topic set: it has no classifier pair, so it takes only a uniform sample "
+            f"of the corpus, not {' or '.join(asked)}."
+        )
 
 
 def sampled_document_ids(*, draws: Sequence[SampleDraw]) -> list[int]:

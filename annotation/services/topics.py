@@ -16,9 +16,11 @@ from annotation.models import (
     HitItem,
     Judgment,
     Label,
+    Router,
     SampledDocument,
     SampleDraw,
     Topic,
+    TopicClass,
     TopicClassifier,
 )
 from annotation.services.keywords import terms_normalize
@@ -182,7 +184,11 @@ def topic_delete_blockers(*, topic: Topic) -> list[str]:
     known = {model: (one, many) for model, one, many in _BLOCKER_NAMES}
     counts = [(model, model._base_manager.filter(topic=topic).count()) for model, _, _ in _BLOCKER_NAMES]
     reasons = [f"{count} {known[model][0] if count == 1 else known[model][1]}" for model, count in counts if count]
-    ignore: list[type[models.Model]] = [ClassifierPair, TopicClassifier, SampledDocument, HitItem, *known]
+    # A topic set's classes and routers are its definition, not measurements: they go with it (judgments,
+    # samples and reports, which would have measured them, block above).
+    ignore: list[type[models.Model]] = [
+        ClassifierPair, TopicClassifier, SampledDocument, HitItem, TopicClass, Router, *known,
+    ]
     reasons += [f"{count} {name}" for name, count in rows_referring_to(instance=topic, ignore=ignore)]
     return reasons
 
