@@ -93,7 +93,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         set_rollback()
         code = status.HTTP_409_CONFLICT if isinstance(exc, CONFLICTS) else status.HTTP_400_BAD_REQUEST
         slug = "conflict" if code == 409 else "invalid-request"
-        return problem(status_code=code, detail=exc.message, slug=slug, extra=None)
+        # A file's bad lines (a router's CSV: [{line, problem}]) travel with the problem.
+        extra = {"lines": exc.extra["lines"]} if exc.extra.get("lines") else None
+        return problem(status_code=code, detail=exc.message, slug=slug, extra=extra)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

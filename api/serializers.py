@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Judgment, SampleDraw, Topic
+from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Judgment, Router, SampleDraw, Topic
 from annotation.services import keywords
 from api.models import ApiToken
 from estimation.models import CertificationPlan
@@ -184,7 +184,7 @@ class TopicSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Topic
-        fields = ["id", "name", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
+        fields = ["id", "name", "kind", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
                   "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "allow_unsure", "c1", "c2",
                   "extra_classifiers", "archived_at", "created_at"]
         read_only_fields = fields
@@ -303,6 +303,140 @@ class JudgmentSerializer(serializers.ModelSerializer):
         model = Judgment
         fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "created_at"]
         read_only_fields = fields
+
+
+# --------------------------------------------------------------------------- topic sets (seed 002)
+
+MAX_TOPIC_SET_DOCUMENTS = 1_000_000  # annotation/forms.py TopicSetLaunchForm
+
+
+class TopicSetClassInSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(max_length=20_000, required=False, allow_blank=True, default="",
+                                        help_text="What annotators read under the class's name.")
+
+
+class TopicSetCreateSerializer(serializers.Serializer):
+    corpus = serializers.PrimaryKeyRelatedField(queryset=Corpus.objects.defer("documents_bitmap"))
+    name = serializers.CharField(max_length=200)
+    classes = TopicSetClassInSerializer(many=True, min_length=2, max_length=20,
+                                        help_text="The M topics (2 to 20), in the order of their positions 1..M; "
+                                                  "“None of these” (position 0) is added for you.")
+    instructions = serializers.CharField(required=False, allow_blank=True, max_length=20_000, default="")
+    allow_unsure = serializers.BooleanField(required=False, default=False)
+    aggregator = serializers.ChoiceField(required=False, choices=Topic.Aggregator.choices,
+                                         default=Topic.Aggregator.MAJORITY)
+    hit_size = serializers.IntegerField(required=False, min_value=1, max_value=50, default=5)
+    reward_per_hit = serializers.DecimalField(required=False, allow_null=True, max_digits=8, decimal_places=2,
+                                              min_value=Decimal("0"))
+    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=10, decimal_places=2,
+                                      min_value=Decimal("0"))
+
+
+class TopicSetClassSerializer(serializers.Serializer):
+    position = serializers.IntegerField(help_text="1..M; 0 is “None of these”")
+    name = serializers.CharField()
+    description = serializers.CharField()
+
+
+class RouterSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Router
+        fields = ["id", "topic", "name", "kind", "definition", "predicted_counts", "fingerprint", "archived_at",
+                  "created_at"]
+        read_only_fields = fields
+        extra_kwargs = {"predicted_counts": {"help_text": "Documents of the corpus per predicted class position "
+                                                         "0..M (0: none of these)."}}
+
+
+class SampleProgressSerializer(serializers.Serializer):
+    drawn = serializers.IntegerField(help_text="documents in the uniform sample")
+    judged = serializers.IntegerField(help_text="of them, with all three judgments")
+    decided = serializers.IntegerField(help_text="of them, with a majority class (or a Dawid–Skene posterior)")
+    hits = serializers.IntegerField()
+    judgments_done = serializers.IntegerField()
+    judgments_planned = serializers.IntegerField()
+    rewards_paid = serializers.DecimalField(max_digits=12, decimal_places=2)
+
+
+class TopicSetSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    corpus = serializers.IntegerField()
+    status = serializers.CharField()
+    instructions = serializers.CharField()
+    allow_unsure = serializers.BooleanField()
+    aggregator = serializers.CharField()
+    crowd = serializers.CharField()
+    hit_size = serializers.IntegerField()
+    reward_per_hit = serializers.DecimalField(max_digits=8, decimal_places=2)
+    budget = serializers.DecimalField(max_digits=10, decimal_places=2, allow_null=True)
+    class_names = serializers.ListField(child=serializers.CharField(),
+                                        help_text="Indexed by class position: [0] “None of these”, then 1..M.")
+    classes = TopicSetClassSerializer(many=True)
+    routers = RouterSerializer(many=True, help_text="Including archived ones (archived_at set).")
+    sample = SampleProgressSerializer()
+    archived_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class RouterCsvFileSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV with a header `id,class`: id = a document's external id, class = a "
+                                           "class name or position; 0, `none` or empty = none of these.")
+    name = serializers.CharField(max_length=200)
+
+
+class RouterRuleSerializer(serializers.Serializer):
+    terms = serializers.ListField(child=serializers.CharField(max_length=200), min_length=1, max_length=500)
+    fields = serializers.ListField(child=serializers.ChoiceField(choices=list(keywords.FIELDS)), required=False,
+                                   min_length=1, help_text="Where to look (default: every text field).")
+
+
+# "class" is a Python keyword: declared apart. A class position 1..M, or a class's name.
+RouterRuleSerializer._declared_fields["class"] = serializers.CharField(
+    max_length=200, help_text="The class position (1..M) or the class's name.")
+
+
+class RouterKeywordsSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    rules = RouterRuleSerializer(many=True, min_length=1, max_length=200,
+                                 help_text="In precedence order: a document goes to the class of the first rule "
+                                           "that matches it, to none of these if no rule does.")
+
+
+class TopicSetPreviewQuerySerializer(serializers.Serializer):
+    documents = serializers.IntegerField(min_value=1, max_value=MAX_TOPIC_SET_DOCUMENTS,
+                                         help_text="The TOTAL size of the uniform sample wanted; documents already "
+                                                   "drawn count towards it.")
+
+
+class TopicSetPreviewSerializer(serializers.Serializer):
+    documents = serializers.IntegerField(help_text="the total asked for")
+    new_documents = serializers.IntegerField()
+    hits = serializers.IntegerField()
+    judgments = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=2)
+    committed = serializers.DecimalField(max_digits=12, decimal_places=2)
+    budget = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    budget_left = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    refused = serializers.CharField(allow_null=True, help_text="Why the launch would be refused (budget), else null.")
+
+
+class TopicSetLaunchSerializer(TopicSetPreviewQuerySerializer):
+    confirm_cost = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0"),
+                                            help_text="The `cost` of the preview (GET …/preview/) you agree to spend.")
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**32 - 1,
+                                    help_text="Optional: the random seed of the draw (recorded either way).")
+
+
+class TopicSetLaunchResultSerializer(serializers.Serializer):
+    topic = serializers.IntegerField()
+    status = serializers.CharField(help_text="`launched`: the sample is drawn and its HITs are open")
+    drawn = serializers.IntegerField(help_text="documents drawn by this launch")
+    hits = serializers.IntegerField(help_text="HITs created by this launch")
+    sample_size = serializers.IntegerField(help_text="documents in the uniform sample now")
+    preview = TopicSetPreviewSerializer()
 
 
 # --------------------------------------------------------------------------- reports and certification

@@ -2,7 +2,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import account, classifiers, corpora, reports, topics
+from api.views import account, classifiers, corpora, reports, topic_sets, topics
 
 app_name = "api"
 
@@ -31,6 +31,16 @@ v1 = [
     path("topics/<int:topic_id>/samples/", topics.TopicSamples.as_view(), name="topic_samples"),
     path("topics/<int:topic_id>/hits/", topics.TopicHits.as_view(), name="topic_hits"),
     path("topics/<int:topic_id>/judgments/", topics.TopicJudgments.as_view(), name="topic_judgments"),
+    path("topic-sets/", topic_sets.TopicSetList.as_view(), name="topic_sets"),
+    path("topic-sets/<int:topic_id>/", topic_sets.TopicSetDetail.as_view(), name="topic_set"),
+    path("topic-sets/<int:topic_id>/routers/", topic_sets.TopicSetRouters.as_view(), name="topic_set_routers"),
+    path("topic-sets/<int:topic_id>/routers/csv/", topic_sets.RouterCsvCreate.as_view(), name="router_csv"),
+    path("topic-sets/<int:topic_id>/routers/keywords/", topic_sets.RouterKeywordsCreate.as_view(),
+         name="router_keywords"),
+    path("topic-sets/<int:topic_id>/preview/", topic_sets.TopicSetPreview.as_view(), name="topic_set_preview"),
+    path("topic-sets/<int:topic_id>/launch/", topic_sets.TopicSetLaunch.as_view(), name="topic_set_launch"),
+    path("routers/<int:router_id>/", topic_sets.RouterDetail.as_view(), name="router"),
+    path("routers/<int:router_id>/archive/", topic_sets.RouterArchive.as_view(), name="router_archive"),
     path("topics/<int:topic_id>/report/", reports.ReportLatest.as_view(), name="report"),
     path("topics/<int:topic_id>/report/versions/", reports.ReportVersions.as_view(), name="report_versions"),
     path("topics/<int:topic_id>/report/versions/<int:version>/", reports.ReportVersion.as_view(),

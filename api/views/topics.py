@@ -119,6 +119,15 @@ class TopicDetail(APIView):
         return Response(_topic_data(topic.pk))
 
 
+def _binary_only(topic: Topic) -> Topic:
+    """A topic set has no classifier pair: its plan, quote and launch are under /topic-sets/."""
+    if topic.is_multiclass:
+        raise ProblemError(status_code=409, slug="topic-set",
+                           detail=f"Topic {topic.name!r} is a topic set (several topics, a uniform sample): use "
+                                  f"/api/v1/topic-sets/{topic.pk}/preview/ and …/launch/.")
+    return topic
+
+
 def _plain(value: Any) -> Any:
     """Dataclasses, Decimals and tuples as JSON (NaN and infinities as null)."""
     if is_dataclass(value) and not isinstance(value, type):
@@ -141,7 +150,7 @@ class TopicPlan(APIView):
                    tags=["topics"], description="The sample plan the topic page shows: region counts, the "
                                                 "planned judgments per region, the dependence check, warnings.")
     def get(self, request: Request, topic_id: int) -> Response:
-        topic = topic_or_404(topic_id)
+        topic = _binary_only(topic_or_404(topic_id))
         query = validated(PlanQuerySerializer, request.query_params)
         context = topic_plan_context(topic=topic, half_width=query["half_width"],
                                      margin=query.get("margin") or DEFAULT_COMPLEMENT_MARGIN)
@@ -163,7 +172,7 @@ class TopicQuote(APIView):
                    tags=["topics"], description="What launching (or topping up) at this half-width would draw and "
                                                 "cost; send its `cost` as `confirm_cost` to launch.")
     def get(self, request: Request, topic_id: int) -> Response:
-        topic = topic_or_404(topic_id)
+        topic = _binary_only(topic_or_404(topic_id))
         query = validated(QuoteQuerySerializer, request.query_params)
         return Response(_quote_data(topic_launch_quote(topic=topic, half_width=query["half_width"],
                                                        complement=query["complement"])))
@@ -184,7 +193,7 @@ class TopicLaunch(APIView):
                                "half-width). Refused (409, with the current quote) unless `confirm_cost` equals "
                                "the quote's cost. The draw runs in a task; poll `…/progress/`.")
     def post(self, request: Request, topic_id: int) -> Response:
-        topic = topic_or_404(topic_id)
+        topic = _binary_only(topic_or_404(topic_id))
         key = request.headers.get("Idempotency-Key", "")
         if not key.strip():
             raise ValidationError({"Idempotency-Key": ["Send an Idempotency-Key header (a new key per launch)."]})

@@ -42,7 +42,19 @@ ENDPOINTS = [
     ("get", "/api/v1/topics/{topic}/samples/", READERS),
     ("get", "/api/v1/topics/{topic}/hits/", READERS),
     ("get", "/api/v1/topics/{topic}/judgments/", READERS),
+    ("get", "/api/v1/topic-sets/", ANALYST),
+    ("post", "/api/v1/topic-sets/", ANALYST),
+    ("get", "/api/v1/topic-sets/{topic_set}/", ANALYST),
+    ("get", "/api/v1/topic-sets/{topic_set}/routers/", ANALYST),
+    ("post", "/api/v1/topic-sets/{topic_set}/routers/csv/", ANALYST),
+    ("post", "/api/v1/topic-sets/{topic_set}/routers/keywords/", ANALYST),
+    ("get", "/api/v1/topic-sets/{topic_set}/preview/", ANALYST),
+    ("post", "/api/v1/topic-sets/{topic_set}/launch/", ANALYST),
+    ("get", "/api/v1/routers/999999/", ANALYST),
+    ("delete", "/api/v1/routers/999999/", ANALYST),
+    ("post", "/api/v1/routers/999999/archive/", ANALYST),
     ("get", "/api/v1/topics/{topic}/report/", READERS),
+    ("get", "/api/v1/topics/{topic_set}/report/", READERS),
     ("get", "/api/v1/topics/{topic}/report/versions/", READERS),
     ("get", "/api/v1/topics/{topic}/report/versions/1/", READERS),
     ("get", "/api/v1/topics/{topic}/certification-plans/", READERS),
@@ -57,7 +69,12 @@ ENDPOINTS = [
 def objects(db):
     world = make_pair_world(n=120, prevalence=0.3)
     pair = world.topic.pair
-    return {"corpus": world.topic.corpus_id, "topic": world.topic.pk, "classifier": pair.c1_id}
+    from annotation.services.topic_sets import topic_set_create
+
+    topic_set = topic_set_create(corpus=world.topic.corpus, name="roles topic set",
+                                 classes=[("Wheat", ""), ("Corn", "")])
+    return {"corpus": world.topic.corpus_id, "topic": world.topic.pk, "classifier": pair.c1_id,
+            "topic_set": topic_set.pk}
 
 
 def test_the_table_covers_every_v1_route():
@@ -65,7 +82,7 @@ def test_the_table_covers_every_v1_route():
 
     from api.urls import v1
 
-    covered = {resolve(template.format(corpus=1, topic=1, classifier=1)).url_name for _, template, _ in ENDPOINTS}
+    covered = {resolve(template.format(corpus=1, topic=1, classifier=1, topic_set=1)).url_name for _, template, _ in ENDPOINTS}
     assert covered == {pattern.name for pattern in v1}
 
 

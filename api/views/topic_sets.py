@@ -1,0 +1,355 @@
+"""Topic sets (issue 13 item 1, seed 002): create, read (classes, routers, sample progress), routers from an
+uploaded CSV or keyword rules, the priced launch preview and the launch (cost confirmed, idempotent).
+
+A topic set is a Topic of kind "multiclass"; its report is the topic's report (`/topics/{id}/report/`).
+The views parse, call annotation.services.topic_sets / routers, and answer; the rules live there."""
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
+from annotation.selectors import topic_progress
+from annotation.services.routers import (
+    ROUTER_CSV_MAX_BYTES,
+    RouterError,
+    router_archive,
+    router_create_from_csv,
+    router_create_from_keywords,
+    router_delete,
+    routers_for_topic,
+)
+from annotation.services.topic_sets import (
+    LaunchPreview,
+    topic_set_class_names,
+    topic_set_classes,
+    topic_set_create,
+    topic_set_launch,
+    topic_set_launch_preview,
+)
+from api.errors import ProblemError
+from api.pagination import Pagination
+from api.permissions import Configure
+from api.serializers import (
+    NameSerializer,
+    ProblemSerializer,
+    RouterCsvFileSerializer,
+    RouterKeywordsSerializer,
+    RouterSerializer,
+    TopicSetCreateSerializer,
+    TopicSetLaunchResultSerializer,
+    TopicSetLaunchSerializer,
+    TopicSetPreviewQuerySerializer,
+    TopicSetPreviewSerializer,
+    TopicSetSerializer,
+)
+from api.services import idempotency_begin, idempotency_finish, request_fingerprint
+from api.views.common import (
+    CONFLICT,
+    PROBLEMS,
+    CsvParser,
+    body_chunks,
+    id_param,
+    media_type,
+    unsupported,
+    validated,
+)
+from api.views.topics import IDEMPOTENCY_HEADER
+
+TOO_LARGE_CSV = {413: OpenApiResponse(ProblemSerializer, description=f"The CSV passes {ROUTER_CSV_MAX_BYTES:,} "
+                                                                    "bytes (`max_bytes`); nothing was kept")}
+
+
+def _topic_sets():
+    return Topic.objects.filter(kind=Topic.Kind.MULTICLASS).select_related("corpus").defer("corpus__documents_bitmap")
+
+
+def topic_set_or_404(topic_id: int) -> Topic:
+    """The topic set; a binary topic is 404 here (it lives under /topics/)."""
+    return get_object_or_404(_topic_sets(), pk=topic_id)
+
+
+def _router_or_404(router_id: int) -> Router:
+    return get_object_or_404(Router.objects.select_related("topic"), pk=router_id)
+
+
+def _sample(topic: Topic) -> dict[str, Any]:
+    """The uniform sample's progress, as the topic-set page counts it (annotation/views/topic_sets.py)."""
+    sampled = SampledDocument.objects.filter(topic=topic, region=Region.UNIFORM,
+                                             draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key="")
+    labels = Label.objects.filter(topic=topic, document_id__in=sampled.values("document_id"))
+    progress = topic_progress(topic=topic)
+    return {"drawn": sampled.count(),
+            "judged": labels.filter(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT).count(),
+            "decided": labels.filter(Q(majority_class__isnull=False) | Q(class_posterior__isnull=False)).count(),
+            "hits": progress["hits"], "judgments_done": progress["judgments_done"],
+            "judgments_planned": progress["judgments_planned"], "rewards_paid": progress["rewards_paid"]}
+
+
+def _topic_set_data(topic: Topic, *, with_sample: bool = True) -> dict[str, Any]:
+    classes = topic_set_classes(topic=topic)
+    data = {
+        "id": topic.pk, "name": topic.name, "kind": topic.kind, "corpus": topic.corpus_id, "status": topic.status,
+        "instructions": topic.instructions, "allow_unsure": topic.allow_unsure, "aggregator": topic.aggregator,
+        "crowd": topic.crowd, "hit_size": topic.hit_size, "reward_per_hit": topic.reward_per_hit,
+        "budget": topic.budget, "class_names": topic_set_class_names(topic=topic),
+        "classes": [{"position": c.position, "name": c.name, "description": c.description} for c in classes],
+        "routers": routers_for_topic(topic=topic, include_archived=True),
+        "sample": _sample(topic) if with_sample else None,
+        "archived_at": topic.archived_at, "created_at": topic.created_at,
+    }
+    return dict(TopicSetSerializer(data).data)
+
+
+class TopicSetList(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(parameters=[OpenApiParameter("name", str), OpenApiParameter("corpus", int),
+                               OpenApiParameter("archived", str, enum=["0", "1"])],
+                   responses={200: TopicSetSerializer(many=True), **PROBLEMS}, tags=["topic sets"],
+                   description="Topic sets (topics of kind `multiclass`), by name; `?name=` exact, `?corpus=`; "
+                               "archived ones only with `?archived=1`. Paginated.")
+    def get(self, request: Request) -> Response:
+        queryset = _topic_sets().order_by("name", "pk")
+        params = request.query_params
+        if params.get("name"):
+            queryset = queryset.filter(name=params["name"])
+        if params.get("corpus") is not None:
+            queryset = queryset.filter(corpus_id=id_param(params["corpus"]))
+        if params.get("archived") != "1":
+            queryset = queryset.filter(archived_at__isnull=True)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(queryset, request, view=self) or []
+        return paginator.get_paginated_response([_topic_set_data(topic) for topic in page])
+
+    @extend_schema(request=TopicSetCreateSerializer, responses={201: TopicSetSerializer, **PROBLEMS},
+                   tags=["topic sets"],
+                   description="A draft topic set: M mutually exclusive topics (2 to 20) plus “None of these”, "
+                               "judged on a uniform sample of the corpus by three annotators each.")
+    def post(self, request: Request) -> Response:
+        data = validated(TopicSetCreateSerializer, request.data)
+        topic = topic_set_create(
+            corpus=data["corpus"], name=data["name"],
+            classes=[(entry["name"], entry.get("description", "")) for entry in data["classes"]],
+            instructions=data.get("instructions", ""), allow_unsure=data.get("allow_unsure", False),
+            aggregator=data.get("aggregator", Topic.Aggregator.MAJORITY), hit_size=data.get("hit_size", 5),
+            reward_per_hit=data.get("reward_per_hit"), budget=data.get("budget"))
+        return Response(_topic_set_data(topic_set_or_404(topic.pk)), status=201)
+
+
+class TopicSetDetail(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(responses={200: TopicSetSerializer, **PROBLEMS}, tags=["topic sets"],
+                   description="The topic set: settings, classes (positions 1..M; 0 is “None of these”), its "
+                               "routers with their predicted counts per class, and the uniform sample's progress.")
+    def get(self, request: Request, topic_id: int) -> Response:
+        return Response(_topic_set_data(topic_set_or_404(topic_id)))
+
+
+class TopicSetRouters(generics.ListAPIView):
+    """The topic set's routers (`?archived=1` includes archived ones)."""
+
+    permission_classes = [Configure]
+    serializer_class = RouterSerializer
+
+    def get_queryset(self):
+        topic = topic_set_or_404(self.kwargs["topic_id"])
+        queryset = Router.objects.filter(topic=topic).order_by("name", "pk")
+        if self.request.query_params.get("archived") != "1":
+            queryset = queryset.filter(archived_at__isnull=True)
+        return queryset
+
+    @extend_schema(parameters=[OpenApiParameter("archived", str, enum=["0", "1"])],
+                   responses={200: RouterSerializer(many=True), **PROBLEMS}, tags=["topic sets"])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+def _read_limited(chunks: Any, *, limit: int) -> bytes:
+    """The whole body (the router service parses it in memory), refused (413) past `limit` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise ProblemError(status_code=413, slug="too-large", extra={"max_bytes": limit},
+                               detail=f"The CSV is larger than {limit:,} bytes; nothing was kept.")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+class RouterCsvCreate(APIView):
+    permission_classes = [Configure]
+    parser_classes = [CsvParser, MultiPartParser]
+
+    @extend_schema(
+        request={"text/csv": OpenApiTypes.BINARY, "multipart/form-data": RouterCsvFileSerializer},
+        parameters=[OpenApiParameter("name", str, description="the router's name (text/csv body)")],
+        responses={201: RouterSerializer, **PROBLEMS, **TOO_LARGE_CSV}, tags=["topic sets"],
+        description="A router from its predictions: CSV with a header `id,class` (id = a document's external id; "
+                    "class = a class name or position; 0, `none` or empty = none of these), as a `text/csv` body "
+                    "with `?name=` or a multipart `file` + `name`. All or nothing: a bad file is a 400 whose "
+                    "`lines` lists every bad line (`line`, `problem`).")
+    def post(self, request: Request, topic_id: int) -> Response:
+        topic = topic_set_or_404(topic_id)
+        kind = media_type(request)
+        limit = ROUTER_CSV_MAX_BYTES
+        if int(request.META.get("CONTENT_LENGTH") or 0) > limit + 64 * 1024:
+            raise ProblemError(status_code=413, slug="too-large", extra={"max_bytes": limit},
+                               detail=f"The CSV is larger than {limit:,} bytes; nothing was kept.")
+        if kind == "multipart/form-data":
+            form = validated(RouterCsvFileSerializer, request.data)
+            name, source = form["name"], PurePath(form["file"].name or "router.csv").name
+            data = _read_limited(form["file"].chunks(), limit=limit)
+        elif kind == "text/csv":
+            name, source = validated(NameSerializer, request.query_params)["name"], "router.csv"
+            data = _read_limited(body_chunks(request), limit=limit)
+        else:
+            raise unsupported(request)
+        router = router_create_from_csv(topic=topic, name=name, data=data, source_name=source)
+        return Response(RouterSerializer(router).data, status=201)
+
+
+def _rule(rule: dict[str, Any]) -> dict[str, Any]:
+    raw = rule["class"].strip()
+    out: dict[str, Any] = {"class": int(raw) if raw.isdigit() else raw, "terms": rule["terms"]}
+    if rule.get("fields"):
+        out["fields"] = rule["fields"]
+    return out
+
+
+class RouterKeywordsCreate(APIView):
+    permission_classes = [Configure]
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=RouterKeywordsSerializer, responses={201: RouterSerializer, **PROBLEMS},
+                   tags=["topic sets"],
+                   description="A router from keyword rules `[{\"class\", \"terms\", \"fields\"}]` in precedence "
+                               "order: each document goes to the class of the first rule that matches it (one pass "
+                               "over the corpus), to none of these when no rule does.")
+    def post(self, request: Request, topic_id: int) -> Response:
+        topic = topic_set_or_404(topic_id)
+        data = validated(RouterKeywordsSerializer, request.data)
+        router = router_create_from_keywords(topic=topic, name=data["name"],
+                                             rules=[_rule(dict(rule)) for rule in data["rules"]])
+        return Response(RouterSerializer(router).data, status=201)
+
+
+class RouterDetail(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(responses={200: RouterSerializer, **PROBLEMS}, tags=["topic sets"])
+    def get(self, request: Request, router_id: int) -> Response:
+        return Response(RouterSerializer(_router_or_404(router_id)).data)
+
+    @extend_schema(responses={204: None, **PROBLEMS, **CONFLICT}, tags=["topic sets"],
+                   description="Delete a router; refused (409, with the reason) once the topic set has judged "
+                               "labels — archive it instead.")
+    def delete(self, request: Request, router_id: int) -> Response:
+        router = _router_or_404(router_id)
+        try:
+            router_delete(router=router)
+        except RouterError as exc:  # the topic set has judged labels: the router is part of what was measured
+            raise ProblemError(status_code=409, slug="conflict", detail=exc.message) from exc
+        return Response(status=204)
+
+
+class RouterArchive(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(request=None, responses={200: RouterSerializer, **PROBLEMS}, tags=["topic sets"],
+                   description="Archive a router: later reports leave it out; idempotent.")
+    def post(self, request: Request, router_id: int) -> Response:
+        router = router_archive(router=_router_or_404(router_id))
+        return Response(RouterSerializer(router).data)
+
+
+def _preview_data(preview: LaunchPreview, documents: int) -> dict[str, Any]:
+    return dict(TopicSetPreviewSerializer({
+        "documents": documents, "new_documents": preview.new_documents, "hits": preview.hits,
+        "judgments": preview.judgments, "cost": preview.cost, "committed": preview.committed,
+        "budget": preview.budget, "budget_left": preview.budget_left, "refused": preview.refused}).data)
+
+
+class TopicSetPreview(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(parameters=[TopicSetPreviewQuerySerializer], responses={200: TopicSetPreviewSerializer, **PROBLEMS},
+                   tags=["topic sets"],
+                   description="What launching a uniform sample of `documents` in all would add (a repeat draws only "
+                               "the difference) and cost; `refused` says why the budget would refuse it. Send its "
+                               "`cost` as `confirm_cost` to launch.")
+    def get(self, request: Request, topic_id: int) -> Response:
+        topic = topic_set_or_404(topic_id)
+        documents = validated(TopicSetPreviewQuerySerializer, request.query_params)["documents"]
+        return Response(_preview_data(topic_set_launch_preview(topic=topic, documents=documents), documents))
+
+
+class TopicSetLaunch(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(request=TopicSetLaunchSerializer, parameters=[IDEMPOTENCY_HEADER],
+                   responses={201: TopicSetLaunchResultSerializer, **PROBLEMS, **CONFLICT}, tags=["topic sets"],
+                   description="Draw the uniform sample up to `documents` in all and open its HITs. Refused (409 "
+                               "`…/cost-changed`, with the current `preview`) unless `confirm_cost` equals the "
+                               "preview's cost; 409 when the budget is short or nothing is left to draw. The "
+                               "Idempotency-Key works as for the topics' launch: a retry gets the first answer.")
+    def post(self, request: Request, topic_id: int) -> Response:
+        topic = topic_set_or_404(topic_id)
+        key = request.headers.get("Idempotency-Key", "")
+        if not key.strip():
+            raise ValidationError({"Idempotency-Key": ["Send an Idempotency-Key header (a new key per launch)."]})
+        data = validated(TopicSetLaunchSerializer, request.data)
+        body = json.dumps({k: str(v) for k, v in sorted(data.items())}).encode()
+        with transaction.atomic():
+            replay = idempotency_begin(user=request.user, key=key, endpoint=f"POST {request.path}",
+                                       request_hash=request_fingerprint(body=body))
+            if replay is not None:
+                assert replay.status_code is not None  # idempotency_begin returns finished records only
+                return Response(replay.response, status=replay.status_code, headers={"Idempotent-Replayed": "true"})
+            result = _launch(topic, data)
+            idempotency_finish(user=request.user, key=key, status_code=201, response=result)
+        return Response(result, status=201)
+
+
+def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
+    """The checks of the page's launch (annotation/views/topic_sets.py), under the topic row lock."""
+    locked = Topic.objects.select_for_update().get(pk=topic.pk)
+    if locked.archived_at is not None:
+        raise ProblemError(status_code=409, slug="conflict",
+                           detail="The topic set is archived: it takes no new samples. Unarchive it first.")
+    if locked.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
+        raise ProblemError(status_code=409, slug="conflict",
+                           detail=f"The topic set is {locked.get_status_display().lower()}; resume it before "
+                                  "launching.")
+    documents = data["documents"]
+    preview = topic_set_launch_preview(topic=locked, documents=documents)
+    shown = _preview_data(preview, documents)
+    if not preview.new_documents:
+        raise ProblemError(status_code=409, slug="nothing-to-draw", extra={"preview": shown},
+                           detail=f"Nothing to draw: the sample already holds the {documents} documents asked for "
+                                  "(or the whole corpus). Ask for a larger total to add documents.")
+    if preview.refused:
+        raise ProblemError(status_code=409, slug="conflict", extra={"preview": shown}, detail=preview.refused)
+    if data["confirm_cost"] != preview.cost:
+        raise ProblemError(status_code=409, slug="cost-changed", extra={"preview": shown},
+                           detail=f"Nothing was drawn: the launch costs ${preview.cost:.2f}, not the "
+                                  f"${data['confirm_cost']:.2f} confirmed. Check the preview and confirm its cost.")
+    launch = topic_set_launch(topic=locked, documents=documents, seed=data.get("seed"))
+    return dict(TopicSetLaunchResultSerializer({
+        "topic": topic.pk, "status": "launched", "drawn": launch.documents, "hits": len(launch.hits),
+        "sample_size": _sample(locked)["drawn"], "preview": shown}).data)
