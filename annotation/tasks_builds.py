@@ -2,7 +2,8 @@
 
 `classifier_build_task` starts a build: a keyword build becomes a chord — one `classifier_build_shard_task`
 per id range (a group, spread over the workers), then `classifier_build_finish_task` with their results —
-and an ids or scores build runs in the task itself. Any exception marks the build failed with a message.
+and an ids or scores build runs in the task itself. A trained build first fits its model in this task, then
+scores the corpus in the same kind of chord. Any exception marks the build failed with a message.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from annotation.services.classifier_builds import (
     classifier_build_finish,
     classifier_build_shard,
     classifier_build_shard_ranges,
+    classifier_build_train,
     classifier_build_upload_run,
     classifier_builds_stuck_fail,
 )
@@ -28,10 +30,16 @@ def classifier_build_task(*, build_id: int) -> dict[str, Any]:
         build = classifier_build_begin(build_id=build_id)
         if build is None:  # started already, finished or deleted: a second run does nothing
             return {"started": False}
-        if build.kind != Classifier.Kind.KEYWORDS:
+        if build.kind == Classifier.Kind.TRAINED:
+            trained_ranges = classifier_build_train(build_id=build_id)
+            if trained_ranges is None:  # failed meanwhile: nothing to score
+                return {"started": True, "shards": 0}
+            ranges = trained_ranges
+        elif build.kind != Classifier.Kind.KEYWORDS:
             classifier_build_upload_run(build_id=build_id)
             return {"started": True, "shards": 1}
-        ranges = classifier_build_shard_ranges(corpus=build.corpus, shards=build.shards)
+        else:
+            ranges = classifier_build_shard_ranges(corpus=build.corpus, shards=build.shards)
         header = [classifier_build_shard_task.si(build_id=build_id, pk_from=lo, pk_to=hi) for lo, hi in ranges]
         chord(header)(classifier_build_finish_task.s(build_id=build_id))
     except Exception as exc:

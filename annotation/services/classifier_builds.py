@@ -11,6 +11,14 @@ processed of the total), and at the end the classifier it stored or the error th
   callback unions the shards' bitmaps and stores the classifier with `classifier_store`. The union of the
   ranges is the whole corpus, so the retrieved set and the fingerprint are those of a one-process scan,
   whatever the number of shards. Without a broker (CELERY_TASK_ALWAYS_EAGER) the group runs inline.
+* Trained classifiers (issue 13 item 3, annotation/services/trained.py): the request checks fields, partner and
+  label counts (`trained_request_check`); the task fits the model with cross-fitting (progress: fit k of 6),
+  saves its weights once under MEDIA_ROOT with their sha256 (`trained_model_save`), then scores the corpus in
+  the same id-range shards as a keyword build (group + chord); each shard loads and checks the saved weights,
+  writes its (ids, scores) to a file and returns the file's name and sha256; the chord callback reads them,
+  stores the classifier and one score row per document (COPY on PostgreSQL). Scores do not depend on the split,
+  so any number of shards gives the one-process classifier. The weights file is kept (the build names it);
+  the shards' files are removed at the end, every file of a failed build too.
 * Uploaded ids and scores are one task (resolving ids is one database pass).
 * Progress is written by plain UPDATEs in autocommit (no transaction is open during a scan), so the
   page sees it at once; shards add to it atomically and a shard run twice cannot push it past the total.
@@ -21,6 +29,7 @@ processed of the total), and at the end the classifier it stored or the error th
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import uuid
 from collections.abc import Iterable
@@ -28,6 +37,7 @@ from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -36,8 +46,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from pyroaring import BitMap
 
-from annotation.models import Classifier, ClassifierBuild, Corpus
-from annotation.services import keywords
+from annotation.models import Classifier, ClassifierBuild, Corpus, Topic
+from annotation.services import keywords, trained
 from annotation.services.classifiers import (
     ClassifierError,
     classifier_coverage_warnings,
@@ -61,7 +71,8 @@ UNEXPECTED = "The build stopped on an unexpected error; the details are in the s
 STUCK = ("The build stopped making progress (its worker or the database went away) and nothing has been heard "
          "from it since. Nothing was stored: start it again.")
 QUEUE_DOWN = "The build could not be queued (the task queue is unreachable). Start it again when it is back."
-BUILDABLE = (Classifier.Kind.KEYWORDS, Classifier.Kind.IDS, Classifier.Kind.SCORES)
+BUILDABLE = (Classifier.Kind.KEYWORDS, Classifier.Kind.IDS, Classifier.Kind.SCORES, Classifier.Kind.TRAINED)
+SHARDED = (Classifier.Kind.KEYWORDS, Classifier.Kind.TRAINED)
 
 
 # --- start ----------------------------------------------------------------------------------------------
@@ -91,6 +102,42 @@ def _keyword_definition(*, corpus: Corpus, definition: dict) -> dict:
     except keywords.KeywordError as exc:
         raise ClassifierError(str(exc)) from exc
     return {"terms": terms, "fields": fields}
+
+
+def _number(value: Any, what: str) -> float | None:
+    if value is None or value == "":
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ClassifierError(f"{what} {value!r} is not a number") from None
+
+
+def _trained_definition(*, corpus: Corpus, definition: dict) -> dict:
+    """{"fields", "labels_from": "topic:<id>" | "classifier:<id>", "partner_id", "seed", "threshold",
+    "target_precision"} → the checked request (see trained.trained_request_check)."""
+    kind, _, raw = str(definition.get("labels_from") or "").partition(":")
+    labels_from: Topic | Classifier | None = None
+    if raw.isdigit() and kind == "topic":
+        labels_from = Topic.objects.filter(pk=int(raw), corpus=corpus).first()
+    elif raw.isdigit() and kind == "classifier":
+        labels_from = Classifier.objects.defer("retrieved_bitmap").filter(pk=int(raw), corpus=corpus).first()
+    if labels_from is None:
+        raise ClassifierError("choose the training labels: a topic or a classifier of this corpus")
+    partner = None
+    partner_id = definition.get("partner_id")
+    if partner_id not in (None, ""):
+        partner = Classifier.objects.defer("retrieved_bitmap").filter(pk=int(partner_id), corpus=corpus).first()
+        if partner is None:
+            raise ClassifierError("the partner classifier is not a classifier of this corpus")
+    seed = definition.get("seed")
+    if not isinstance(seed, int) or seed < 0:
+        raise ClassifierError("the seed is a whole number, 0 or more")
+    request = trained.trained_request_check(
+        corpus=corpus, fields=definition.get("fields") or [], labels_from=labels_from, seed=seed,
+        threshold=_number(definition.get("threshold"), "threshold"),
+        target_precision=_number(definition.get("target_precision"), "target precision"), partner=partner)
+    return {"request": request}
 
 
 def _upload_absolute(relative: str) -> Path:
@@ -149,7 +196,8 @@ def classifier_build_start(*, corpus: Corpus, name: str, kind: str, definition: 
 
     keywords: definition {"terms": [...], "fields": [...]} (fields: title, text or metadata fields of the
     corpus); ids: {"file": <path under MEDIA_ROOT from classifier_build_file_save>, "source": <file name>};
-    scores: the same plus "threshold". `shards` splits a keyword build (default: one per 250,000 documents).
+    scores: the same plus "threshold"; trained: see `_trained_definition`. `shards` splits a keyword or trained
+    build (default: one per 250,000 documents).
     """
     if kind not in BUILDABLE:
         raise ClassifierError(f"a {kind} classifier is not built here")
@@ -161,11 +209,15 @@ def classifier_build_start(*, corpus: Corpus, name: str, kind: str, definition: 
             clean = _keyword_definition(corpus=corpus, definition=definition)
             total = corpus.document_count
             shard_count = _shard_count(documents=total, shards=shards)
+        elif kind == Classifier.Kind.TRAINED:
+            clean = _trained_definition(corpus=corpus, definition=definition)
+            total = corpus.document_count
+            shard_count = _shard_count(documents=total, shards=shards)
         else:
             clean = _file_definition(kind=kind, definition=definition)
             total, shard_count = clean["ids"], 1
     except ClassifierError:
-        if kind != Classifier.Kind.KEYWORDS:
+        if kind not in SHARDED:
             _file_remove(str(definition.get("file") or ""))
         raise
     build = ClassifierBuild.objects.create(
@@ -207,7 +259,9 @@ def _fail(build_id: int, message: str) -> None:
     updated = ClassifierBuild.objects.filter(
         pk=build_id, status__in=[ClassifierBuild.Status.PENDING, ClassifierBuild.Status.RUNNING],
     ).update(status=ClassifierBuild.Status.FAILED, error=message[:2000], finished_at=timezone.now())
-    if updated and build is not None and build.kind != Classifier.Kind.KEYWORDS:
+    if updated and build is not None and build.kind == Classifier.Kind.TRAINED:
+        trained.trained_files_remove(prefix=_trained_prefix(build_id))
+    elif updated and build is not None and build.kind != Classifier.Kind.KEYWORDS:
         _file_remove(str(build.definition.get("file") or ""))
 
 
@@ -269,6 +323,8 @@ def classifier_build_shard(*, build_id: int, pk_from: int, pk_to: int) -> str:
     build = ClassifierBuild.objects.select_related("corpus").get(pk=build_id)
     if build.status != ClassifierBuild.Status.RUNNING:
         return _bitmap_encode(BitMap())  # failed meanwhile (another shard): the chord will not store anything
+    if build.kind == Classifier.Kind.TRAINED:
+        return _trained_shard(build, pk_from, pk_to)
     found = keywords.keyword_scan(
         corpus=build.corpus, terms=build.definition["terms"], fields=build.definition["fields"],
         pk_range=(pk_from, pk_to), progress=lambda n: _progress_add(build_id, n))
@@ -277,6 +333,9 @@ def classifier_build_shard(*, build_id: int, pk_from: int, pk_to: int) -> str:
 
 def classifier_build_finish(*, build_id: int, shard_results: list[str]) -> ClassifierBuild | None:
     """Union the shards' sets and store the classifier; a build not running (done, failed) is left alone."""
+    kind = ClassifierBuild.objects.filter(pk=build_id).values_list("kind", flat=True).first()
+    if kind == Classifier.Kind.TRAINED:
+        return _trained_finish(build_id, shard_results)
     retrieved = BitMap()
     for encoded in shard_results:
         retrieved |= _bitmap_decode(encoded)
@@ -287,6 +346,73 @@ def classifier_build_finish(*, build_id: int, shard_results: list[str]) -> Class
         classifier = classifier_store(corpus=build.corpus, name=build.name, kind=build.kind,
                                       definition=build.definition, retrieved=retrieved)
         _done(build, classifier, details={})
+    return build
+
+
+def _trained_prefix(build_id: int) -> str:
+    return f"build-{build_id}"
+
+
+def _phase(build_id: int, phase: str) -> None:
+    ClassifierBuild.objects.filter(pk=build_id, status=ClassifierBuild.Status.RUNNING).update(
+        details={**_heartbeat(), "phase": phase})
+
+
+def classifier_build_train(*, build_id: int) -> list[tuple[int, int]] | None:
+    """Fit a trained build's model (cross-fitted), save it, and return the id ranges its shards score.
+
+    None when the build is no longer running (failed meanwhile): nothing is left behind.
+    """
+    build = ClassifierBuild.objects.select_related("corpus").get(pk=build_id)
+    if build.status != ClassifierBuild.Status.RUNNING:
+        return None
+    request = build.definition["request"]
+    fits = trained.FOLDS + 1
+    _phase(build_id, f"training: fit 0 of {fits}")
+    definition, fitted = trained.trained_fit(
+        corpus=build.corpus, request=request, progress=lambda k: _phase(build_id, f"training: fit {k} of {fits}"))
+    saved = trained.trained_model_save(fitted=fitted, prefix=f"{_trained_prefix(build_id)}-model")
+    stored = ClassifierBuild.objects.filter(pk=build_id, status=ClassifierBuild.Status.RUNNING).update(
+        definition={**definition, "build": {"request": request, "model": saved}},
+        details={**_heartbeat(), "phase": "scoring"})
+    if not stored:
+        trained.trained_files_remove(prefix=_trained_prefix(build_id))
+        return None
+    return classifier_build_shard_ranges(corpus=build.corpus, shards=build.shards)
+
+
+def _trained_shard(build: ClassifierBuild, pk_from: int, pk_to: int) -> str:
+    model = trained.trained_model_load(**build.definition["build"]["model"])
+    pks, scores = trained.trained_score_range(
+        corpus=build.corpus, fields=build.definition["fields"], model=model.model, oof=model.oof,
+        pk_range=(pk_from, pk_to), progress=lambda n: _progress_add(build.pk, n))
+    saved = trained.trained_scores_save(pks=pks, scores=scores,
+                                        prefix=f"{_trained_prefix(build.pk)}-scores-{pk_from}")
+    return json.dumps(saved)
+
+
+def _trained_finish(build_id: int, shard_results: list[str]) -> ClassifierBuild | None:
+    build = ClassifierBuild.objects.filter(pk=build_id).first()
+    if build is None or build.status != ClassifierBuild.Status.RUNNING:
+        return build
+    _phase(build_id, "storing the scores")
+    parts = [trained.trained_scores_load(**json.loads(result)) for result in shard_results if result]
+    pks = np.concatenate([p for p, _ in parts]) if parts else np.empty(0, dtype=np.int64)
+    scores = np.concatenate([s for _, s in parts]) if parts else np.empty(0, dtype=np.float64)
+    order = np.argsort(pks, kind="stable")
+    pks, scores = pks[order], scores[order]
+    with transaction.atomic():
+        build = ClassifierBuild.objects.select_for_update().select_related("corpus").filter(pk=build_id).first()
+        if build is None or build.status != ClassifierBuild.Status.RUNNING:
+            return build
+        definition = {k: v for k, v in build.definition.items() if k != "build"}
+        classifier = trained.trained_store(corpus=build.corpus, name=build.name, definition=definition,
+                                           pks=pks, scores=scores)
+        at = definition["cross_validation"]["at_threshold"]
+        _done(build, classifier, details={"threshold": definition["threshold"],
+                                          "cv_precision": at["precision"], "cv_recall": at["recall"],
+                                          "target_precision": definition.get("target_precision")})
+    trained.trained_files_remove(prefix=f"{_trained_prefix(build_id)}-scores")
     return build
 
 
@@ -368,11 +494,19 @@ def classifier_build_state(*, build: ClassifierBuild) -> dict[str, Any]:
     percent = 100 if build.status == ClassifierBuild.Status.DONE else (
         int(100 * build.processed / build.total) if build.total else 0)
     details = build.details if isinstance(build.details, dict) else {}
-    return {
-        "status": build.status, "status_display": build.get_status_display(), "finished": finished,
+    status_display = build.get_status_display()
+    if build.kind == Classifier.Kind.TRAINED and build.status == ClassifierBuild.Status.RUNNING:
+        status_display = f"{status_display} ({details.get('phase') or 'scoring'})"
+    state: dict[str, Any] = {
+        "status": build.status, "status_display": status_display, "finished": finished,
         "processed": build.processed, "total": build.total, "percent": percent, "shards": build.shards,
         "error": build.error, "classifier_id": build.classifier_id,
         "retrieved": details.get("retrieved"), "warnings": details.get("warnings", []),
         "unknown_count": details.get("unknown_count", 0), "unknown_examples": details.get("unknown_examples", []),
     }
+    if build.kind == Classifier.Kind.TRAINED:
+        state.update({"phase": details.get("phase"), "threshold": details.get("threshold"),
+                      "cv_precision": details.get("cv_precision"), "cv_recall": details.get("cv_recall"),
+                      "target_precision": details.get("target_precision")})
+    return state
 

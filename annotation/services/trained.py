@@ -26,17 +26,33 @@ hashed character 4-grams. Here:
   from a model that saw its label. Those out-of-fold scores also give the cross-validated precision and
   recall recorded in the definition (at the threshold, and over a grid of thresholds so a threshold can be
   chosen for a target precision). Every other document is scored by the model fitted on all labels.
+- **Threshold**: given, or chosen for a *target precision*: the lowest threshold of a 0.01 grid whose
+  cross-validated precision (out-of-fold scores) reaches the target, i.e. the most recall at that precision
+  on the training labels. None reaching it is refused with the best precision found.
+- **As a task** (issue 13 item 3, ``annotation/services/classifier_builds.py``): the request only checks
+  (`trained_request_check`); the build task fits (`trained_fit`), saves the fitted weights once
+  (`trained_model_save`: an ``.npz`` of plain arrays under MEDIA_ROOT, no pickle, its sha256 kept in the build
+  and checked by every reader), and each id-range shard loads them (`trained_model_load`) and scores its range
+  (`trained_score_range`). Saving beats refitting per shard: a fit over 2**20 features costs seconds per shard
+  and would be repeated by every shard; the file is ~8 MB. Scores do not depend on the shard split
+  (each document is scored alone), so 1 and 4 shards give the same classifier (tested).
 - **Scoring**: the whole corpus in chunks of SCORE_CHUNK documents (memory: the chunk's texts plus 12
   bytes per document for ids and scores); scores are stored as ClassifierScore rows, like an uploaded
   scores classifier, and the retrieved set is score ≥ threshold.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import hashlib
+import io
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierScore, Corpus, Document, Label, Topic
@@ -55,6 +71,9 @@ MAX_ITER = 1000
 SOLVER = "liblinear"
 COLUMNS = ("title", "text")
 THRESHOLD_GRID = tuple(round(t, 2) for t in np.arange(0.05, 1.0, 0.05))
+# Thresholds tried when the analyst gives a target precision instead of a threshold.
+TARGET_GRID = tuple(round(t, 2) for t in np.arange(0.01, 1.0, 0.01))
+MODEL_DIR = "classifier-models"
 
 
 # --- features, model, folds (pure: the tests re-fit with them) ---------------------------------------
@@ -240,7 +259,7 @@ def _texts_of(pks: np.ndarray, fields: Sequence[str]) -> list[str]:
     return [by_pk[pk] for pk in ids]
 
 
-# --- cross-validation ---------------------------------------------------------------------------
+# --- cross-validation and the threshold -------------------------------------------------------------
 
 
 def _confusion(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict:
@@ -253,14 +272,36 @@ def _confusion(scores: np.ndarray, labels: np.ndarray, threshold: float) -> dict
     return {"threshold": threshold, "tp": tp, "fp": fp, "fn": fn, "precision": precision, "recall": recall}
 
 
+def threshold_for_precision(*, scores: np.ndarray, labels: np.ndarray, target: float) -> float:
+    """The lowest threshold of TARGET_GRID whose precision on (scores, labels) reaches ``target``.
+
+    The lowest such threshold retrieves the most, so it has the most recall among those meeting the target.
+    ClassifierError when no threshold reaches it (the message gives the best precision found).
+    """
+    best: float | None = None
+    for t in TARGET_GRID:
+        precision = _confusion(scores, labels, t)["precision"]
+        if precision is None:
+            continue
+        if precision >= target:
+            return float(t)
+        best = precision if best is None else max(best, precision)
+    found = "no threshold retrieves any training document" if best is None else \
+        f"the best cross-validated precision at any threshold is {best:.3f}"
+    raise ClassifierError(f"no threshold reaches the target precision {target:.3f} on the training labels: {found}. "
+                          "Give a lower target, a threshold, or better training labels.")
+
+
 @dataclass
 class _Fitted:
-    model: object
+    model: object  # the LogisticRegression fitted on every label
     oof: dict[int, float]  # training document pk -> out-of-fold score
     cross_validation: dict
+    threshold: float
 
 
-def _train(*, training: TrainingLabels, fields: Sequence[str], seed: int, threshold: float) -> _Fitted:
+def _train(*, training: TrainingLabels, fields: Sequence[str], seed: int, threshold: float | None,
+           target_precision: float | None = None, progress: Callable[[int], None] | None = None) -> _Fitted:
     vec = vectorizer()
     features = vec.transform(_texts_of(training.pks, fields))
     labels = training.labels
@@ -270,36 +311,59 @@ def _train(*, training: TrainingLabels, fields: Sequence[str], seed: int, thresh
         held = fold_of == fold
         model = model_fit(features=features[~held], labels=labels[~held], seed=seed)
         oof[held] = model.predict_proba(features[held])[:, 1]
+        if progress is not None:
+            progress(fold + 1)
     full = model_fit(features=features, labels=labels, seed=seed)
+    if progress is not None:
+        progress(FOLDS + 1)
+    if threshold is None:
+        if target_precision is None:
+            raise ClassifierError("give a threshold or a target precision")
+        threshold = threshold_for_precision(scores=oof, labels=labels, target=target_precision)
     cross_validation = {
         "folds": FOLDS,
         "at_threshold": _confusion(oof, labels, threshold),
         "curve": [_confusion(oof, labels, t) for t in THRESHOLD_GRID],
         "note": "out-of-fold scores of the training documents (each scored by a model that did not see its label)",
     }
+    if target_precision is not None:
+        cross_validation["target_precision"] = target_precision
     return _Fitted(model=full, oof=dict(zip((int(pk) for pk in training.pks), oof.tolist(), strict=True)),
-                   cross_validation=cross_validation)
+                   cross_validation=cross_validation, threshold=threshold)
 
 
-def _score_corpus(*, corpus: Corpus, fields: Sequence[str], fitted: _Fitted) -> tuple[np.ndarray, np.ndarray]:
-    """(pks, scores) of every document of the corpus, in pk order; training documents get their out-of-fold score."""
+# --- scoring ------------------------------------------------------------------------------------------
+
+
+def trained_score_range(*, corpus: Corpus, fields: Sequence[str], model: Any, oof: dict[int, float],
+                        pk_range: tuple[int, int] | None = None,
+                        progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(pks, scores) of the corpus's documents in ``pk_range`` [lo, hi) (all when None), in pk order.
+
+    Training documents get their out-of-fold score ``oof[pk]``; every other document the model's probability.
+    ``progress(n)`` is called after each chunk of n documents.
+    """
     vec = vectorizer()
     columns = _columns(fields)
-    rows = (Document.objects.filter(corpus=corpus).order_by("pk").values_list(*columns)
-            .iterator(chunk_size=SCORE_CHUNK))
+    query = Document.objects.filter(corpus=corpus)
+    if pk_range is not None:
+        query = query.filter(pk__gte=pk_range[0], pk__lt=pk_range[1])
+    rows = query.order_by("pk").values_list(*columns).iterator(chunk_size=SCORE_CHUNK)
     pk_parts: list[np.ndarray] = []
     score_parts: list[np.ndarray] = []
     batch_pks: list[int] = []
     batch_texts: list[str] = []
 
     def flush() -> None:
-        scores = fitted.model.predict_proba(vec.transform(batch_texts))[:, 1]  # type: ignore[attr-defined]
+        scores = model.predict_proba(vec.transform(batch_texts))[:, 1]
         for i, pk in enumerate(batch_pks):
-            held_out = fitted.oof.get(pk)
+            held_out = oof.get(pk)
             if held_out is not None:
                 scores[i] = held_out
         pk_parts.append(np.array(batch_pks, dtype=np.int64))
         score_parts.append(scores.astype(np.float64))
+        if progress is not None:
+            progress(len(batch_pks))
         batch_pks.clear()
         batch_texts.clear()
 
@@ -315,6 +379,134 @@ def _score_corpus(*, corpus: Corpus, fields: Sequence[str], fitted: _Fitted) -> 
     return np.concatenate(pk_parts), np.concatenate(score_parts)
 
 
+def _score_corpus(*, corpus: Corpus, fields: Sequence[str], fitted: _Fitted) -> tuple[np.ndarray, np.ndarray]:
+    """(pks, scores) of every document of the corpus, in pk order; training documents get their out-of-fold score."""
+    return trained_score_range(corpus=corpus, fields=fields, model=fitted.model, oof=fitted.oof)
+
+
+# --- the fitted model, saved once for the shards ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """What a shard needs to score: the weights of the full model and the training documents' out-of-fold scores."""
+
+    model: Any  # a LogisticRegression rebuilt from the saved arrays
+    oof: dict[int, float]
+
+
+def _media(relative: str) -> Path:
+    if not relative.startswith(f"{MODEL_DIR}/") or ".." in PurePath(relative).parts:
+        raise ValueError(f"not a trained-model path: {relative!r}")
+    return Path(settings.MEDIA_ROOT) / relative
+
+
+def _arrays_save(arrays: dict[str, np.ndarray], *, prefix: str) -> dict[str, str]:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+    data = buffer.getvalue()
+    relative = f"{MODEL_DIR}/{prefix}-{uuid.uuid4().hex}.npz"
+    path = _media(relative)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".part")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+    return {"file": relative, "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _arrays_load(*, file: str, sha256: str) -> dict[str, np.ndarray]:
+    data = _media(file).read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError(f"{file} does not match its recorded sha256")
+    with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+        return {name: arrays[name] for name in arrays.files}
+
+
+def trained_model_save(*, fitted: _Fitted, prefix: str) -> dict[str, str]:
+    """Write the weights and out-of-fold scores as plain arrays (no pickle); returns {"file", "sha256"}."""
+    model: Any = fitted.model
+    pks = np.array(sorted(fitted.oof), dtype=np.int64)
+    return _arrays_save({
+        "coef": np.asarray(model.coef_, dtype=np.float64), "intercept": np.asarray(model.intercept_, dtype=np.float64),
+        "classes": np.asarray(model.classes_).astype(bool), "oof_pks": pks,
+        "oof_scores": np.array([fitted.oof[int(pk)] for pk in pks], dtype=np.float64)}, prefix=prefix)
+
+
+def trained_model_load(*, file: str, sha256: str) -> TrainedModel:
+    """Read a saved model, refusing a file whose sha256 is not the recorded one (ValueError: a bug or tampering)."""
+    from sklearn.linear_model import LogisticRegression
+
+    arrays = _arrays_load(file=file, sha256=sha256)
+    model = LogisticRegression(class_weight="balanced", max_iter=MAX_ITER, solver=SOLVER)
+    model.coef_ = arrays["coef"]
+    model.intercept_ = arrays["intercept"]
+    model.classes_ = arrays["classes"]
+    model.n_features_in_ = int(arrays["coef"].shape[1])
+    oof = dict(zip(arrays["oof_pks"].tolist(), arrays["oof_scores"].tolist(), strict=True))
+    return TrainedModel(model=model, oof=oof)
+
+
+def trained_scores_save(*, pks: np.ndarray, scores: np.ndarray, prefix: str) -> dict[str, str]:
+    """A shard's (pks, scores), for the build's last step; returns {"file", "sha256"}."""
+    return _arrays_save({"pks": pks.astype(np.int64), "scores": scores.astype(np.float64)}, prefix=prefix)
+
+
+def trained_scores_load(*, file: str, sha256: str) -> tuple[np.ndarray, np.ndarray]:
+    arrays = _arrays_load(file=file, sha256=sha256)
+    return arrays["pks"], arrays["scores"]
+
+
+def trained_files_remove(*, prefix: str) -> None:
+    """Remove the files written with ``prefix`` (a failed build's model, a finished build's shard scores)."""
+    folder = Path(settings.MEDIA_ROOT) / MODEL_DIR
+    for path in folder.glob(f"{prefix}-*"):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def trained_model_remove(*, file: str) -> None:
+    try:
+        _media(file).unlink(missing_ok=True)
+    except (OSError, ValueError):
+        pass
+
+
+# --- storing --------------------------------------------------------------------------------------------
+
+
+def trained_scores_store(*, classifier: Classifier, pks: np.ndarray, scores: np.ndarray) -> None:
+    """One ClassifierScore row per document (COPY on PostgreSQL: a million rows in seconds)."""
+    if connection.vendor == "postgresql":
+        table = ClassifierScore._meta.db_table
+        with connection.cursor() as cursor, cursor.db.wrap_database_errors, \
+                cursor.cursor.copy(f"COPY {table} (classifier_id, document_id, score) FROM STDIN") as copy:
+            for pk, score in zip(pks.tolist(), scores.tolist(), strict=True):
+                copy.write_row((classifier.pk, pk, score))
+        return
+    for start in range(0, len(pks), INSERT_BATCH):
+        ClassifierScore.objects.bulk_create([
+            ClassifierScore(classifier=classifier, document_id=int(pk), score=float(score))
+            for pk, score in zip(pks[start:start + INSERT_BATCH].tolist(), scores[start:start + INSERT_BATCH].tolist(),
+                                 strict=True)
+        ])
+
+
+def trained_store(*, corpus: Corpus, name: str, definition: dict, pks: np.ndarray,
+                  scores: np.ndarray) -> Classifier:
+    """Store the classifier (retrieved = score ≥ the definition's threshold) and its scores, in one transaction."""
+    retrieved = BitMap(pks[scores >= float(definition["threshold"])].tolist())
+    with transaction.atomic():
+        classifier = classifier_store(corpus=corpus, name=name, kind=Classifier.Kind.TRAINED, definition=definition,
+                                      retrieved=retrieved)
+        trained_scores_store(classifier=classifier, pks=pks, scores=scores)
+    return classifier
+
+
+# --- the request, the fit -------------------------------------------------------------------------------
+
+
 def _threshold_check(threshold: float) -> float:
     try:
         value = float(threshold)
@@ -325,62 +517,121 @@ def _threshold_check(threshold: float) -> float:
     return value
 
 
+def _target_check(target: float) -> float:
+    try:
+        value = float(target)
+    except (TypeError, ValueError):
+        raise ClassifierError(f"target precision {target!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise ClassifierError("the target precision is a share: choose a number strictly between 0 and 1")
+    return value
+
+
+def _labels_count(*, labels_from: Topic | Classifier, corpus: Corpus) -> TrainingLabels:
+    """The training labels when cheap (a topic), else their counts only (a classifier: drawn in the task)."""
+    if isinstance(labels_from, Topic):
+        return _labels_from_topic(topic=labels_from, corpus=corpus)
+    if labels_from.corpus_id != corpus.pk:
+        raise ClassifierError(f"“{labels_from.name}” is a classifier of another corpus")
+    n_pos = min(labels_from.retrieved_count, MAX_TRAIN_PER_CLASS)
+    n_neg = min(max(corpus.document_count - labels_from.retrieved_count, 0), MAX_TRAIN_PER_CLASS)
+    return TrainingLabels(pks=np.empty(0, dtype=np.int64),
+                          labels=np.concatenate([np.ones(n_pos, dtype=bool), np.zeros(n_neg, dtype=bool)]),
+                          source={"source": "classifier", "classifier": labels_from.name})
+
+
+def trained_request_check(
+    *,
+    corpus: Corpus,
+    fields: Sequence[str],
+    labels_from: Topic | Classifier,
+    seed: int,
+    threshold: float | None = 0.5,
+    target_precision: float | None = None,
+    partner: Classifier | None = None,
+) -> dict:
+    """Check everything a request can (fields, partner, label counts, threshold) and return the build's request.
+
+    The returned dict is JSON (ids, not objects): `trained_fit` takes it in the task. ClassifierError for every
+    user mistake. A target precision, when given, replaces the threshold.
+    """
+    if target_precision is not None:
+        target_precision, threshold = _target_check(target_precision), None
+    elif threshold is None:
+        raise ClassifierError("give a threshold or a target precision")
+    else:
+        threshold = _threshold_check(threshold)
+    chosen = _fields_check(corpus=corpus, fields=fields)
+    if partner is None and isinstance(labels_from, Classifier):
+        partner = labels_from
+    partner_record = _partner_check(partner=partner, fields=chosen, corpus=corpus)
+    _labels_check(_labels_count(labels_from=labels_from, corpus=corpus))
+    source = ({"topic_id": labels_from.pk} if isinstance(labels_from, Topic) else {"classifier_id": labels_from.pk})
+    return {"fields": chosen, "labels_from": source, "partner": partner_record, "seed": int(seed),
+            "threshold": threshold, "target_precision": target_precision}
+
+
+def trained_fit(*, corpus: Corpus, request: dict,
+                progress: Callable[[int], None] | None = None) -> tuple[dict, _Fitted]:
+    """Fit the classifier a `trained_request_check` request describes: (the classifier's definition, the fit)."""
+    from sklearn import __version__ as sklearn_version
+
+    seed = int(request["seed"])
+    source = request["labels_from"]
+    if "topic_id" in source:
+        training = _labels_from_topic(topic=Topic.objects.get(pk=source["topic_id"]), corpus=corpus)
+    else:
+        labeller = Classifier.objects.get(pk=source["classifier_id"])
+        training = _labels_from_classifier(classifier=labeller, corpus=corpus, seed=seed)
+    n_pos, n_neg = _labels_check(training)
+    fitted = _train(training=training, fields=request["fields"], seed=seed, threshold=request["threshold"],
+                    target_precision=request.get("target_precision"), progress=progress)
+    model: Any = fitted.model
+    weights = hashlib.sha256(np.asarray(model.coef_, dtype="<f8").tobytes()
+                             + np.asarray(model.intercept_, dtype="<f8").tobytes()).hexdigest()
+    definition = {
+        "fields": list(request["fields"]),
+        "labels": training.source,
+        "n_positive": n_pos,
+        "n_negative": n_neg,
+        "seed": seed,
+        "threshold": fitted.threshold,
+        "target_precision": request.get("target_precision"),
+        "partner": request.get("partner"),
+        "features": {"vectorizer": "HashingVectorizer", "analyzer": "char_wb", "ngram_range": [4, 4],
+                     "n_features": N_FEATURES, "alternate_sign": False},
+        "model": {"type": "LogisticRegression", "class_weight": "balanced", "max_iter": MAX_ITER, "solver": SOLVER,
+                  "scikit_learn": sklearn_version, "weights_sha256": weights},
+        "cross_validation": fitted.cross_validation,
+    }
+    return definition, fitted
+
+
 def classifier_create_trained(
     *,
     corpus: Corpus,
     name: str,
     fields: Sequence[str],
     labels_from: Topic | Classifier,
-    threshold: float = 0.5,
+    threshold: float | None = 0.5,
+    target_precision: float | None = None,
     seed: int,
     partner: Classifier | None = None,
 ) -> Classifier:
     """Train on ``fields`` with labels from a topic's judged documents or another classifier's output; store it.
 
-    ``partner``: the classifier the new one will be paired with (defaults to ``labels_from`` when that is a
-    classifier); fields it reads are refused. See the module docstring for every rule.
+    In one process (the management command, the tests, the reference a sharded build is compared with); pages
+    build it as a task (`classifier_build_start(kind="trained")`). ``partner``: the classifier the new one will be
+    paired with (defaults to ``labels_from`` when that is a classifier); fields it reads are refused. See the
+    module docstring for every rule.
     """
-    from sklearn import __version__ as sklearn_version
-
-    threshold = _threshold_check(threshold)
     name = (name or "").strip()
     if not name:
         raise ClassifierError("the classifier needs a name")
     if Classifier.objects.filter(corpus=corpus, name=name).exists():
         raise ClassifierError(f"corpus “{corpus.name}” already has a classifier named “{name}”")
-    chosen = _fields_check(corpus=corpus, fields=fields)
-    if partner is None and isinstance(labels_from, Classifier):
-        partner = labels_from
-    partner_record = _partner_check(partner=partner, fields=chosen, corpus=corpus)
-    if isinstance(labels_from, Topic):
-        training = _labels_from_topic(topic=labels_from, corpus=corpus)
-    else:
-        training = _labels_from_classifier(classifier=labels_from, corpus=corpus, seed=seed)
-    n_pos, n_neg = _labels_check(training)
-
-    fitted = _train(training=training, fields=chosen, seed=seed, threshold=threshold)
-    pks, scores = _score_corpus(corpus=corpus, fields=chosen, fitted=fitted)
-    retrieved = BitMap(pks[scores >= threshold].tolist())
-    definition = {
-        "fields": chosen,
-        "labels": training.source,
-        "n_positive": n_pos,
-        "n_negative": n_neg,
-        "seed": int(seed),
-        "threshold": threshold,
-        "partner": partner_record,
-        "features": {"vectorizer": "HashingVectorizer", "analyzer": "char_wb", "ngram_range": [4, 4],
-                     "n_features": N_FEATURES, "alternate_sign": False},
-        "model": {"type": "LogisticRegression", "class_weight": "balanced", "max_iter": MAX_ITER, "solver": SOLVER,
-                  "scikit_learn": sklearn_version},
-        "cross_validation": fitted.cross_validation,
-    }
-    with transaction.atomic():
-        classifier = classifier_store(corpus=corpus, name=name, kind=Classifier.Kind.TRAINED, definition=definition,
-                                      retrieved=retrieved)
-        for start in range(0, len(pks), INSERT_BATCH):
-            ClassifierScore.objects.bulk_create([
-                ClassifierScore(classifier=classifier, document_id=int(pk), score=float(score))
-                for pk, score in zip(pks[start:start + INSERT_BATCH], scores[start:start + INSERT_BATCH], strict=True)
-            ])
-    return classifier
+    request = trained_request_check(corpus=corpus, fields=fields, labels_from=labels_from, seed=seed,
+                                    threshold=threshold, target_precision=target_precision, partner=partner)
+    definition, fitted = trained_fit(corpus=corpus, request=request)
+    pks, scores = _score_corpus(corpus=corpus, fields=definition["fields"], fitted=fitted)
+    return trained_store(corpus=corpus, name=name, definition=definition, pks=pks, scores=scores)

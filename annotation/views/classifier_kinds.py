@@ -1,6 +1,7 @@
 """Analyst pages for the classifier kinds of issue 13: field-value filters and classifiers trained on another view.
 
-Thin: the forms parse, the services (annotation/services/field_values.py, trained.py) decide and refuse.
+Thin: the forms parse, the services (annotation/services/field_values.py, trained.py) decide and refuse; a trained
+classifier is built by a task (annotation/services/classifier_builds.py) whose page follows its progress.
 """
 from __future__ import annotations
 
@@ -12,15 +13,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.forms import NewClassifierNameMixin
-from annotation.models import Classifier, Corpus, Topic
+from annotation.models import Classifier, ClassifierBuild, Corpus, Topic
 from annotation.roles import CONFIGURE, role_required
+from annotation.services.classifier_builds import classifier_build_start
 from annotation.services.field_values import (
     MetadataKey,
     classifier_create_field_values,
     corpus_metadata_keys,
     field_values_preview,
 )
-from annotation.services.trained import COLUMNS, MIN_PER_CLASS, classifier_create_trained
+from annotation.services.trained import COLUMNS, MIN_PER_CLASS
 from core.errors import ApplicationError
 from core.web import form_error
 
@@ -103,9 +105,14 @@ class TrainedForm(NewClassifierNameMixin, forms.Form):
         required=False, label="Partner classifier",
         help_text="The classifier it will be paired with; its fields are refused. Defaults to the labelling "
                   "classifier when labels come from one.")
-    threshold = forms.FloatField(initial=0.5, min_value=0.001, max_value=0.999,
+    threshold = forms.FloatField(initial=0.5, min_value=0.001, max_value=0.999, required=False,
                                  help_text="Documents scoring at or above it are retrieved (the threshold can be "
                                            "changed later).")
+    target_precision = forms.FloatField(
+        required=False, min_value=0.01, max_value=0.99, label="Or: target precision",
+        help_text="Instead of a threshold: the lowest threshold whose cross-validated precision on the training "
+                  "labels reaches this share (the most recall at that precision). Judged documents were sampled "
+                  "from the pair's regions, so this is the precision on the training labels, not on the corpus.")
     seed = forms.IntegerField(initial=1, min_value=0, max_value=2**31 - 1,
                               help_text="Fixes the folds and the model: the same seed gives the same classifier.")
 
@@ -118,10 +125,16 @@ class TrainedForm(NewClassifierNameMixin, forms.Form):
             + [(f"classifier:{c.pk}", f"Output of classifier “{c.name}” (noisy labels)") for c in classifiers])
         cast(forms.ChoiceField, self.fields["partner"]).choices = [("", "—")] + [(str(c.pk), c.name) for c in classifiers]
 
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("threshold") is None and data.get("target_precision") is None and not self.errors:
+            raise forms.ValidationError("Give a threshold or a target precision.")
+        return data
+
 
 @role_required(CONFIGURE)
 def classifier_trained_new(request: HttpRequest, corpus_id: int) -> HttpResponse:
-    """Train a classifier on another view; runs in the request (see bench/bench_trained.py for its cost)."""
+    """Check the request and start the build (a task: train, then score the corpus in shards with progress)."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     topics = list(Topic.objects.filter(corpus=corpus, archived_at__isnull=True).order_by("name"))
     classifiers = list(Classifier.objects.filter(corpus=corpus, archived_at__isnull=True).defer("retrieved_bitmap")
@@ -130,26 +143,24 @@ def classifier_trained_new(request: HttpRequest, corpus_id: int) -> HttpResponse
                        keys=corpus_metadata_keys(corpus=corpus), topics=topics,
                        classifiers=classifiers)
     if request.method == "POST" and form.is_valid():
-        kind, _, raw_pk = form.cleaned_data["labels_from"].partition(":")
-        labels_from: Topic | Classifier
-        if kind == "topic":
-            labels_from = next(t for t in topics if t.pk == int(raw_pk))
-        else:
-            labels_from = Classifier.objects.get(pk=int(raw_pk), corpus=corpus)
-        partner = (Classifier.objects.get(pk=int(form.cleaned_data["partner"]), corpus=corpus)
-                   if form.cleaned_data["partner"] else None)
+        data = form.cleaned_data
         try:
-            classifier = classifier_create_trained(
-                corpus=corpus, name=form.cleaned_data["name"], fields=form.cleaned_data["view_fields"],
-                labels_from=labels_from, threshold=form.cleaned_data["threshold"], seed=form.cleaned_data["seed"],
-                partner=partner)
+            build = classifier_build_start(
+                corpus=corpus, name=data["name"], kind=Classifier.Kind.TRAINED, user=request.user,
+                definition={"fields": data["view_fields"], "labels_from": data["labels_from"],
+                            "partner_id": data["partner"] or None, "seed": data["seed"],
+                            "threshold": data["threshold"], "target_precision": data["target_precision"]})
         except ApplicationError as exc:
             form_error(form, exc)
         else:
+            if build.status != ClassifierBuild.Status.DONE or build.classifier is None:
+                return redirect("analyst:classifier_build", build_id=build.pk)
+            classifier = build.classifier  # no broker: it ran in this request
             at = classifier.definition["cross_validation"]["at_threshold"]
             quality = ", ".join(f"{k} {at[k]:.2f}" for k in ("precision", "recall") if at[k] is not None)
             messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents"
-                                      f" (cross-validated on its training labels: {quality or 'no figure'}).")
+                                      f" at threshold {classifier.definition['threshold']:.2f} (cross-validated on "
+                                      f"its training labels: {quality or 'no figure'}).")
             return redirect("analyst:classifier", classifier_id=classifier.pk)
     return render(request, "analyst/classifier_trained.html",
                   {"corpus": corpus, "form": form, "min_per_class": MIN_PER_CLASS})

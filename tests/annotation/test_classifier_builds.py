@@ -154,7 +154,8 @@ def test_start_refuses_user_mistakes_at_once():
         ({"name": "x", "kind": "keywords", "definition": {"terms": [" ", ""]}}, "at least one non-empty term"),
         ({"name": "x", "kind": "keywords", "definition": {"terms": ["gold"], "fields": ["nope"]}}, "unknown field"),
         ({"name": "x", "kind": "keywords", "definition": {"terms": ["gold"]}, "shards": 0}, "shards"),
-        ({"name": "x", "kind": "trained", "definition": {}}, "not built here"),
+        ({"name": "x", "kind": "field_values", "definition": {}}, "not built here"),
+        ({"name": "x", "kind": "trained", "definition": {}}, "choose the training labels"),
     ]
     for kwargs, message in cases:
         with pytest.raises(ClassifierError, match=message):
