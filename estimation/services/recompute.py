@@ -39,6 +39,13 @@ from estimation.events import ReportUpdated, estimation_event_send_on_commit
 from estimation.models import EstimateSnapshot
 from estimation.selectors import topic_snapshot_latest
 from estimation.services.inputs import TopicInputs, topic_inputs_gather
+from estimation.services.multiclass_report import (
+    MULTICLASS_DRAWS,
+    MulticlassInputs,
+    multiclass_inputs_gather,
+    multiclass_parameters,
+    multiclass_report_from_inputs,
+)
 from estimation.services.reports import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
@@ -59,13 +66,27 @@ _VERSION_RETRIES = 3
 # --------------------------------------------------------------------------- snapshots
 
 
-def _gather(*, topic: Topic, draws: int, seed: int) -> TopicInputs:
-    return topic_inputs_gather(topic=topic, parameters=report_parameters(draws=draws, seed=seed),
+def _gather(*, topic: Topic, draws: int | None, seed: int) -> TopicInputs | MulticlassInputs:
+    """The topic's typed inputs: a topic set's (seed 002, estimation/services/multiclass_report.py) or a pair's."""
+    if topic.is_multiclass:
+        return multiclass_inputs_gather(
+            topic=topic, parameters=multiclass_parameters(draws=draws or MULTICLASS_DRAWS, seed=seed),
+            code_version=code_version_get())
+    return topic_inputs_gather(topic=topic, parameters=report_parameters(draws=draws or DEFAULT_DRAWS, seed=seed),
                                code_version=code_version_get())
 
 
-def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> EstimateSnapshot:
+def _report(inputs: TopicInputs | MulticlassInputs) -> dict[str, Any]:
+    if isinstance(inputs, MulticlassInputs):
+        return multiclass_report_from_inputs(inputs=inputs)
+    return topic_report_from_inputs(inputs=inputs)
+
+
+def topic_snapshot_create(*, topic_id: int, draws: int | None = None, seed: int = DEFAULT_SEED) -> EstimateSnapshot:
     """Store the topic's current report as the next snapshot version, unless its inputs are unchanged.
+
+    A topic set (topic.is_multiclass) gets the report of estimation/services/multiclass_report.py
+    (``report["kind"] == "multiclass"``); draws default per kind (DEFAULT_DRAWS, MULTICLASS_DRAWS).
 
     The report is computed outside any lock; then, under a short select_for_update
     of the topic row, the inputs are read again (cheap) and compared.  So versions
@@ -78,7 +99,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
     latest = topic_snapshot_latest(topic=topic_id)
     if latest is not None and latest.inputs_checksum == checksum:
         return latest
-    report = topic_report_from_inputs(inputs=inputs)
+    report = _report(inputs)
 
     for attempt in range(_VERSION_RETRIES):
         try:
@@ -95,7 +116,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int = DEFAULT_DRAWS, seed: in
                 if current_checksum != checksum:
                     # Labels landed meanwhile: compute on what is committed now (rare; inside the lock).
                     inputs, checksum = current, current_checksum
-                    report = topic_report_from_inputs(inputs=inputs)
+                    report = _report(inputs)
                 snapshot = EstimateSnapshot.objects.create(
                     topic=topic,
                     version=(latest.version + 1) if latest else 1,
@@ -146,7 +167,8 @@ def snapshots_stale_topic_ids() -> list[int]:
     judgments = (
         Judgment.objects.filter(topic=OuterRef("pk")).order_by().values("topic").annotate(n=Count("id")).values("n")
     )
-    labels = Label.objects.filter(Q(majority__isnull=False) | Q(gold__isnull=False), topic=OuterRef("pk"))
+    labels = Label.objects.filter(Q(majority__isnull=False) | Q(gold__isnull=False) | Q(majority_class__isnull=False)
+                                  | Q(gold_class__isnull=False), topic=OuterRef("pk"))
     latest = EstimateSnapshot.objects.filter(topic=OuterRef("pk")).order_by("-version")
     return list(
         Topic.objects.annotate(

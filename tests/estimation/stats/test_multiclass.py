@@ -39,7 +39,9 @@ def _with_empty_none(matrix):
 
 @pytest.fixture(scope="module")
 def figure_3():
-    return multiclass_posterior(confusion=_with_empty_none(FIGURE_3), draws=200_000, seed=2015, reference=0.8)
+    # Seed 002's own prior (alpha = beta = 1).
+    return multiclass_posterior(confusion=_with_empty_none(FIGURE_3), draws=200_000, seed=2015, reference=0.8,
+                                prior="uniform")
 
 
 @pytest.mark.parametrize("average", ["micro", "macro"])
@@ -148,3 +150,17 @@ def test_bad_inputs_refused():
         multiclass_sample_size(confusion=_with_empty_none(FIGURE_3), width=1.5)
     with pytest.raises(ValueError):
         multiclass_posterior(confusion=[[1, 2], [3, 4]])
+
+
+def test_the_default_prior_weighs_one_document_per_row():
+    full = _with_empty_none(FIGURE_3)
+    perks = multiclass_posterior(confusion=full, draws=20_000, seed=5)
+    assert perks.prior == pytest.approx(1 / 5)
+    # Recall of class 1 ~ Beta(1/5 + 145, 4/5 + 4) exactly.
+    a, b = 0.2 + 145, 0.8 + 4
+    assert perks.per_class[0].recall_mean == pytest.approx(a / (a + b), abs=0.001)
+    # Less prior mass, less pull toward chance: the posterior mean moves toward the plug-in score.
+    uniform = multiclass_posterior(confusion=full, draws=20_000, seed=5, prior="uniform")
+    assert abs(perks.macro.mean - perks.macro.score) < abs(uniform.macro.mean - uniform.macro.score)
+    with pytest.raises(ValueError):
+        multiclass_posterior(confusion=full, prior="flat")

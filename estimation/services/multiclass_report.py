@@ -1,0 +1,412 @@
+"""The report of a topic set (Topic.kind "multiclass"): every router against the judged uniform sample (seed 002).
+
+Inputs (``MulticlassInputs``, frozen, stored with the snapshot; its checksum decides a new version):
+
+* The sample is the topic's uniform sample of the corpus: SampleDraw purpose "uniform", region "U"
+  (certification and gold-check draws are never read). A uniform sample makes the confusion matrix an
+  unbiased picture of the corpus, which seed 002's model assumes (class shares mu estimated from it).
+* A sampled document's true class is its label's ``majority_class`` (three workers, the class with
+  strictly more sure votes than every other). A complete label with no such class (a tie, or only
+  "unsure" votes) is *undecided*: counted and shown, in no matrix (never read as "none of these").
+  A label still short of its third vote is *pending*. A document an analyst made gold keeps its
+  sample place with its known class (``gold_class``).
+* Dawid–Skene topics (aggregator "dawid_skene"): when a label has a stored ``class_posterior`` the
+  document adds its class probabilities to its predicted column (expected counts,
+  ``confusion_matrix_expected``) instead of one vote for the argmax: the argmax would throw away the
+  posterior's doubt. A document without a stored posterior falls back to its majority class.
+* Each non-archived router's class for every judged document: its RouterPrediction row, 0 ("none of
+  these") when it has none.
+
+The report (``report["kind"] == "multiclass"``) holds, per router, the confusion matrix, per-class
+precision and recall with 95% HDIs, and micro-/macro-F1 posteriors (score, mean, sd, HDI, P(> 0.8)
+plus quantiles for any other reference, a density), all by ``estimation.stats.multiclass``; the sample
+and its undecided documents; worker agreement (Fleiss' kappa over the M + 1 classes); the assumptions
+in words. F1 averages are over the M topics; "none of these" is modelled but not averaged
+(docs/report.md).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from annotation.models import Hit, Judgment, Label, Router, RouterPrediction, SampledDocument, SampleDraw, Topic
+from core.errors import ApplicationError
+from estimation.services.inputs import CostInputs, _cost, _fee_per_assignment
+from estimation.stats.aggregation import fleiss_kappa
+from estimation.stats.multiclass import (
+    AverageF1,
+    MulticlassPosterior,
+    SampleSizePlan,
+    confusion_matrix,
+    confusion_matrix_expected,
+    multiclass_posterior,
+    multiclass_sample_size,
+    probability_above,
+)
+
+MULTICLASS_INPUTS_SCHEMA = 1
+MULTICLASS_REPORT_SCHEMA = 1
+MULTICLASS_DRAWS = 20_000
+DEFAULT_REFERENCE = 0.8  # seed 002, Table 1
+NONE_NAME = "None of these"
+# alpha_jk = beta_j = 1/K (estimation.stats.multiclass.prior_value); seed 002's uniform prior is shown beside it.
+DEFAULT_PRIOR = "perks"
+
+
+@dataclass(frozen=True)
+class RouterInputs:
+    id: int
+    name: str
+    kind: str
+    fingerprint: str
+    predicted_counts: tuple[int, ...]  # corpus documents per predicted class 0..M
+    predicted: tuple[int, ...]  # per judged document (MulticlassInputs.document_ids), 0 for none
+
+
+@dataclass(frozen=True)
+class MulticlassInputs:
+    schema: int
+    topic_id: int
+    topic_name: str
+    corpus_size: int
+    aggregator: str
+    soft_labels: bool
+    class_names: tuple[str, ...]  # index 0 "None of these", then the topics 1..M
+    sampled: int  # distinct documents of the uniform sample
+    document_ids: tuple[int, ...]  # judged (decided or gold) documents, ascending
+    labels: tuple[int, ...]  # per judged document: its class (majority, or gold); the argmax for soft labels
+    probabilities: tuple[tuple[float, ...], ...]  # soft labels only: P(class 0..M) per judged document
+    gold: int  # judged documents whose class is a gold answer
+    undecided: int  # complete labels with no majority class
+    pending: int  # sampled documents whose label is not complete yet
+    votes: tuple[tuple[int, ...], ...]  # sure votes per class 0..M, per judged non-gold document
+    unsure_votes: int
+    routers: tuple[RouterInputs, ...]
+    judgments: int
+    cost: CostInputs
+    code_version: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["kind"] = "multiclass"
+        data["class_names"] = list(self.class_names)
+        data["document_ids"] = list(self.document_ids)
+        data["labels"] = list(self.labels)
+        data["probabilities"] = [list(p) for p in self.probabilities]
+        data["votes"] = [list(v) for v in self.votes]
+        data["routers"] = [{**{f.name: getattr(r, f.name) for f in fields(r)},
+                            "predicted_counts": list(r.predicted_counts), "predicted": list(r.predicted)}
+                           for r in self.routers]
+        data["cost"] = {f.name: getattr(self.cost, f.name) for f in fields(self.cost)}
+        data["parameters"] = dict(self.parameters)
+        return data
+
+    def checksum(self) -> str:
+        canonical = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def multiclass_parameters(*, draws: int = MULTICLASS_DRAWS, seed: int, reference: float = DEFAULT_REFERENCE,
+                          prior: str = DEFAULT_PRIOR) -> dict:
+    return {"draws": int(draws), "seed": int(seed), "reference": float(reference), "prior": prior,
+            "report_schema": MULTICLASS_REPORT_SCHEMA}
+
+
+def _class_posterior(value: Any, size: int) -> tuple[float, ...] | None:
+    """A stored Dawid–Skene class posterior as probabilities 0..M, None when missing or malformed."""
+    if not isinstance(value, list) or len(value) != size:
+        return None
+    try:
+        probs = np.asarray([float(x) for x in value], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    if not np.all(np.isfinite(probs)) or np.any(probs < 0) or probs.sum() <= 0:
+        return None
+    probs = probs / probs.sum()
+    return tuple(round(float(p), 9) for p in probs)
+
+
+def _votes(value: Any, size: int) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        return (0,) * size
+    counts = [int(x) if isinstance(x, int | float) else 0 for x in value[:size]]
+    return tuple(counts + [0] * (size - len(counts)))
+
+
+def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = None,
+                             code_version: str = "") -> MulticlassInputs:
+    """Everything a topic set's report is computed from, in a handful of queries (module docstring)."""
+    classes = list(topic.classes.order_by("position").values_list("position", "name"))
+    size = (max((p for p, _ in classes), default=0)) + 1
+    names = [NONE_NAME] + [f"Class {i}" for i in range(1, size)]
+    for position, name in classes:
+        names[position] = name
+    soft = topic.aggregator == Topic.Aggregator.DAWID_SKENE
+
+    sample = SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.UNIFORM, region="U")
+    drawn = set(sample.values_list("document_id", flat=True))
+    rows = Label.objects.filter(topic=topic, document_id__in=sample.values("document_id")).values_list(
+        "document_id", "majority_class", "class_posterior", "gold_class", "class_votes", "votes_total",
+        "votes_unsure")
+    judged: dict[int, tuple[int, tuple[float, ...] | None]] = {}
+    votes: dict[int, tuple[int, ...]] = {}
+    gold = undecided = unsure_votes = 0
+    for document_id, majority, posterior, gold_class, class_votes, votes_total, votes_unsure in rows:
+        if document_id not in drawn:
+            continue
+        unsure_votes += int(votes_unsure or 0)
+        if gold_class is not None and 0 <= gold_class < size:
+            gold += 1
+            one_hot = tuple(1.0 if i == gold_class else 0.0 for i in range(size))
+            judged[document_id] = (int(gold_class), one_hot)
+            continue
+        probs = _class_posterior(posterior, size) if soft else None
+        if majority is None and probs is None:
+            if votes_total >= Hit.ASSIGNMENTS_PER_HIT:
+                undecided += 1
+            continue
+        if majority is not None and not 0 <= majority < size:
+            continue  # a class removed from the topic set: not a position of this report
+        if probs is None:
+            assert majority is not None
+            label = int(majority)
+            probs = tuple(1.0 if i == label else 0.0 for i in range(size))
+        else:
+            label = int(np.argmax(probs))
+        judged[document_id] = (label, probs)
+        votes[document_id] = _votes(class_votes, size)
+    document_ids = tuple(sorted(judged))
+    index = {d: i for i, d in enumerate(document_ids)}
+
+    routers = list(Router.objects.filter(topic=topic, archived_at__isnull=True).order_by("name", "pk"))
+    predicted: dict[int, list[int]] = {r.pk: [0] * len(document_ids) for r in routers}
+    if routers and document_ids:
+        prediction_rows = RouterPrediction.objects.filter(
+            router__in=routers, document_id__in=sample.values("document_id")).values_list(
+            "router_id", "document_id", "predicted")
+        for router_id, document_id, value in prediction_rows:
+            i = index.get(document_id)
+            if i is not None and 0 <= value < size:
+                predicted[router_id][i] = int(value)
+    router_inputs = tuple(
+        RouterInputs(id=r.pk, name=r.name, kind=r.kind, fingerprint=r.fingerprint,
+                     predicted_counts=tuple(int(x) for x in (r.predicted_counts or [])),
+                     predicted=tuple(predicted[r.pk]))
+        for r in routers)
+    labelled = {d for d in drawn if d in judged}
+    pending = len(drawn) - len(labelled) - undecided
+    fee = _fee_per_assignment(topic=topic)
+    return MulticlassInputs(
+        schema=MULTICLASS_INPUTS_SCHEMA, topic_id=topic.pk, topic_name=topic.name,
+        corpus_size=int(topic.corpus.document_count), aggregator=topic.aggregator, soft_labels=soft,
+        class_names=tuple(names), sampled=len(drawn), document_ids=document_ids,
+        labels=tuple(judged[d][0] for d in document_ids),
+        probabilities=tuple(judged[d][1] or () for d in document_ids) if soft else (),
+        gold=gold, undecided=undecided, pending=max(0, pending),
+        votes=tuple(votes[d] for d in document_ids if d in votes), unsure_votes=unsure_votes,
+        routers=router_inputs, judgments=Judgment.objects.filter(topic=topic).count(),
+        cost=_cost(topic=topic, fee=fee), code_version=code_version, parameters=dict(parameters or {}),
+    )
+
+
+# --------------------------------------------------------------------------- the report (pure)
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _average_dict(average: AverageF1) -> dict[str, Any]:
+    return {"score": _num(average.score), "mean": _num(average.mean), "sd": _num(average.sd),
+            "mc_error": _num(average.mc_error), "hdi": [_num(average.hdi.low), _num(average.hdi.high)],
+            "reference": average.reference, "above": _num(average.above), "below": _num(1.0 - average.above),
+            "draws": average.draws, "quantiles": list(average.quantiles),
+            "density": {"edges": list(average.density_edges), "heights": list(average.density)}}
+
+
+def _posterior_dict(posterior: MulticlassPosterior, names: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "positions": list(posterior.positions), "averaged": list(posterior.averaged), "prior": posterior.prior,
+        "none_modelled": posterior.none_modelled,
+        "micro": _average_dict(posterior.micro), "macro": _average_dict(posterior.macro),
+        "per_class": [
+            {"position": c.position, "name": names[c.position], "true_count": c.true_count,
+             "predicted_count": c.predicted_count, "correct": c.correct,
+             "precision": _num(c.precision), "precision_mean": _num(c.precision_mean),
+             "precision_hdi": [_num(c.precision_hdi.low), _num(c.precision_hdi.high)],
+             "recall": _num(c.recall), "recall_mean": _num(c.recall_mean),
+             "recall_hdi": [_num(c.recall_hdi.low), _num(c.recall_hdi.high)],
+             "f1": _num(c.f1), "f1_mean": _num(c.f1_mean), "f1_hdi": [_num(c.f1_hdi.low), _num(c.f1_hdi.high)]}
+            for c in posterior.per_class
+        ],
+    }
+
+
+def _agreement(inputs: MulticlassInputs) -> dict[str, Any]:
+    """Fleiss' kappa over the M + 1 classes, on the judged documents with three sure votes."""
+    full = [v for v in inputs.votes if sum(v) == Hit.ASSIGNMENTS_PER_HIT]
+    result: dict[str, Any] = {"fleiss_kappa": None, "documents": len(full), "left_out": len(inputs.votes) - len(full),
+                              "classes": len(inputs.class_names)}
+    if full:
+        try:
+            result["fleiss_kappa"] = _num(fleiss_kappa(counts=np.asarray(full, dtype=float)))
+        except ValueError as exc:
+            result["problem"] = str(exc)
+    return result
+
+
+def _assumptions(inputs: MulticlassInputs, agreement: dict[str, Any]) -> list[str]:
+    labels = ("each document's class is the Dawid–Skene posterior of the three workers' answers, counted as "
+              "expected counts (a document adds its class probabilities)" if inputs.soft_labels else
+              "each document's class is the majority of three workers (the class more of them chose than any "
+              "other); a document whose workers all disagree, or answered only \"unsure\", is undecided and in no figure")
+    kappa = agreement.get("fleiss_kappa")
+    kappa_text = (f"workers agree with Fleiss' kappa {kappa:.2f} over the {agreement['classes']} classes "
+                  f"({agreement['documents']} documents with three sure answers)" if kappa is not None else
+                  "worker agreement cannot be measured yet")
+    return [
+        "The sample is a uniform random sample of the corpus, so its confusion matrix stands for the corpus's.",
+        "The true class of a document: " + labels + ". Crowd mistakes are not modelled: they count as the "
+        "router's errors (or successes).",
+        "Agreement: " + kappa_text + ". Low agreement means the labels themselves are noisy.",
+        "Micro- and macro-F1 average over the topics only; \"None of these\" is an outcome, not a topic: a topic "
+        "document the router sends to none is a miss of that topic, a none document sent to a topic is a false "
+        "alarm of that topic.",
+        "Intervals are 95% highest-density intervals of seed 002's Dirichlet model, sampled exactly, with a "
+        "prior that weighs one document per class (alpha = beta = 1/K); the seed's own prior (alpha = beta = 1) "
+        "is shown beside it and pulls F1 down at small samples.",
+    ]
+
+
+def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str | None = None) -> dict[str, Any]:
+    """The report dict of a topic set from its gathered inputs; pure (no database)."""
+    size = len(inputs.class_names)
+    draws = int(inputs.parameters.get("draws", MULTICLASS_DRAWS))
+    seed = int(inputs.parameters.get("seed", 2015))
+    reference = float(inputs.parameters.get("reference", DEFAULT_REFERENCE))
+    prior = str(inputs.parameters.get("prior", DEFAULT_PRIOR))
+    diagnostics: list[dict[str, str]] = []
+    true_counts = [0.0] * size
+    if inputs.soft_labels and inputs.probabilities:
+        true_counts = [float(x) for x in np.asarray(inputs.probabilities, dtype=float).sum(axis=0)]
+    else:
+        for label in inputs.labels:
+            true_counts[label] += 1
+    agreement = _agreement(inputs)
+    routers = []
+    if size < 3:
+        diagnostics.append({"code": "too_few_classes", "severity": "error",
+                            "message": "A topic set needs at least two topics before it can be measured."})
+    if not inputs.document_ids:
+        diagnostics.append({"code": "no_judgments", "severity": "info",
+                            "message": "No document of the uniform sample has a decided label yet."})
+    if not inputs.routers:
+        diagnostics.append({"code": "no_router", "severity": "info",
+                            "message": "The topic set has no router to measure yet."})
+    if inputs.undecided:
+        diagnostics.append({"code": "undecided", "severity": "warning",
+                            "message": f"{inputs.undecided} sampled document(s) have no majority class (a tie or "
+                                       f"only \"unsure\" answers) and are in no figure."})
+    for router in inputs.routers:
+        if inputs.soft_labels:
+            matrix = confusion_matrix_expected(probabilities=inputs.probabilities, predicted=router.predicted,
+                                               classes=size) if inputs.document_ids else np.zeros((size, size))
+        else:
+            matrix = confusion_matrix(true=inputs.labels, predicted=router.predicted, classes=size)
+        entry: dict[str, Any] = {
+            "id": router.id, "name": router.name, "kind": router.kind, "fingerprint": router.fingerprint,
+            "predicted_counts": list(router.predicted_counts),
+            "confusion": [[_num(x) for x in row] for row in matrix], "posterior": None, "seed_prior": None,
+        }
+        if size >= 3 and inputs.document_ids:
+            try:
+                posterior = multiclass_posterior(confusion=matrix, draws=draws, seed=seed, reference=reference,
+                                                 prior=prior)
+                # The same figures under seed 002's own prior (alpha = beta = 1): how much the prior matters.
+                seed_prior = multiclass_posterior(confusion=matrix, draws=draws, seed=seed, reference=reference,
+                                                  prior="uniform", per_class=False)
+            except ValueError as exc:
+                diagnostics.append({"code": "estimation_failed", "severity": "error",
+                                    "message": f"{router.name}: {exc}"})
+            else:
+                entry["posterior"] = _posterior_dict(posterior, inputs.class_names)
+                entry["seed_prior"] = {
+                    "prior": seed_prior.prior,
+                    **{average: {key: value for key, value in _average_dict(getattr(seed_prior, average)).items()
+                                 if key not in ("quantiles", "density")} for average in ("micro", "macro")}}
+        routers.append(entry)
+    return {
+        "kind": "multiclass",
+        "schema": MULTICLASS_REPORT_SCHEMA,
+        "generated_at": generated_at or datetime.now(UTC).isoformat(),
+        "topic": {"id": inputs.topic_id, "name": inputs.topic_name, "aggregator": inputs.aggregator},
+        "classes": [{"position": i, "name": name} for i, name in enumerate(inputs.class_names)],
+        "sample": {"corpus_size": inputs.corpus_size, "sampled": inputs.sampled,
+                   "judged": len(inputs.document_ids), "undecided": inputs.undecided, "pending": inputs.pending,
+                   "gold": inputs.gold, "unsure_votes": inputs.unsure_votes, "soft_labels": inputs.soft_labels,
+                   "true_counts": true_counts},
+        "judged_documents": len(inputs.document_ids),
+        "judgments": inputs.judgments,
+        "agreement": agreement,
+        "assumptions": _assumptions(inputs, agreement),
+        "routers": routers,
+        "cost": {f.name: getattr(inputs.cost, f.name) for f in fields(inputs.cost)},
+        "parameters": {"draws": draws, "seed": seed, "reference": reference, "mass": 0.95, "prior": prior},
+        "diagnostics": diagnostics,
+    }
+
+
+# --------------------------------------------------------------------------- reads of a stored report
+
+
+class MulticlassReportError(ApplicationError):
+    """A question about a stored topic-set report that cannot be answered (shown above the form that asked it)."""
+
+
+def multiclass_router_entry(*, report: dict[str, Any], router_id: int) -> dict[str, Any] | None:
+    for entry in report.get("routers") or []:
+        if isinstance(entry, dict) and entry.get("id") == router_id:
+            return entry
+    return None
+
+
+def multiclass_probability_above(*, report: dict[str, Any], reference: float) -> dict[int, dict[str, float | None]]:
+    """Per router id, P(micro-F1 > reference) and P(macro-F1 > reference), read from the stored quantiles."""
+    result: dict[int, dict[str, float | None]] = {}
+    for entry in report.get("routers") or []:
+        posterior = entry.get("posterior") if isinstance(entry, dict) else None
+        row: dict[str, float | None] = {"micro": None, "macro": None}
+        if posterior:
+            for average in ("micro", "macro"):
+                quantiles = (posterior.get(average) or {}).get("quantiles") or []
+                if len(quantiles) >= 2:
+                    row[average] = probability_above(quantiles=quantiles, reference=reference)
+        result[int(entry.get("id", 0))] = row
+    return result
+
+
+def multiclass_sample_size_plan(*, report: dict[str, Any], router_id: int, width: float,
+                                average: str = "macro") -> SampleSizePlan:
+    """The uniform-sample size whose 95% HDI of the router's micro/macro-F1 is expected to be ``width`` wide.
+
+    From the stored confusion matrix (``estimation.stats.multiclass.multiclass_sample_size``): n counts decided
+    labels; the page also shows it inflated by the share of undecided labels so far.
+    """
+    entry = multiclass_router_entry(report=report, router_id=router_id)
+    if entry is None or not entry.get("posterior"):
+        raise MulticlassReportError("This router has no estimate yet: judge some documents of the sample first.")
+    matrix = np.asarray([[x or 0.0 for x in row] for row in entry["confusion"]], dtype=float)
+    try:
+        return multiclass_sample_size(confusion=matrix, width=width, average=average)
+    except ValueError as exc:
+        raise MulticlassReportError(str(exc)) from exc
