@@ -13,13 +13,18 @@ posts as usual.
 """
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
+from django.conf import settings
 from django.contrib import messages
+from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.models import Assignment, Worker
+from annotation.models import Assignment, Topic, Worker
 from annotation.roles import ANNOTATE, role_required
 from annotation.selectors import (
     annotator_correctable,
@@ -43,12 +48,18 @@ from annotation.services.assignments import (
     assignment_submit,
     judgment_correct,
 )
+from annotation.services.topic_sets import topic_set_classes
 from annotation.services.workers import worker_for_user
 from annotation.views.highlight import paragraphs
 
 # "u" (unsure) is accepted only where the topic allows it (the service refuses it otherwise).
 ANSWER_VALUES: dict[str, bool | None] = {"1": True, "0": False, "u": None}
 ANSWER_CODES = {value: code for code, value in ANSWER_VALUES.items()}
+# A topic set's answers are "c<position>" (0: none of these; "u" is unsure there too): the POST can be read
+# without knowing the topic, and a binary "1" is never taken for class 1.
+CLASS_CODE = re.compile(r"c(\d{1,2})")
+# The HIT page's stylesheets, inlined into the page (no request before its first paint).
+HIT_PAGE_STYLESHEETS = ("css/app.css", "css/annotator.css")
 STALE_TAB_MESSAGE = (
     "This HIT had already been submitted (from another tab or window) with different answers. "
     "The answers submitted first are the ones recorded; the ones you just sent were not."
@@ -101,12 +112,59 @@ def annotator_next(request: HttpRequest) -> HttpResponse:
 
 
 def _chosen_answers(post) -> dict[str, str]:
-    return {key[4:]: value for key, value in post.items() if key.startswith("doc-") and value in ANSWER_VALUES}
+    return {
+        key[4:]: value for key, value in post.items()
+        if key.startswith("doc-") and (value in ANSWER_VALUES or CLASS_CODE.fullmatch(value))
+    }
+
+
+def _answer(code: str) -> bool | int | None:
+    """A form value as the services take it: True/False (binary), a class position (topic set), None (unsure)."""
+    match = CLASS_CODE.fullmatch(code)
+    return int(match.group(1)) if match else ANSWER_VALUES[code]
+
+
+def _answers(chosen: dict[str, str]) -> dict[int, bool | int | None]:
+    return {int(doc_id): _answer(value) for doc_id, value in chosen.items() if doc_id.isdigit()}
+
+
+def _codes(topic: Topic, recorded: dict) -> dict[str, str]:
+    """Recorded answers as form values (assignment_answers gives class positions for a topic set)."""
+    if topic.is_multiclass:
+        return {str(doc_id): "u" if value is None else f"c{int(value)}" for doc_id, value in recorded.items()}
+    return {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
+
+
+def _read_stylesheet(path: str) -> str:
+    found = finders.find(path)
+    if not found:
+        return ""
+    with open(found if isinstance(found, str) else found[0], encoding="utf-8") as handle:
+        return handle.read()
+
+
+@lru_cache(maxsize=1)
+def _hit_page_css_cached() -> str:
+    css = "\n".join(_read_stylesheet(path) for path in HIT_PAGE_STYLESHEETS)
+    # Comments out (they name analyst features, e.g. gold documents, that a worker's page must not mention),
+    # runs of white space made one space: about a third smaller.
+    return re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", "", css, flags=re.S)).strip()
+
+
+def hit_page_css() -> str:
+    """The HIT page's CSS, inlined in its <head>: the page paints with its HTML alone (no stylesheet request).
+
+    Read once per process (again on every request with DEBUG, so edits show). Our own files, with no url()
+    and no "</style>": safe to place inside <style>.
+    """
+    if settings.DEBUG:
+        _hit_page_css_cached.cache_clear()
+    return _hit_page_css_cached()
 
 
 def _submit(request: HttpRequest, worker: Worker, assignment_id: int, chosen: dict[str, str]) -> HttpResponse | str:
     """Record the answers; a response to send, or the message of a refusal to show above the form."""
-    answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
+    answers = _answers(chosen)
     try:
         result = assignment_submit(assignment_id=assignment_id, worker=worker, answers=answers)
     except AssignmentNotFound:
@@ -165,9 +223,19 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
     except Assignment.DoesNotExist:
         raise Http404("No such assignment.") from None
     if request.method != "POST" and assignment.status != Assignment.Status.CLAIMED:
-        recorded = assignment_answers(assignment=assignment)
-        chosen = {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
+        chosen = _codes(assignment.hit.topic, assignment_answers(assignment=assignment))
     return _hit_page(request, worker, assignment, chosen=chosen, error=error, status=status)
+
+
+def _topic_context(topic: Topic) -> dict:
+    """What the HIT page needs of its topic: a topic set's classes are read here, once (no query per document)."""
+    return {
+        "topic": topic,
+        "allow_unsure": topic.allow_unsure,
+        "multiclass": topic.is_multiclass,
+        "classes": topic_set_classes(topic=topic) if topic.is_multiclass else [],
+        "inline_css": hit_page_css(),
+    }
 
 
 def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, chosen: dict[str, str] | None = None,
@@ -184,8 +252,8 @@ def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, c
         request,
         "annotator/assignment.html",
         {
+            **_topic_context(assignment.hit.topic),
             "assignment": assignment,
-            "topic": assignment.hit.topic,
             "rows": rows,
             "answered": sum(1 for _, value, _ in rows if value),
             "error": error,
@@ -197,7 +265,6 @@ def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, c
             # An expired assignment may still be submitted while its place is free (the service decides).
             "editable": assignment.status == Assignment.Status.CLAIMED
             or (assignment.status == Assignment.Status.EXPIRED and not returned),
-            "allow_unsure": assignment.hit.topic.allow_unsure,
             "correctable": assignment.status == Assignment.Status.SUBMITTED
             and assignment_correctable(assignment=assignment),
         },
@@ -217,7 +284,7 @@ def annotator_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
     error, status = "", 200
     if request.method == "POST":
         chosen = _chosen_answers(request.POST)
-        answers = {int(doc_id): ANSWER_VALUES[value] for doc_id, value in chosen.items() if doc_id.isdigit()}
+        answers = _answers(chosen)
         try:
             result = judgment_correct(worker=worker, assignment_id=assignment.pk, answers=answers)
         except AssignmentNotFound:
@@ -246,15 +313,15 @@ def annotator_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
             messages.error(request, "These answers can no longer be changed: the other workers have finished "
                                     "these documents, or the HIT is not a submitted one of yours.")
             return redirect("annotator:assignment", assignment_id=assignment.pk)
-        chosen = {str(doc_id): ANSWER_CODES[value] for doc_id, value in assignment_answers(assignment=assignment).items()}
+        chosen = _codes(assignment.hit.topic, assignment_answers(assignment=assignment))
     items = assignment_items(assignment=assignment)
     rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
     return render(
         request,
         "annotator/assignment.html",
         {
+            **_topic_context(assignment.hit.topic),
             "assignment": assignment,
-            "topic": assignment.hit.topic,
             "rows": rows,
             "answered": sum(1 for _, value, _ in rows if value),
             "error": error,
@@ -262,7 +329,6 @@ def annotator_correct(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "progress": None,
             "editable": True,
             "correcting": True,
-            "allow_unsure": assignment.hit.topic.allow_unsure,
             "correctable": False,
         },
         status=status,

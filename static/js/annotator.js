@@ -3,6 +3,9 @@
 // the documents): j/1 on topic, k/0 off topic, u/2 unsure where the topic offers it (then the next
 // document), n/p next/previous,
 // Enter submits (or jumps to the first unanswered document). The highlight follows focus.
+// A topic set (form data-kind="multiclass"): 1..9 choose the class of that number, 0 "none of these",
+// u unsure where offered; with ten classes or more, two digits typed in quick succession (1 then 2)
+// choose class 12, and a lone 1 or 2 is applied when no second digit follows within TWO_DIGIT_MS.
 // Answers are kept in localStorage (keyed by assignment) until the server acknowledges the submit:
 // an expired session, a stale CSRF token or a lost connection loses nothing.
 // Both pages: the deadline in local time with a countdown.
@@ -10,6 +13,7 @@
   "use strict";
   var PREFIX = "recall-hit:";
   var KEEP_MS = 7 * 24 * 3600 * 1000;
+  var TWO_DIGIT_MS = 700;
 
   function storage() {
     try { return window.localStorage; } catch (e) { return null; }
@@ -64,6 +68,9 @@
   var docs = Array.prototype.slice.call(form.querySelectorAll("article.document"));
   if (!docs.length) { return; }
   var current = 0;
+  var multiclass = form.getAttribute("data-kind") === "multiclass";
+  var classCount = parseInt(form.getAttribute("data-classes") || "0", 10);
+  var pendingDigit = null;  // topic sets with 10+ classes: the first digit, waiting for a second
   var answeredBox = document.getElementById("answered");
   var saveStatus = document.getElementById("save-status");
   var problem = document.getElementById("submit-problem");
@@ -155,14 +162,65 @@
   });
   form.addEventListener("change", function () { save(); updateProgress(); });
 
+  function flushDigit() {
+    if (!pendingDigit) { return; }
+    var waiting = pendingDigit;
+    pendingDigit = null;
+    window.clearTimeout(waiting.timer);
+    answer("c" + waiting.digit, waiting.index, waiting.inside);
+  }
+
+  // A topic set's keys; false when the key is not one of them.
+  function classKey(key, index, inside) {
+    if (key === "u") {
+      flushDigit();
+      if (!docs[index].querySelector("input[type=radio][value='u']")) { return false; }
+      answer("u", index, inside);
+      return true;
+    }
+    if (key.length !== 1 || key < "0" || key > "9") { return false; }
+    var digit = parseInt(key, 10);
+    if (pendingDigit) {
+      var waiting = pendingDigit;
+      var both = waiting.digit * 10 + digit;
+      if (both <= classCount) {
+        pendingDigit = null;
+        window.clearTimeout(waiting.timer);
+        answer("c" + both, waiting.index, waiting.inside);
+        return true;
+      }
+      flushDigit();  // not a class number: the first digit stands alone, this one starts afresh
+      focused = cardOf(document.activeElement);
+      index = focused >= 0 ? focused : current;
+      inside = focused >= 0;
+    }
+    if (digit > classCount) { return true; }  // no such class: swallow the key, answer nothing
+    if (digit > 0 && digit * 10 <= classCount) {
+      pendingDigit = { digit: digit, index: index, inside: inside,
+                       timer: window.setTimeout(flushDigit, TWO_DIGIT_MS) };
+      return true;
+    }
+    answer("c" + digit, index, inside);
+    return true;
+  }
+  var focused = -1;
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || target.tagName === "BUTTON" || target.tagName === "A" ||
         target.tagName === "SELECT" || (target.tagName === "INPUT" && target.type !== "radio"))) { return; }
-    var focused = cardOf(document.activeElement);
+    focused = cardOf(document.activeElement);
     var index = focused >= 0 ? focused : current;
     var inside = focused >= 0;
+    if (multiclass) {
+      if (classKey(event.key, index, inside)) { event.preventDefault(); return; }
+      flushDigit();
+      if (event.key !== "n" && event.key !== "p" && event.key !== "Enter") { return; }
+      focused = cardOf(document.activeElement);  // the pending digit may have moved focus on
+      index = focused >= 0 ? focused : current;
+      inside = focused >= 0;
+    }
     switch (event.key) {
       case "j": case "1": answer("1", index, inside); break;
       case "k": case "0": answer("0", index, inside); break;
@@ -223,6 +281,7 @@
       if (store) { store.removeItem(key); }  // returning the HIT discards its answers on purpose
       return;  // a plain POST to the return view
     }
+    flushDigit();  // a class number typed just before the click counts
     if (!window.fetch || !window.FormData) { return; }
     event.preventDefault();
     save();

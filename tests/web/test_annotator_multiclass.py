@@ -1,0 +1,192 @@
+"""The annotator's HIT page for a topic set (issue 13 item 1, seed 002): one choice per class, none of these, unsure.
+
+Server side: the classes and their descriptions are on the page (escaped), a POST stores the chosen
+class positions, a submitted HIT shows them back, the page reads the classes once (no query per
+document), binary pages keep their on/off-topic choices, and the page paints from its HTML alone
+(its CSS inlined, its script deferred). In headless Chromium: focus document 3, press 2 and document 3
+gets class 2; the answers survive a reload before the submit (localStorage); two digits choose class 12.
+Browser tests are skipped without Chromium, unless REQUIRE_BROWSER=1.
+Fixtures are built with the models directly (Topic kind multiclass, TopicClass, Hit, HitItem, Label, Assignment).
+"""
+from __future__ import annotations
+
+import os
+import re
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass
+from annotation.services.workers import worker_for_user
+from tests.factories import HOSTILE, CorpusFactory, TopicFactory, make_documents, user_with_role
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CLASSES = (("Sport " + HOSTILE, "Games & <matches>"), ("Politics", "Elections, parliaments"), ("Science", ""))
+
+
+def _topic_set(*, classes=CLASSES, allow_unsure: bool = False, documents: int = 5, name: str = "news set") -> Topic:
+    corpus = CorpusFactory.create()
+    make_documents(corpus, max(documents, 5))
+    topic = TopicFactory.create(corpus=corpus, name=name + " " + HOSTILE, kind=Topic.Kind.MULTICLASS,
+                                status=Topic.Status.ACTIVE, allow_unsure=allow_unsure,
+                                instructions="Which topic? " + HOSTILE)
+    TopicClass.objects.bulk_create(TopicClass(topic=topic, position=p, name=n, description=d)
+                                   for p, (n, d) in enumerate(classes, start=1))
+    return topic
+
+
+def _hit_for(topic: Topic, username: str, *, documents: int = 5, skip: int = 0) -> tuple[Assignment, list[int]]:
+    """A HIT of `documents` of the topic's documents (after the first `skip`), claimed by `username` (an annotator)."""
+    doc_ids = list(topic.corpus.documents.order_by("pk").values_list("pk", flat=True)[skip:skip + documents])
+    hit = Hit.objects.create(topic=topic, reward=Decimal("0.10"))
+    HitItem.objects.bulk_create(HitItem(hit=hit, topic=topic, document_id=d, position=i) for i, d in enumerate(doc_ids))
+    m = TopicClass.objects.filter(topic=topic).count()
+    Label.objects.bulk_create(Label(topic=topic, document_id=d, class_votes=[0] * (m + 1)) for d in doc_ids)
+    worker = worker_for_user(user=user_with_role(username, "annotator"))
+    assignment = Assignment.objects.create(hit=hit, worker=worker, slot=0,
+                                           deadline=timezone.now() + timedelta(hours=1))
+    return assignment, doc_ids
+
+
+def _url(assignment: Assignment) -> str:
+    return reverse("annotator:assignment", args=[assignment.pk])
+
+
+def _values(content: str, doc_id: int) -> list[str]:
+    return re.findall(rf'name="doc-{doc_id}" value="([^"]*)"', content)
+
+
+# --------------------------------------------------------------------------- server side
+
+
+@pytest.mark.django_db
+def test_page_offers_each_class_by_name_none_of_these_and_escapes_them(client):
+    topic = _topic_set()
+    assignment, docs = _hit_for(topic, "mc-reader")
+    client.force_login(assignment.worker.user)
+    response = client.get(_url(assignment))
+    assert response.status_code == 200
+    content = response.content.decode()
+    # One choice per class 1..M, then "none of these"; no on/off topic, no unsure (not allowed here).
+    for doc_id in docs:
+        assert _values(content, doc_id) == ["c1", "c2", "c3", "c0"]
+    assert "On topic" not in content and "Unsure" not in content
+    assert content.count("None of these</label>") == len(docs)
+    assert "<dt><kbd>0</kbd> None of these</dt>" in content  # the key to the classes, above the documents
+    # Names and descriptions are text: the hostile markup arrives escaped, never as tags.
+    assert HOSTILE not in content
+    assert "Sport &lt;script&gt;" in content and "Games &amp; &lt;matches&gt;" in content
+    assert "Elections, parliaments" in content
+    form = re.search(r'<form method="post" id="hit-form"[^>]*>', content).group(0)
+    assert 'data-kind="multiclass"' in form and 'data-classes="3"' in form
+
+
+@pytest.mark.django_db
+def test_unsure_offered_only_where_the_topic_allows_it(client):
+    topic = _topic_set(allow_unsure=True)
+    assignment, docs = _hit_for(topic, "mc-doubter")
+    client.force_login(assignment.worker.user)
+    content = client.get(_url(assignment)).content.decode()
+    assert _values(content, docs[0]) == ["c1", "c2", "c3", "c0", "u"]
+    assert "<kbd>u</kbd> unsure" in content
+
+
+@pytest.mark.django_db
+def test_binary_page_keeps_its_on_and_off_topic_choices(client):
+    from annotation.services.sampling import samples_launch
+    from tests.factories import make_pair_world
+
+    world = make_pair_world(n=300, prevalence=0.2, seed=3)
+    samples_launch(topic=world.topic, per_region=4, seed=1)
+    user = user_with_role("bin-reader", "annotator")
+    client.force_login(user)
+    response = client.post("/annotate/next/")
+    content = client.get(response["Location"]).content.decode()
+    doc_id = int(re.search(r'name="doc-(\d+)"', content).group(1))
+    assert _values(content, doc_id) == ["1", "0"]
+    assert "data-kind" not in content and "None of these" not in content
+    assert "<kbd>j</kbd>/<kbd>1</kbd> on topic" in content
+
+
+@pytest.mark.django_db
+def test_submit_stores_the_chosen_classes(client):
+    topic = _topic_set()
+    assignment, docs = _hit_for(topic, "mc-submitter")
+    client.force_login(assignment.worker.user)
+    chosen = {docs[0]: 1, docs[1]: 2, docs[2]: 3, docs[3]: 0, docs[4]: 2}
+    data = {f"doc-{d}": f"c{c}" for d, c in chosen.items()}
+    data["then"] = "home"
+    response = client.post(_url(assignment), data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    stored = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "choice"))
+    assert stored == chosen
+    assert not Judgment.objects.filter(assignment=assignment, relevant__isnull=False).exists()
+    # The submitted HIT shows the recorded classes back, read-only.
+    content = client.get(_url(assignment)).content.decode()
+    for doc_id, position in chosen.items():
+        assert re.search(rf'name="doc-{doc_id}" value="c{position}"[^>]* checked', content), doc_id
+
+
+@pytest.mark.django_db
+def test_a_refused_submit_shows_the_form_again_with_the_classes_chosen(client):
+    topic = _topic_set()
+    assignment, docs = _hit_for(topic, "mc-partial")
+    client.force_login(assignment.worker.user)
+    # Two documents answered, three missing: refused, nothing stored, the two choices still checked.
+    response = client.post(_url(assignment), {f"doc-{docs[0]}": "c3", f"doc-{docs[1]}": "c0", "then": "home"})
+    assert response.status_code == 400
+    assert not Judgment.objects.filter(assignment=assignment).exists()
+    content = response.content.decode()
+    assert re.search(rf'name="doc-{docs[0]}" value="c3"[^>]* checked', content)
+    assert re.search(rf'name="doc-{docs[1]}" value="c0"[^>]* checked', content)
+    assert not re.search(rf'name="doc-{docs[2]}" value="c\d+"[^>]* checked', content)
+
+
+@pytest.mark.django_db
+def test_values_that_are_no_answer_are_ignored_not_a_500(client):
+    topic = _topic_set()
+    assignment, docs = _hit_for(topic, "mc-junk")
+    client.force_login(assignment.worker.user)
+    data = {f"doc-{d}": "c1" for d in docs}
+    data[f"doc-{docs[0]}"] = "c123"  # three digits: not a class code
+    data[f"doc-{docs[1]}"] = "cc"
+    response = client.post(_url(assignment), data)
+    assert response.status_code == 400  # two documents left unanswered: the form again, with the message
+    assert not Judgment.objects.filter(assignment=assignment).exists()
+
+
+@pytest.mark.django_db
+def test_the_classes_are_read_once_not_per_document(client):
+    topic = _topic_set(documents=14)
+    small, _ = _hit_for(topic, "mc-small", documents=2)
+    large, _ = _hit_for(topic, "mc-large", documents=12, skip=2)
+
+    def queries(assignment: Assignment) -> int:
+        client.force_login(assignment.worker.user)
+        client.get(_url(assignment))  # warm the session and the content types
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(_url(assignment)).status_code == 200
+        return len(captured)
+
+    assert queries(small) == queries(large)
+
+
+@pytest.mark.django_db
+def test_the_page_paints_from_its_html_alone(client):
+    """First paint: the CSS is inlined (no render-blocking request) and the one script is deferred."""
+    topic = _topic_set()
+    assignment, _ = _hit_for(topic, "mc-paint")
+    client.force_login(assignment.worker.user)
+    content = client.get(_url(assignment)).content.decode()
+    head = content.split("</head>")[0]
+    assert 'rel="stylesheet"' not in head
+    assert "<style>" in head and ".document label.choice" in head and "--accent:" in head
+    assert "content-visibility: auto" in head
+    scripts = re.findall(r"<script[^>]*>", content)
+    assert scripts and all(" defer" in tag and "src=" in tag for tag in scripts)
