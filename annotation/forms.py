@@ -340,3 +340,145 @@ class WorkerBlockForm(forms.Form):
         if not reason:
             raise forms.ValidationError("Say why the worker is blocked.")
         return reason
+
+
+# --- topic sets (issue 13 item 1, seed 002) ---------------------------------------------------------------
+
+TOPIC_SET_MIN_CLASSES, TOPIC_SET_MAX_CLASSES = 2, 20
+# Words a class may not be called: position 0 ("none of these") is every topic set's own.
+RESERVED_CLASS_NAMES = {"none", "none of these", "none of the above", "unsure"}
+
+
+def parse_topic_set_classes(raw: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """One class per line, "Name: description" (the description may be left out); blank lines skipped.
+
+    Returns the (name, description) pairs in order and the problems, each naming its line.
+    """
+    classes: list[tuple[str, str]] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        name, _, description = line.partition(":")
+        name, description = " ".join(name.split()), " ".join(description.split())
+        if not name:
+            problems.append(f"Line {number}: the class has no name (write “Name: description”).")
+            continue
+        if len(name) > 200:
+            problems.append(f"Line {number}: the name is {len(name)} characters long; at most 200.")
+            continue
+        if name.isdigit():
+            problems.append(f"Line {number}: “{name}” is a number; router files use numbers for class positions, "
+                            "so a class needs a name with letters.")
+            continue
+        if name.lower() in RESERVED_CLASS_NAMES:
+            problems.append(f"Line {number}: “{name}” is reserved: every topic set offers “None of these” "
+                            "itself (and “unsure” when allowed).")
+            continue
+        if name.lower() in seen:
+            problems.append(f"Line {number}: “{name}” is already the class of line {seen[name.lower()]}.")
+            continue
+        seen[name.lower()] = number
+        classes.append((name, description))
+    return classes, problems
+
+
+class TopicSetForm(forms.Form):
+    """A new topic set: its classes, one per line; the service decides the rest."""
+
+    corpus = forms.ModelChoiceField(queryset=Corpus.objects.defer("documents_bitmap").order_by("name"),
+                                    empty_label=None)
+    name = forms.CharField(max_length=200)
+    instructions = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="What annotators read above every document: how to choose among the topics. Each class's "
+        "description is shown under its name.")
+    classes = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "placeholder": "Sport: matches, players, results\n"
+                                                                "Politics: elections, parliament, government"}),
+        label="Classes",
+        help_text=f"One class per line, “Name: description”, from {TOPIC_SET_MIN_CLASSES} to "
+        f"{TOPIC_SET_MAX_CLASSES} classes, in the order annotators see them. The classes exclude one another; "
+        "“None of these” is always offered as well, so do not list it.")
+    allow_unsure = forms.BooleanField(
+        required=False, label="Offer an \"unsure\" answer",
+        help_text="It fills the annotator's place (cost unchanged) but counts for no class.")
+    aggregator = forms.ChoiceField(choices=Topic.Aggregator.choices, initial=Topic.Aggregator.MAJORITY,
+                                   label="Combine the three judgments by")
+    hit_size = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Documents per HIT")
+    reward_per_hit = forms.DecimalField(min_value=Decimal("0"), max_digits=8, decimal_places=2,
+                                        initial=Decimal("0.10"), label="Reward per HIT (USD)")
+    budget = forms.DecimalField(min_value=Decimal("0"), max_digits=10, decimal_places=2, required=False,
+                                label="Budget (USD)", help_text="Leave empty for no limit.")
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Enter a name.")
+        if Topic.objects.filter(name=name).exists():
+            raise forms.ValidationError("A topic with this name exists already.")
+        return name
+
+    def clean_classes(self) -> list[tuple[str, str]]:
+        classes, problems = parse_topic_set_classes(self.cleaned_data["classes"])
+        if problems:
+            raise forms.ValidationError(problems)
+        if len(classes) < TOPIC_SET_MIN_CLASSES:
+            raise forms.ValidationError(f"List at least {TOPIC_SET_MIN_CLASSES} classes, one per line "
+                                        f"(found {len(classes)}).")
+        if len(classes) > TOPIC_SET_MAX_CLASSES:
+            raise forms.ValidationError(f"A topic set has at most {TOPIC_SET_MAX_CLASSES} classes "
+                                        f"(found {len(classes)}).")
+        return classes
+
+
+class TopicSetLaunchForm(_ConfirmFields):
+    """The launch of a topic set: the total size of its uniform sample (a repeat draws only the difference)."""
+
+    documents = forms.IntegerField(min_value=1, max_value=1_000_000, label="Documents in the sample (total)",
+                                   help_text="A uniform sample of the corpus, each document judged by three "
+                                   "annotators. Documents already drawn count towards it.")
+
+
+class RouterUploadForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    file = forms.FileField(label="Predictions (CSV)",
+                           help_text="A header line id,class, then one line per document.")
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Enter a name.")
+        return name
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size == 0:
+            raise forms.ValidationError("The file is empty.")
+        return upload
+
+
+class RouterNameForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Router name")
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Enter a name.")
+        return name
+
+
+class RouterRuleForm(forms.Form):
+    """One class's keyword rule; rules are tried in the order given, the first that matches wins."""
+
+    position = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    order = forms.IntegerField(min_value=1, max_value=TOPIC_SET_MAX_CLASSES, label="Order",
+                               widget=forms.NumberInput(attrs={"class": "narrow"}))
+    terms = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Terms",
+                            help_text="One term or phrase per line; empty: no rule for this class.")
+    fields = forms.MultipleChoiceField(  # type: ignore[assignment]  # see KeywordClassifierForm
+        choices=KEYWORD_FIELDS, required=False, widget=forms.CheckboxSelectMultiple, label="Search in")
+
+    def clean_terms(self) -> list[str]:
+        return split_terms(self.cleaned_data.get("terms") or "")

@@ -1,7 +1,8 @@
 """Analyst pages (every view requires annotation.configure_topics)."""
 from django.urls import path
 
-from annotation.views import classifier_kinds, classifiers, corpora, quality, topics
+from annotation.views import classifier_kinds, classifiers, corpora, quality, topic_sets, topics
+from annotation.views import retrieved_upload as retrieved_upload_views
 
 app_name = "analyst"
 urlpatterns = [
@@ -17,6 +18,17 @@ urlpatterns = [
     path("topics/<int:topic_id>/archive/", topics.topic_archive_view, name="topic_archive"),
     path("topics/<int:topic_id>/unarchive/", topics.topic_unarchive_view, name="topic_unarchive"),
     path("topics/<int:topic_id>/delete/", topics.topic_delete_view, name="topic_delete"),
+    # topic sets (issue 13 item 1): annotation/views/topic_sets.py
+    path("topic-sets/new/", topic_sets.topic_set_new, name="topic_set_new"),
+    path("topic-sets/<int:topic_id>/", topic_sets.topic_set_detail, name="topic_set"),
+    path("topic-sets/<int:topic_id>/launch/", topic_sets.topic_set_launch_view, name="topic_set_launch"),
+    path("topic-sets/<int:topic_id>/hit-preview/", topic_sets.topic_set_hit_preview, name="topic_set_hit_preview"),
+    path("topic-sets/<int:topic_id>/routers/upload/", topic_sets.router_upload, name="router_upload"),
+    path("topic-sets/<int:topic_id>/routers/keywords/", topic_sets.router_keywords, name="router_keywords"),
+    path("routers/<int:router_id>/", topic_sets.router_detail, name="router"),
+    path("routers/<int:router_id>/archive/", topic_sets.router_archive_view, name="router_archive"),
+    path("routers/<int:router_id>/unarchive/", topic_sets.router_unarchive_view, name="router_unarchive"),
+    path("routers/<int:router_id>/delete/", topic_sets.router_delete_view, name="router_delete"),
     path("topics/<int:topic_id>/gold/", quality.gold_documents, name="gold"),
     path("topics/<int:topic_id>/gold/add/", quality.gold_add_judged, name="gold_add"),
     path("topics/<int:topic_id>/gold/upload/", quality.gold_csv_upload, name="gold_upload"),
@@ -36,6 +48,8 @@ urlpatterns = [
     path("corpora/<int:corpus_id>/classifiers/preview/", classifiers.keyword_preview_fragment, name="keyword_preview"),
     path("corpora/<int:corpus_id>/classifiers/suggest/", classifiers.neighbour_terms, name="neighbour_terms"),
     path("corpora/<int:corpus_id>/classifiers/upload/", classifiers.classifier_upload, name="classifier_upload"),
+    path("corpora/<int:corpus_id>/classifiers/retrieved/", retrieved_upload_views.classifier_retrieved_upload,
+         name="classifier_retrieved_upload"),
     path("corpora/<int:corpus_id>/classifiers/field-values/", classifier_kinds.classifier_field_values_new,
          name="classifier_field_values"),
     path("corpora/<int:corpus_id>/classifiers/trained/", classifier_kinds.classifier_trained_new,

@@ -51,6 +51,10 @@ from core.web import form_error
 HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."
 ARCHIVED_MESSAGE = "The topic is archived: it takes no new samples. Unarchive it first (it comes back paused)."
 COMPLEMENT_MESSAGE = "Enter the dependence check's size as a whole number of documents, 0 or more."
+TOPIC_SET_LAUNCH_MESSAGE = ("This is a topic set: it is launched from its own page, with the size of its uniform "
+                            "sample.")
+# Settings of a single topic's recall goal that a topic set (no pair, no recall target) does not have.
+MULTICLASS_UNUSED_SETTINGS = ("target_recall", "confidence")
 
 
 def _form_message(form: LaunchForm | TopUpForm) -> str:
@@ -75,7 +79,8 @@ def topics_list(request: HttpRequest) -> HttpResponse:
     topics = topics_for_list(search=search, archived=archived).select_related(
         "corpus", "pair__c1", "pair__c2").defer(
         "corpus__documents_bitmap", "pair__c1__retrieved_bitmap", "pair__c2__retrieved_bitmap").annotate(
-        n_hits=Count("hits", filter=~Q(hits__status=Hit.Status.CANCELLED), distinct=True))
+        n_hits=Count("hits", filter=~Q(hits__status=Hit.Status.CANCELLED), distinct=True),
+        n_classes=Count("classes", distinct=True))
     page = Paginator(topics, LIST_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "analyst/topics_list.html", {
         "topics": page.object_list, "page": page, "form": search_form, "search": search, "archived": archived,
@@ -146,6 +151,8 @@ def topic_new(request: HttpRequest) -> HttpResponse:
 @role_required(CONFIGURE)
 def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    if topic.is_multiclass:
+        return redirect("analyst:topic_set", topic_id=topic.pk)
     plan_form = PlanForm(request.GET or None)
     valid = plan_form.is_bound and plan_form.is_valid()
     half_width = plan_form.cleaned_data["half_width"] if valid else 0.05
@@ -164,19 +171,24 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 @role_required(CONFIGURE)
 def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """The settings that may change; a topic set has no recall goal, so it is not asked for one."""
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     initial = {name: getattr(topic, name) for name in TopicSettingsForm.base_fields}
     form = TopicSettingsForm(request.POST or None, initial=initial)
+    if topic.is_multiclass:
+        for name in MULTICLASS_UNUSED_SETTINGS:
+            del form.fields[name]
     if request.method == "POST" and form.is_valid():
+        values = {"confidence": topic.confidence, "target_recall": topic.target_recall, **form.cleaned_data}
         try:
-            topic_settings_update(topic=topic, **form.cleaned_data)
+            topic_settings_update(topic=topic, **values)
         except ApplicationError as exc:
             form_error(form, exc)
         else:
             messages.success(request, "Topic settings saved.")
             return redirect("analyst:topic", topic_id=topic.pk)
-    return render(request, "analyst/topic_edit.html",
-                  {"topic": topic, "form": form, "committed": topic_committed_cost(topic=topic)})
+    template = "analyst/topic_set_edit.html" if topic.is_multiclass else "analyst/topic_edit.html"
+    return render(request, template, {"topic": topic, "form": form, "committed": topic_committed_cost(topic=topic)})
 
 
 def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *, step: str) -> HttpResponse:
@@ -224,6 +236,9 @@ def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *,
 def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
     """First POST: the confirmation page with documents, judgments, HITs and cost; second POST: the launch."""
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    if topic.is_multiclass:
+        messages.info(request, TOPIC_SET_LAUNCH_MESSAGE)
+        return redirect("analyst:topic_set", topic_id=topic.pk)
     form = LaunchForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
@@ -241,6 +256,9 @@ def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
 def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
     """Top-up in the same two steps as the launch."""
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    if topic.is_multiclass:
+        messages.info(request, TOPIC_SET_LAUNCH_MESSAGE)
+        return redirect("analyst:topic_set", topic_id=topic.pk)
     form = TopUpForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
@@ -285,6 +303,8 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
     Answers given here go nowhere: a POST just shows the page again.
     """
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
+    if topic.is_multiclass:
+        return redirect("analyst:topic_set_hit_preview", topic_id=topic.pk)
     documents = []
     try:
         pair = topic.pair

@@ -1,0 +1,384 @@
+"""Analyst pages: topic sets (issue 13 item 1, seed 002) — create, routers, launch with a confirmation, HIT preview.
+
+A topic set is a Topic of kind "multiclass": M classes plus "none of these", a uniform sample of the corpus
+judged by three workers, and routers (multi-class classifiers) measured against it. The views parse, call
+annotation.services.topic_sets / routers and render; the binary topic pages send a topic set here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django import forms
+from django.contrib import messages
+from django.db.models import Q, QuerySet
+from django.forms import BaseForm
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.forms import RouterNameForm, RouterRuleForm, RouterUploadForm, TopicSetForm, TopicSetLaunchForm
+from annotation.models import Corpus, Document, Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
+from annotation.roles import CONFIGURE, role_required
+from annotation.selectors import topic_progress
+from annotation.services.keywords import corpus_keyword_fields
+from annotation.services.routers import (
+    ROUTER_CSV_MAX_BYTES,
+    RouterError,
+    router_archive,
+    router_create_from_csv,
+    router_create_from_keywords,
+    router_delete,
+    router_delete_blockers,
+    router_unarchive,
+    routers_for_topic,
+)
+from annotation.services.topic_sets import (
+    LaunchPreview,
+    topic_set_class_names,
+    topic_set_classes,
+    topic_set_create,
+    topic_set_launch,
+    topic_set_launch_preview,
+)
+from annotation.views.highlight import paragraphs
+from core.errors import ApplicationError
+from core.web import form_error
+
+ARCHIVED_MESSAGE = "The topic set is archived: it takes no new samples. Unarchive it first (it comes back paused)."
+# Bad lines of a router upload listed on the page (the service keeps them all; the message counts them).
+BAD_LINES_SHOWN = 100
+
+
+def _topic_sets() -> QuerySet[Topic]:
+    return Topic.objects.select_related("corpus").defer("corpus__documents_bitmap")
+
+
+def _topic_set(topic_id: int) -> Topic:
+    """The topic, 404 if absent; callers send a single (binary) topic to its own page."""
+    return get_object_or_404(_topic_sets(), pk=topic_id)
+
+
+def _to_topic_page(topic: Topic) -> HttpResponse:
+    return redirect("analyst:topic", topic_id=topic.pk)
+
+
+def _router(router_id: int) -> Router:
+    return get_object_or_404(Router.objects.select_related("topic", "topic__corpus")
+                             .defer("topic__corpus__documents_bitmap"), pk=router_id)
+
+
+# --------------------------------------------------------------------------- create
+
+
+@role_required(CONFIGURE)
+def topic_set_new(request: HttpRequest) -> HttpResponse:
+    """A new topic set: corpus, name, instructions, the classes (one per line), unsure, aggregator, money."""
+    corpora = Corpus.objects.defer("documents_bitmap").order_by("name")
+    initial: dict[str, Any] = {}
+    raw = request.GET.get("corpus") or ""
+    if raw.isdigit() and corpora.filter(pk=int(raw)).exists():
+        initial["corpus"] = int(raw)
+    form = TopicSetForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            topic = topic_set_create(
+                corpus=data["corpus"], name=data["name"], classes=data["classes"],
+                instructions=data["instructions"], allow_unsure=data["allow_unsure"],
+                aggregator=data["aggregator"], hit_size=data["hit_size"],
+                reward_per_hit=data["reward_per_hit"], budget=data["budget"])
+        except ApplicationError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Topic set “{topic.name}” created with {len(data['classes'])} topics. "
+                                      "Add a router, then launch its sample.")
+            return redirect("analyst:topic_set", topic_id=topic.pk)
+    return render(request, "analyst/topic_set_form.html", {"form": form, "has_corpus": corpora.exists()})
+
+
+# --------------------------------------------------------------------------- detail
+
+
+@dataclass(frozen=True)
+class _SampleProgress:
+    drawn: int  # documents of the uniform sample
+    judged: int  # of them, with all three judgments
+    decided: int  # of them, with a majority class (or posterior) to report
+
+
+def _sample_progress(topic: Topic) -> _SampleProgress:
+    sampled = SampledDocument.objects.filter(topic=topic, region=Region.UNIFORM,
+                                             draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key="")
+    labels = Label.objects.filter(topic=topic, document_id__in=sampled.values("document_id"))
+    return _SampleProgress(
+        drawn=sampled.count(),
+        judged=labels.filter(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT).count(),
+        decided=labels.filter(Q(majority_class__isnull=False) | Q(class_posterior__isnull=False)).count())
+
+
+def _router_rows(router: Router, names: list[str]) -> list[tuple[str, int]]:
+    """(class name, documents the router sends there), "none of these" last."""
+    counts = list(router.predicted_counts or [])
+    counts += [0] * (len(names) - len(counts))
+    return [(names[position], counts[position]) for position in (*range(1, len(names)), 0)]
+
+
+@role_required(CONFIGURE)
+def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
+    topic = _topic_set(topic_id)
+    if not topic.is_multiclass:
+        return _to_topic_page(topic)
+    names = topic_set_class_names(topic=topic)
+    routers = routers_for_topic(topic=topic, include_archived=True)
+    progress = _sample_progress(topic)
+    context = {
+        "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": names[0],
+        "routers": [(router, _router_rows(router, names)) for router in routers if router.archived_at is None],
+        "archived_routers": [router for router in routers if router.archived_at is not None],
+        "class_names": [*names[1:], names[0]],
+        "sample": progress, "progress": topic_progress(topic=topic),
+        "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, 300)}),
+    }
+    if topic.crowd == Topic.Crowd.MTURK:
+        context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
+                                                          mturk_hit_id__isnull=True).count()
+    return render(request, "analyst/topic_set_detail.html", context)
+
+
+# --------------------------------------------------------------------------- launch
+
+
+def _preview_fingerprint(preview: LaunchPreview) -> str:
+    """What the confirmation showed, besides the cost: a change in any of it asks again."""
+    return f"{preview.new_documents}:{preview.hits}:{preview.committed}:{preview.budget}"
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_set_launch_view(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """First POST: the confirmation page (documents, HITs, judgments, cost, committed, budget left); second
+    POST, carrying what was shown: the launch, if nothing changed in between."""
+    topic = _topic_set(topic_id)
+    if not topic.is_multiclass:
+        return _to_topic_page(topic)
+    form = TopicSetLaunchForm(request.POST)
+    back = redirect("analyst:topic_set", topic_id=topic.pk)
+    if not form.is_valid():
+        messages.error(request, "Enter the sample size as a whole number of documents, 1 or more.")
+        return back
+    if topic.archived_at is not None:
+        messages.error(request, ARCHIVED_MESSAGE)
+        return back
+    if topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
+        messages.error(request, f"The topic set is {topic.get_status_display().lower()}; resume it before launching.")
+        return back
+    documents = form.cleaned_data["documents"]
+    preview = topic_set_launch_preview(topic=topic, documents=documents)
+    if not preview.new_documents:
+        drawn = _sample_progress(topic).drawn
+        messages.warning(request, f"Nothing to draw: the sample already holds {drawn} documents, as many as the "
+                                  f"{documents} asked for (or the whole corpus), so no HIT would be created and "
+                                  "nothing spent. Ask for a larger total to add documents.")
+        return back
+    context = {"topic": topic, "preview": preview, "documents": documents, "changed": None,
+               "fingerprint": _preview_fingerprint(preview),
+               "per_document": Hit.ASSIGNMENTS_PER_HIT,
+               "remaining": None if preview.budget_left is None else preview.budget_left - preview.cost}
+    if preview.refused or not form.confirming:
+        return render(request, "analyst/topic_set_launch_confirm.html", context)
+    shown_cost = form.cleaned_data["confirm_cost"]
+    if shown_cost != preview.cost or form.cleaned_data["confirm_fingerprint"] != context["fingerprint"]:
+        context["changed"] = (f"Nothing was drawn: the figures changed since the confirmation page (it showed "
+                              f"${shown_cost:.2f}; now ${preview.cost:.2f}, with the budget and sample below). "
+                              "Check them and confirm again.")
+        return render(request, "analyst/topic_set_launch_confirm.html", context, status=409)
+    launch = topic_set_launch(topic=topic, documents=documents)
+    if not launch.documents:
+        messages.warning(request, "Nothing was drawn: the sample already held the documents asked for.")
+    else:
+        messages.success(request, f"The sample is drawn: {launch.documents} new documents in {len(launch.hits)} "
+                                  f"HITs, ${preview.cost:.2f} if every assignment is done.")
+    return back
+
+
+# --------------------------------------------------------------------------- HIT preview
+
+
+@role_required(CONFIGURE)
+def topic_set_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """The HIT of a topic set as a worker sees it (the first documents of the corpus); nothing is recorded."""
+    topic = _topic_set(topic_id)
+    if not topic.is_multiclass:
+        return redirect("analyst:topic_hit_preview", topic_id=topic.pk)
+    documents = list(Document.objects.filter(corpus=topic.corpus).only("external_id", "title", "text")
+                     .order_by("pk")[: topic.hit_size])
+    return render(request, "analyst/topic_set_hit_preview.html", {
+        "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": topic_set_class_names(topic=topic)[0],
+        "rows": [(document, paragraphs(document.text)) for document in documents]})
+
+
+# --------------------------------------------------------------------------- routers: create
+
+
+def _bad_lines(exc: ApplicationError) -> list[tuple[int, str]]:
+    lines = getattr(exc, "lines", None) or []
+    return [(int(number), str(reason)) for number, reason in lines]
+
+
+@role_required(CONFIGURE)
+def router_upload(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """A router from a CSV of id,class; every bad line is listed with its number and reason, nothing stored."""
+    topic = _topic_set(topic_id)
+    if not topic.is_multiclass:
+        return _to_topic_page(topic)
+    form = RouterUploadForm(request.POST or None, request.FILES or None)
+    context: dict[str, Any] = {"topic": topic, "form": form, "bad_lines": [], "bad_lines_more": 0,
+                               "class_names": topic_set_class_names(topic=topic),
+                               "max_mb": ROUTER_CSV_MAX_BYTES // 1_000_000}
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > ROUTER_CSV_MAX_BYTES:
+            form.add_error("file", f"The file is larger than {ROUTER_CSV_MAX_BYTES // 1_000_000} MB.")
+        else:
+            try:
+                router = router_create_from_csv(topic=topic, name=form.cleaned_data["name"], data=upload.read(),
+                                                source_name=upload.name or "upload.csv")
+            except RouterError as exc:
+                bad = _bad_lines(exc)
+                if bad:
+                    form.add_error(None, f"{len(bad)} bad line{'s' if len(bad) != 1 else ''} in the file: nothing "
+                                         "was stored. Correct them and upload the file again.")
+                    context["bad_lines"] = bad[:BAD_LINES_SHOWN]
+                    context["bad_lines_more"] = max(0, len(bad) - BAD_LINES_SHOWN)
+                else:
+                    form_error(form, exc)
+            else:
+                return _router_created(request, router)
+    return render(request, "analyst/topic_set_router_upload.html", context)
+
+
+def _router_created(request: HttpRequest, router: Router) -> HttpResponse:
+    routed = sum((router.predicted_counts or [0])[1:])
+    messages.success(request, f"Router “{router.name}” created: it sends {routed} documents to the topics and "
+                              "the others to none of them.")
+    return redirect("analyst:router", router_id=router.pk)
+
+
+def _rule_forms(request: HttpRequest, topic: Topic, choices: list[tuple[str, str]]) -> list[tuple[str, RouterRuleForm]]:
+    """One rule form per class (prefix rule-<position>), in class order; bound on POST."""
+    rows = []
+    for topic_class in topic_set_classes(topic=topic):
+        form = RouterRuleForm(request.POST or None, prefix=f"rule-{topic_class.position}",
+                              initial={"position": topic_class.position, "order": topic_class.position,
+                                       "fields": ["title", "text"]})
+        base: BaseForm = form  # RouterRuleForm declares a field named "fields": reach the form's dict through BaseForm
+        cast(forms.MultipleChoiceField, base.fields["fields"]).choices = choices
+        rows.append((topic_class.name, form))
+    return rows
+
+
+def _rules(rows: list[tuple[str, RouterRuleForm]], name_form: RouterNameForm) -> list[dict[str, Any]] | None:
+    """The rules in precedence order (order, then class position), classes without terms left out; None (with
+    the errors on the forms) when a row is wrong or no class has terms."""
+    rules: list[tuple[int, int, dict[str, Any]]] = []
+    valid = True
+    for class_name, form in rows:
+        if not form.is_valid():
+            valid = False
+            continue
+        data = form.cleaned_data
+        if not data["terms"]:
+            continue
+        if not data["fields"]:
+            form.add_error("fields", f"Choose where to search for the terms of “{class_name}”.")
+            valid = False
+            continue
+        rules.append((data["order"], data["position"],
+                      {"class": data["position"], "terms": data["terms"], "fields": data["fields"]}))
+    if valid and not rules:
+        name_form.add_error(None, "Give terms for at least one topic: a router with no rule sends every document "
+                                  "to none of them.")
+        return None
+    return [rule for _, _, rule in sorted(rules, key=lambda r: (r[0], r[1]))] if valid else None
+
+
+@role_required(CONFIGURE)
+def router_keywords(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """A keyword router: terms (and fields) per class, tried in the order given; the first matching rule wins."""
+    topic = _topic_set(topic_id)
+    if not topic.is_multiclass:
+        return _to_topic_page(topic)
+    choices = [(name, {"title": "Title", "text": "Text"}.get(name, name))
+               for name in corpus_keyword_fields(corpus=topic.corpus)]
+    name_form = RouterNameForm(request.POST or None, prefix="router")
+    rows = _rule_forms(request, topic, choices)
+    if request.method == "POST":
+        name_ok = name_form.is_valid()
+        rules = _rules(rows, name_form)
+        if name_ok and rules is not None:
+            try:
+                router = router_create_from_keywords(topic=topic, name=name_form.cleaned_data["name"], rules=rules)
+            except ApplicationError as exc:
+                form_error(name_form, exc)
+            else:
+                return _router_created(request, router)
+    return render(request, "analyst/topic_set_router_keywords.html",
+                  {"topic": topic, "name_form": name_form, "rows": rows,
+                   "none_name": topic_set_class_names(topic=topic)[0]})
+
+
+# --------------------------------------------------------------------------- routers: detail, archive, delete
+
+
+@role_required(CONFIGURE)
+def router_detail(request: HttpRequest, router_id: int) -> HttpResponse:
+    router = _router(router_id)
+    names = topic_set_class_names(topic=router.topic)
+    rules = [{"class": names[rule["class"]] if 0 <= rule["class"] < len(names) else rule["class"],
+              "terms": rule.get("terms", []), "fields": rule.get("fields", [])}
+             for rule in (router.definition or {}).get("rules", [])]
+    return render(request, "analyst/topic_set_router_detail.html", {
+        "router": router, "topic": router.topic, "rows": _router_rows(router, names), "rules": rules,
+        "blockers": router_delete_blockers(router=router)})
+
+
+@role_required(CONFIGURE)
+def router_archive_view(request: HttpRequest, router_id: int) -> HttpResponse:
+    """GET: what archiving does, with a Confirm button; POST: archive (it leaves new reports; nothing is lost)."""
+    router = _router(router_id)
+    if request.method == "POST":
+        router_archive(router=router)
+        messages.success(request, f"Router “{router.name}” archived: new reports leave it out. Its predictions "
+                                  "are kept, and reports already made still name it.")
+        return redirect("analyst:router", router_id=router.pk)
+    return render(request, "analyst/topic_set_router_archive.html", {"router": router, "topic": router.topic,
+                                                                      "unarchive": False})
+
+
+@role_required(CONFIGURE)
+def router_unarchive_view(request: HttpRequest, router_id: int) -> HttpResponse:
+    """GET: what unarchiving does, with a Confirm button; POST: unarchive (new reports measure it again)."""
+    router = _router(router_id)
+    if request.method == "POST":
+        router_unarchive(router=router)
+        messages.success(request, f"Router “{router.name}” is back: new reports measure it again.")
+        return redirect("analyst:router", router_id=router.pk)
+    return render(request, "analyst/topic_set_router_archive.html", {"router": router, "topic": router.topic,
+                                                                      "unarchive": True})
+
+
+@role_required(CONFIGURE)
+def router_delete_view(request: HttpRequest, router_id: int) -> HttpResponse:
+    """GET: what deleting does, or why it is refused; POST: delete (refused with the reason once measured)."""
+    router = _router(router_id)
+    if request.method == "POST":
+        try:
+            router_delete(router=router)
+        except ApplicationError as exc:  # judged since the page was shown: the page now says why
+            messages.error(request, exc.message)
+            return redirect("analyst:router_delete", router_id=router.pk)
+        messages.success(request, f"Router “{router.name}” deleted.")
+        return redirect("analyst:topic_set", topic_id=router.topic_id)
+    return render(request, "analyst/topic_set_router_delete.html", {
+        "router": router, "topic": router.topic, "blockers": router_delete_blockers(router=router)})
