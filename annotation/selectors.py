@@ -108,9 +108,14 @@ def assignment_items(*, assignment: Assignment) -> list[HitItem]:
     return list(HitItem.objects.filter(hit_id=assignment.hit_id).select_related("document").order_by("position"))
 
 
-def assignment_answers(*, assignment: Assignment) -> dict[int, bool | None]:
-    """The worker's own recorded answers (to show a submitted assignment back to them); None is "unsure"."""
-    return dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+def assignment_answers(*, assignment: Assignment) -> dict[int, bool | int | None]:
+    """The worker's own recorded answers (to show a submitted assignment back to them); None is "unsure".
+
+    A single topic's answers are True/False; a topic set's are class positions 0..M (0: none of these). A
+    judgment carries one or the other, never both, so no need to read the topic.
+    """
+    rows = Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant", "choice")
+    return {document_id: choice if choice is not None else relevant for document_id, relevant, choice in rows}
 
 
 def annotator_correctable(*, worker: Worker, limit: int = 5) -> list[Assignment]:

@@ -40,7 +40,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.events import LabelsCompleted, event_send_on_commit
-from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, Worker
+from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass, Worker
 from annotation.services.labels import LabelsComplete, labels_votes_add, labels_votes_change, topic_gold_document_ids
 from annotation.services.workers import worker_gold_check
 from core.errors import ApplicationError
@@ -293,15 +293,34 @@ def assignment_claim_for_hit(
 # --------------------------------------------------------------------------- submit
 
 
-def _normalise_answers(answers: Mapping, expected: set[int], *, allow_unsure: bool = False) -> dict[int, bool | None]:
-    """{document id: True/False, or None ("unsure") where the topic allows it}, one per expected document."""
+Answer = bool | int | None
+
+
+def _normalise_answers(
+    answers: Mapping, expected: set[int], *, allow_unsure: bool = False, n_classes: int | None = None
+) -> dict[int, Answer]:
+    """{document id: answer}, one per expected document.
+
+    A single topic (``n_classes`` None): True/False, or None ("unsure") where the topic allows it.
+    A topic set with ``n_classes`` = M topics: a class position 0..M (0: none of these), or None where allowed.
+    """
     try:
         normalised = {int(doc_id): value for doc_id, value in answers.items()}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         raise InvalidAnswers("Answers must be keyed by document id.") from None
     if any(value is None for value in normalised.values()) and not allow_unsure:
+        if n_classes is not None:
+            raise InvalidAnswers("This topic set has no \"unsure\" answer: choose a topic or “None of these”.")
         raise InvalidAnswers("This topic has no \"unsure\" answer: answer on topic or off topic.")
-    if any(not (isinstance(value, bool) or value is None) for value in normalised.values()):
+    if n_classes is not None:
+        for value in normalised.values():
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidAnswers("This is a topic set: choose one of its topics, or “None of these”, for each document.")
+            if not 0 <= value <= n_classes:
+                raise InvalidAnswers(f"Answer {value} is not a choice of this topic set (0 to {n_classes}).")
+    elif any(not (isinstance(value, bool) or value is None) for value in normalised.values()):
         raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
     missing, unexpected = expected - set(normalised), set(normalised) - expected
     if missing:
@@ -311,13 +330,34 @@ def _normalise_answers(answers: Mapping, expected: set[int], *, allow_unsure: bo
     return normalised
 
 
+def topic_answer_classes(*, topic: Topic) -> int | None:
+    """M, the number of classes a topic set's answers choose among (0..M); None for a single topic (no query)."""
+    if not topic.is_multiclass:
+        return None
+    return TopicClass.objects.filter(topic=topic).count()
+
+
+def answers_normalise(*, topic: Topic, answers: Mapping, expected: set[int]) -> dict[int, Answer]:
+    """The answers of one assignment checked against the topic's kind (see ``_normalise_answers``)."""
+    return _normalise_answers(answers, expected, allow_unsure=topic.allow_unsure,
+                              n_classes=topic_answer_classes(topic=topic))
+
+
+def _answer_field(topic: Topic) -> str:
+    """Where a judgment keeps its answer: ``choice`` in a topic set, ``relevant`` otherwise."""
+    return "choice" if topic.is_multiclass else "relevant"
+
+
 def _replay_differs(assignment: Assignment, answers: Mapping) -> bool:
     """Whether a replayed submission's answers differ from the ones recorded first."""
-    recorded = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+    topic = assignment.hit.topic
+    recorded = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", _answer_field(topic)))
     try:
         given = {int(doc_id): value for doc_id, value in answers.items()}
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         return True
+    if topic.is_multiclass and any(isinstance(value, bool) for value in given.values()):
+        return True  # True == 1 in Python: a yes/no answer is never a class
     return given != recorded
 
 
@@ -335,7 +375,7 @@ def _result(assignment: Assignment, *, replayed: bool, labels_completed=(), diff
 
 
 def assignment_submit(
-    *, assignment_id: int, worker: Worker, answers: Mapping[int, bool | None], now: datetime | None = None
+    *, assignment_id: int, worker: Worker, answers: Mapping[int, Answer], now: datetime | None = None
 ) -> SubmitResult:
     """Record one answer per document of the assignment's HIT; idempotent.
 
@@ -365,7 +405,7 @@ def assignment_submit(
         if hit.status == Hit.Status.CANCELLED:
             raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
         items = list(HitItem.objects.filter(hit_id=hit.pk).values_list("document_id", "is_gold"))
-        answers = _normalise_answers(answers, {doc_id for doc_id, _ in items}, allow_unsure=hit.topic.allow_unsure)
+        answers = answers_normalise(topic=hit.topic, answers=answers, expected={doc_id for doc_id, _ in items})
 
         if assignment.status == Assignment.Status.EXPIRED:
             try:
@@ -393,6 +433,7 @@ def assignment_submit(
                 default=F("status"),
             ),
         )
+        multiclass = hit.topic.is_multiclass
         try:
             Judgment.objects.bulk_create(
                 [
@@ -401,7 +442,9 @@ def assignment_submit(
                         topic_id=hit.topic_id,
                         document_id=doc_id,
                         worker=worker,
-                        relevant=answers[doc_id],
+                        # A topic set's answer is a class (choice); a single topic's a relevance.
+                        relevant=None if multiclass else answers[doc_id],  # type: ignore[misc]
+                        choice=answers[doc_id] if multiclass else None,
                     )
                     for doc_id, _ in items
                 ]
@@ -465,7 +508,7 @@ def _correction_problem(*, assignment: Assignment) -> str | None:
 
 
 def judgment_correct(
-    *, worker: Worker, assignment_id: int, answers: Mapping[int, bool | None]
+    *, worker: Worker, assignment_id: int, answers: Mapping[int, Answer]
 ) -> CorrectResult:
     """Change the worker's own submitted answers for a HIT while none of its labels is complete.
 
@@ -491,8 +534,9 @@ def judgment_correct(
             raise CorrectionRefused(problem)
         hit, topic = assignment.hit, assignment.hit.topic
         items = list(HitItem.objects.filter(hit_id=hit.pk).values_list("document_id", "is_gold"))
-        new = _normalise_answers(answers, {doc_id for doc_id, _ in items}, allow_unsure=topic.allow_unsure)
-        old = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant"))
+        new = answers_normalise(topic=topic, answers=answers, expected={doc_id for doc_id, _ in items})
+        field_name = _answer_field(topic)
+        old = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", field_name))
         sample_docs = {doc_id for doc_id, is_gold in items if not is_gold}
         changes = {doc_id: (old.get(doc_id), new[doc_id]) for doc_id in sample_docs if old.get(doc_id) != new[doc_id]}
         try:
@@ -506,11 +550,11 @@ def judgment_correct(
         except LabelsComplete as exc:
             raise CorrectionRefused(str(exc)) from None
         changed = [doc_id for doc_id, _ in items if old.get(doc_id) != new[doc_id]]
-        by_value: dict[bool | None, list[int]] = {}
+        by_value: dict[Answer, list[int]] = {}
         for doc_id in changed:
             by_value.setdefault(new[doc_id], []).append(doc_id)
         for value, doc_ids in by_value.items():
-            Judgment.objects.filter(assignment=assignment, document_id__in=doc_ids).update(relevant=value)
+            Judgment.objects.filter(assignment=assignment, document_id__in=doc_ids).update(**{field_name: value})
         if any(is_gold and doc_id in changed for doc_id, is_gold in items):
             worker_gold_check(worker=worker, topic=topic)
         return CorrectResult(assignment_id=assignment.pk, hit_id=hit.pk, changed=len(changed))

@@ -24,8 +24,28 @@ def _majority(*, relevant: int, unsure: int, total: int) -> bool | None:
     return 2 * relevant > sure
 
 
+def _majority_class(class_votes: list[int]) -> int | None:
+    """The class with strictly more votes than every other class (sure votes only); None on a tie or no vote."""
+    if not class_votes or max(class_votes) <= 0:
+        return None
+    top = max(class_votes)
+    winners = [position for position, count in enumerate(class_votes) if count == top]
+    return winners[0] if len(winners) == 1 else None
+
+
+def _class_votes_counted(label: Label, position: int, delta: int) -> None:
+    """Add `delta` votes to class `position` of a topic set's label, growing the counter list if it is short."""
+    votes = list(label.class_votes or [])
+    if len(votes) <= position:
+        votes.extend([0] * (position + 1 - len(votes)))
+    votes[position] += delta
+    if votes[position] < 0:
+        raise ValueError(f"label {label.pk}: class {position} would have a negative vote count")
+    label.class_votes = votes
+
+
 def labels_votes_add(
-    *, topic: Topic, votes: Mapping[int, bool | None], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT
+    *, topic: Topic, votes: Mapping[int, bool | int | None], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT
 ) -> list[int]:
     """Count one worker's votes; returns the documents whose label just became complete.
 
@@ -33,6 +53,11 @@ def labels_votes_add(
     worker's place (``votes_total``; the label still completes at ``votes_needed`` votes) and is
     counted in ``votes_unsure``; the majority is taken over the sure votes only, so no sure vote,
     or a tie among them, leaves the complete label undecided (``majority`` NULL; docs/aggregation.md).
+
+    In a topic set (``topic.is_multiclass``) a vote is a class position 0..M (0: none of these) or None
+    (unsure): it is counted in ``class_votes[position]``, and a complete label's ``majority_class`` is
+    the class with strictly more sure votes than every other, NULL on a tie or without a sure vote;
+    ``majority`` and ``votes_relevant`` stay unset.
 
     Rows are locked in document order — the same order for every submitter — so
     concurrent submissions cannot deadlock.
@@ -42,8 +67,20 @@ def labels_votes_add(
     doc_ids = sorted(votes)
     labels = _labels_locked(topic=topic, doc_ids=doc_ids)
     completed = []
+    multiclass = topic.is_multiclass
     for label in labels:
         vote = votes[label.document_id]
+        if multiclass:
+            was_complete = label.votes_total >= votes_needed
+            label.votes_total += 1
+            if vote is None:
+                label.votes_unsure += 1
+            else:
+                _class_votes_counted(label, int(vote), 1)
+            if not was_complete and label.votes_total >= votes_needed:
+                label.majority_class = _majority_class(label.class_votes)
+                completed.append(label.document_id)
+            continue
         label.votes_total += 1
         label.votes_relevant += int(vote is True)
         label.votes_unsure += int(vote is None)
@@ -52,7 +89,7 @@ def labels_votes_add(
                 relevant=label.votes_relevant, unsure=label.votes_unsure, total=label.votes_total
             )
             completed.append(label.document_id)
-    _labels_counts_save(labels)
+    _labels_counts_save(labels, multiclass=multiclass)
     return completed
 
 
@@ -70,9 +107,19 @@ def _labels_locked(*, topic: Topic, doc_ids: list[int]) -> list[Label]:
     return labels
 
 
-def _labels_counts_save(labels: list[Label]) -> None:
+def _labels_counts_save(labels: list[Label], *, multiclass: bool = False) -> None:
     # One plain UPDATE per distinct new value (usually two): much cheaper than bulk_update's CASE.
-    groups: dict[tuple, list[int]] = {}
+    if multiclass:
+        class_groups: dict[tuple, list[int]] = {}
+        for label in labels:
+            class_key = (label.votes_total, label.votes_unsure, tuple(label.class_votes), label.majority_class)
+            class_groups.setdefault(class_key, []).append(label.pk)
+        for (total, unsure, class_votes, majority_class), pks in class_groups.items():
+            Label.objects.filter(pk__in=pks).update(
+                votes_total=total, votes_unsure=unsure, class_votes=list(class_votes), majority_class=majority_class
+            )
+        return
+    groups: dict[tuple[int, int, int, bool | None], list[int]] = {}
     for label in labels:
         key = (label.votes_total, label.votes_relevant, label.votes_unsure, label.majority)
         groups.setdefault(key, []).append(label.pk)
@@ -87,7 +134,8 @@ class LabelsComplete(ApplicationError):
 
 
 def labels_votes_change(
-    *, topic: Topic, changes: Mapping[int, tuple[bool | None, bool | None]], votes_needed: int = Hit.ASSIGNMENTS_PER_HIT
+    *, topic: Topic, changes: Mapping[int, tuple[bool | int | None, bool | int | None]],
+    votes_needed: int = Hit.ASSIGNMENTS_PER_HIT,
 ) -> None:
     """Move one worker's votes ({document id: (old vote, new vote)}) while no label is complete.
 
@@ -100,11 +148,18 @@ def labels_votes_change(
     labels = _labels_locked(topic=topic, doc_ids=sorted(changes))
     if any(label.votes_total >= votes_needed for label in labels):
         raise LabelsComplete("The other workers have finished these documents; your answers can no longer be changed.")
+    multiclass = topic.is_multiclass
     for label in labels:
         old, new = changes[label.document_id]
-        label.votes_relevant += int(new is True) - int(old is True)
+        if multiclass:  # class positions (None: unsure)
+            if old is not None:
+                _class_votes_counted(label, int(old), -1)
+            if new is not None:
+                _class_votes_counted(label, int(new), 1)
+        else:
+            label.votes_relevant += int(new is True) - int(old is True)
         label.votes_unsure += int(new is None) - int(old is None)
-    _labels_counts_save(labels)
+    _labels_counts_save(labels, multiclass=multiclass)
 
 
 def topic_gold_answers(*, topic: Topic) -> dict[int, bool]:
@@ -203,6 +258,8 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
     """
     from estimation.stats.aggregation import dawid_skene
 
+    if topic.is_multiclass:
+        return _labels_class_posteriors_recompute(topic=topic)
     rows = list(
         Judgment.objects.filter(topic=topic).order_by("document_id", "worker_id")
         .values_list("document_id", "worker_id", "relevant")
@@ -240,4 +297,57 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
         for label in labels:
             label.posterior = float(result.posterior[doc_index[label.document_id], 1])
         Label.objects.bulk_update(labels, ["posterior"], batch_size=2000)
+    return len(labels)
+
+
+def _labels_class_posteriors_recompute(*, topic: Topic) -> int:
+    """A topic set's Dawid–Skene (one-coin) posteriors over its M + 1 classes; returns labels updated.
+
+    ``estimation.stats.aggregation.dawid_skene`` with n_classes = M + 1 (class 0: none of these) and one
+    stratum: the topic set's sample is one uniform sample of the corpus. An "unsure" judgment is a
+    missing observation; gold documents (``Label.gold_class``) anchor the model with their known class.
+    Only complete labels with a majority class get a posterior (``Label.class_posterior``, a list 0..M),
+    as under majority vote.
+    """
+    from annotation.models import TopicClass
+    from estimation.stats.aggregation import dawid_skene
+
+    n_classes = TopicClass.objects.filter(topic=topic).count() + 1
+    rows = list(
+        Judgment.objects.filter(topic=topic, choice__isnull=False).order_by("document_id", "worker_id")
+        .values_list("document_id", "worker_id", "choice")
+    )
+    observed = [(doc_id, worker_id, int(choice)) for doc_id, worker_id, choice in rows
+                if choice is not None and 0 <= choice < n_classes]
+    if not observed:
+        return 0
+    doc_index: dict[int, int] = {}
+    worker_index: dict[int, int] = {}
+    items, workers, answers = [], [], []
+    for doc_id, worker_id, choice in observed:
+        items.append(doc_index.setdefault(doc_id, len(doc_index)))
+        workers.append(worker_index.setdefault(worker_id, len(worker_index)))
+        answers.append(choice)
+    gold = dict(
+        Label.objects.filter(topic=topic, gold_class__isnull=False, gold_class__lt=n_classes,
+                             document_id__in=list(doc_index)).values_list("document_id", "gold_class")
+    )
+    result = dawid_skene(
+        items=np.array(items),
+        workers=np.array(workers),
+        labels=np.array(answers),
+        n_items=len(doc_index),
+        n_classes=n_classes,
+        gold_items=np.array([doc_index[d] for d in gold], dtype=np.int64) if gold else None,
+        gold_labels=np.array(list(gold.values()), dtype=np.int64) if gold else None,
+    )
+    with transaction.atomic():
+        labels = list(
+            Label.objects.select_for_update()
+            .filter(topic=topic, majority_class__isnull=False, document_id__in=list(doc_index))
+            .order_by("document_id")
+        )
+        for label in labels:
+            label.class_posterior = [float(p) for p in result.posterior[doc_index[label.document_id]]]
+        Label.objects.bulk_update(labels, ["class_posterior"], batch_size=2000)
     return len(labels)

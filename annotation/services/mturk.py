@@ -53,6 +53,7 @@ from annotation.services.assignments import (
     ClaimRefused,
     InvalidAnswers,
     SubmitRefused,
+    answers_normalise,
     assignment_claim_for_hit,
     assignment_submit,
 )
@@ -220,7 +221,10 @@ def _submission(assignment: Assignment, *, replayed: bool) -> MturkSubmission:
             assignment_id=assignment.pk, answers=len(values), relevant=sum(1 for v in values if v),
             counted=False, replayed=replayed,
         )
-    judged = assignment.judgments.aggregate(n=Count("pk"), relevant=Count("pk", filter=Q(relevant=True)))
+    # "relevant": answers on a topic (a single topic's yes, or a topic set's class other than none of these).
+    judged = assignment.judgments.aggregate(
+        n=Count("pk"), relevant=Count("pk", filter=Q(relevant=True) | Q(choice__gte=1))
+    )
     return MturkSubmission(
         assignment_id=assignment.pk, answers=judged["n"], relevant=judged["relevant"], counted=True, replayed=replayed
     )
@@ -231,9 +235,16 @@ def mturk_submission_summary(*, assignment: Assignment) -> MturkSubmission:
     return _submission(assignment, replayed=True)
 
 
-def _answers_check(*, hit: Hit, answers: Mapping[int, bool]) -> dict[str, bool]:
-    """One yes/no answer for every document of the HIT, as JSON ({"<document id>": bool})."""
+def _answers_check(*, hit: Hit, answers: Mapping[int, Any]) -> dict[str, Any]:
+    """One yes/no answer for every document of the HIT, as JSON ({"<document id>": bool}).
+
+    A topic set's HIT takes one class position 0..M per document (None: unsure, where the topic allows
+    it), checked exactly as ``assignment_submit`` will check it once MTurk confirms the assignment.
+    """
     expected = set(HitItem.objects.filter(hit=hit).values_list("document_id", flat=True))
+    if hit.topic.is_multiclass:
+        checked = answers_normalise(topic=hit.topic, answers=answers, expected=expected)
+        return {str(doc_id): checked[doc_id] for doc_id in sorted(checked)}
     given = {int(doc_id): value for doc_id, value in answers.items()}
     if any(not isinstance(value, bool) for value in given.values()):
         raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
@@ -246,7 +257,7 @@ def _answers_check(*, hit: Hit, answers: Mapping[int, bool]) -> dict[str, bool]:
 
 
 def mturk_assignment_submit(
-    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, bool],
+    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, Any],
     now: datetime | None = None,
 ) -> MturkSubmission:
     """Store the worker's answers as provisional: nothing counts until MTurk confirms the assignment.
@@ -334,7 +345,9 @@ def _provisional_count(*, assignment: Assignment) -> str:
             )
             if locked is None:
                 return VERIFIED  # a concurrent reconcile run counted (or gave up) first
-            answers = {int(doc_id): bool(value) for doc_id, value in (locked.provisional_answers or {}).items()}
+            # A single topic's answers are yes/no; a topic set's class positions (None: unsure) stay as stored.
+            answers = {int(doc_id): value if value is None or type(value) is int else bool(value)
+                       for doc_id, value in (locked.provisional_answers or {}).items()}
             # Back to a plain claim inside this transaction: assignment_submit records it (judgments,
             # votes, gold check, HIT completion, LabelsCompleted) at the worker's own submission time.
             assignment_submit(assignment_id=locked.pk, worker=locked.worker, answers=answers, now=locked.submitted_at)
