@@ -1,7 +1,7 @@
 """Open-loop load test of the annotator pages through HTTP: judgments/s at p95 latency (issue 15 item 8).
 
 Run:  cd /work/main && .venv/bin/python bench/bench_load.py [--database w5] [--redis-db 10]
-          [--rates 100,150,200,250] [--duration 20] [--annotators 200] [--workers 4]
+          [--rates 100,150,200,250] [--duration 20] [--annotators 200] [--workers 4] [--threads 1]
 Target: >= 200 judgments/s with p95 submit <= 300 ms (five-document HITs, PostgreSQL, 2 cores).
 
 What it does:
@@ -10,11 +10,12 @@ What it does:
    (three places each), big enough for every step, plus ``--annotators`` accounts with the annotator
    role. Each account gets a signed-in session made directly in the session store (signing in
    200 accounts through the sign-in page would spend minutes of PBKDF2 and trip the throttle).
-2. Starts gunicorn (``--workers`` sync workers) with the production settings (DEBUG off,
-   WhiteNoise, django-axes, CSP), DATABASE_URL on that database and REDIS_URL on ``--redis-db``
-   (so LabelsCompleted schedules real Celery messages; no worker consumes them, the queue is
-   purged at the end). SSL redirect is off (no TLS proxy on loopback); the client keeps its own
-   cookies, so the Secure flag of the cookies does not matter.
+2. Starts gunicorn (``--workers`` sync workers; gthread ones with ``--threads`` > 1) with the production
+   settings (DEBUG off, WhiteNoise, django-axes, CSP), DATABASE_URL on that database and REDIS_URL
+   on ``--redis-db`` (so LabelsCompleted schedules real Celery messages, and the cache holds sessions
+   and permission sets; no worker consumes the messages, the Redis database is flushed at the end).
+   SSL redirect is off (no TLS proxy on loopback); the client keeps its own cookies, so the Secure
+   flag of the cookies does not matter.
 3. For each offered rate (judgments/s), for ``--duration`` seconds: arrivals are Poisson at
    rate/hit-size HITs per second (open loop: the schedule never waits for the server). Each
    arrival is served by an idle virtual annotator (one thread each, std-lib http.client: no
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import pathlib
 import queue
@@ -135,11 +137,12 @@ def _build(*, sample_documents: int, annotators: int, text_chars: int) -> tuple[
     from django.conf import settings
 
     store_class = import_string(settings.SESSION_ENGINE + ".SessionStore")
+    backend = settings.AUTHENTICATION_BACKENDS[-1]  # the one that loads users (axes' comes first)
     keys: list[str] = []
     for user in users:
         session: SessionBase = store_class()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = backend
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.save()
         assert session.session_key is not None
@@ -161,6 +164,7 @@ class Stats:
     errors: int = 0
     error_kinds: dict[str, int] = field(default_factory=dict)
     no_hit: int = 0
+    dropped: int = 0  # arrivals still waiting for an idle annotator when the drain time ran out
     claim_follow: list[float] = field(default_factory=list)  # the GET after "Take the next HIT"
     claim_before: list[float] = field(default_factory=list)  # each annotator's first claim of the step
     elapsed: float = 0.0
@@ -175,6 +179,8 @@ class Stats:
 class Annotator:
     """One browser without JavaScript: its cookies, the HIT on its screen, its answers sent."""
 
+    keep_cookies = True
+
     def __init__(self, port: int, session_key: str, sent: dict[tuple[int, int], bool]):
         self.port = port
         self.cookies = {"sessionid": session_key}
@@ -184,13 +190,20 @@ class Annotator:
         self.docs: list[int] = []
         self.sent = sent
 
-    def _request(self, method: str, url: str, body: dict[str, str] | None = None):
-        headers = {"Host": f"{HOST}:{self.port}", "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()),
-                   "Accept": "text/html"}
+    accept = "text/html"
+    extra_headers: dict[str, str] = {}
+
+    def _request(self, method: str, url: str, body: dict[str, str] | None = None, *, json_body: object = None):
+        headers = {"Host": f"{HOST}:{self.port}", "Accept": self.accept, **self.extra_headers}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         data = None
         if body is not None:
             data = urllib.parse.urlencode(body)
             headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json_body is not None:
+            data = json.dumps(json_body)
+            headers["Content-Type"] = "application/json"
         for attempt in range(2):
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(HOST, self.port, timeout=60)
@@ -205,7 +218,7 @@ class Annotator:
                 if attempt or method == "POST":
                     raise
         for name, value in response.getheaders():
-            if name.lower() == "set-cookie":
+            if name.lower() == "set-cookie" and self.keep_cookies:
                 pair = value.split(";", 1)[0]
                 key, _, val = pair.partition("=")
                 if val in ("", '""') or "max-age=0" in value.lower():
@@ -301,7 +314,8 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size: int, seed: int) -> Stats:
+def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size: int, seed: int,
+             drain: float = 30.0) -> Stats:
     stats = Stats()
     arrivals: queue.Queue[float | None] = queue.Queue()
 
@@ -337,11 +351,21 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
         if delay > 0:
             time.sleep(delay)
         arrivals.put(at)
-    # Let the queue drain (bounded): arrivals already offered are served and counted.
+    # Let the queue drain for at most `drain` seconds: arrivals served by then count (late); the rest are
+    # dropped and reported, so a server far below the offered rate cannot spill into the next step.
+    deadline = time.perf_counter() + drain
+    while not arrivals.empty() and time.perf_counter() < deadline:
+        time.sleep(0.1)
+    while True:
+        try:
+            arrivals.get_nowait()
+            stats.dropped += 1
+        except queue.Empty:
+            break
     for _ in threads:
         arrivals.put(None)
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=max(0.1, deadline + 60 - time.perf_counter()))
     stats.elapsed = time.perf_counter() - start
     return stats
 
@@ -376,18 +400,21 @@ def _check(topic_id: int, sent: dict[tuple[int, int], bool]) -> str:
             f"documents with > 3 judgments {over}, duplicate judgments {dup}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments_add(parser: argparse.ArgumentParser) -> None:
+    """The arguments a side-by-side benchmark shares with this one (bench/bench_label_studio.py)."""
     parser.add_argument("--database", default="w5", help="PostgreSQL database to DROP and recreate")
     parser.add_argument("--redis-db", type=int, default=10)
     parser.add_argument("--rates", default="100,150,200,250", help="offered judgments/s, one step each")
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--annotators", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker (> 1: gthread)")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--text-chars", type=int, default=1200, help="characters per document")
-    parser.add_argument("--keep-server", action="store_true", help="leave gunicorn running (prints its pid)")
-    args = parser.parse_args()
+
+
+def app_prepare(args: argparse.Namespace) -> tuple[dict[str, str], int, list[str]]:
+    """Fresh database, migrated, static files collected, the topic and the annotators' sessions."""
     args.secret_key = secrets.token_urlsafe(60)
     rates = [float(r) for r in args.rates.split(",")]
     env = _env(args)
@@ -409,47 +436,92 @@ def main() -> None:
     from django.db import connection
 
     connection.close()
-    print(f"session engine: {settings.SESSION_ENGINE}; gunicorn {args.workers} sync workers; "
-          f"{args.annotators} annotators; {args.duration:.0f} s per step", flush=True)
+    print(f"session engine: {settings.SESSION_ENGINE}; cache: {settings.CACHES['default']['BACKEND']}; "
+          f"permission cache {settings.AUTH_PERMISSION_CACHE_SECONDS} s; gunicorn {args.workers} workers x "
+          f"{args.threads} threads; {args.annotators} annotators; {args.duration:.0f} s per step", flush=True)
+    return env, topic_id, keys
 
+
+def gunicorn_command(gunicorn: str, app: str, *, port: int, workers: int, threads: int) -> list[str]:
+    command = [gunicorn, app, "--bind", f"{HOST}:{port}", "--workers", str(workers), "--log-level", "warning"]
+    if threads > 1:
+        command += ["--worker-class", "gthread", "--threads", str(threads)]
+    return command
+
+
+def app_start(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
     server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", "--bind", f"{HOST}:{args.port}",
-         "--workers", str(args.workers), "--log-level", "warning"],
+        gunicorn_command(str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", port=args.port,
+                         workers=args.workers, threads=args.threads),
         cwd=ROOT, env=env, start_new_session=True,
     )
+    _wait_ready(args.port, server)
+    return server
+
+
+def server_stop(server: subprocess.Popen) -> None:
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=30)
+
+
+def redis_flush(env: dict[str, str]) -> None:
+    try:
+        import redis
+
+        redis.Redis.from_url(env["REDIS_URL"]).flushdb()
+    except Exception as exc:  # noqa: BLE001 - only a clean-up
+        print("redis clean-up failed:", exc)
+
+
+STEP_HEADER = ("offered j/s | achieved j/s | submit p50/p95/p99 ms | post p95 | next p95 | claim p95 | "
+               "client lag p95 | errors | load")
+
+
+def achieved_rate(stats: Stats, duration: float) -> float:
+    return stats.judgments / max(duration, stats.elapsed)  # a backlog served late counts late
+
+
+def step_report(rate: float, stats: Stats, duration: float) -> str:
+    """One table line for a step, and up to three lines of its most frequent errors."""
+    load = os.getloadavg()[0]
+    lines = [
+        f"{rate:11.0f} | {achieved_rate(stats, duration):12.1f} | {_pct(stats.submit, .5):5.0f}/"
+        f"{_pct(stats.submit, .95):5.0f}/{_pct(stats.submit, .99):5.0f} | {_pct(stats.post, .95):8.0f} | "
+        f"{_pct(stats.next, .95):8.0f} | {_pct(stats.claim_before, .95):9.0f} | {_pct(stats.lag, .95):14.0f} | "
+        f"{stats.errors:6d} | {load:.2f}"
+        f"{f'  (drained in {stats.elapsed:.1f} s)' if stats.elapsed > duration + 2 else ''}"
+    ]
+    for kind, count in sorted(stats.error_kinds.items(), key=lambda kv: -kv[1])[:3]:
+        lines.append(f"      {count} x {kind}")
+    if stats.dropped:
+        lines.append(f"      {stats.dropped} arrivals dropped: no idle annotator within the drain time")
+    if stats.no_hit:
+        lines.append(f"      {stats.no_hit} pages without a HIT (none left for that annotator)")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    arguments_add(parser)
+    parser.add_argument("--keep-server", action="store_true", help="leave gunicorn running (prints its pid)")
+    args = parser.parse_args()
+    rates = [float(r) for r in args.rates.split(",")]
+    env, topic_id, keys = app_prepare(args)
+    server = app_start(args, env)
     sent: dict[tuple[int, int], bool] = {}
     try:
-        _wait_ready(args.port, server)
         annotators = [Annotator(args.port, key, sent) for key in keys]
-        print("offered j/s | achieved j/s | submit p50/p95/p99 ms | post p95 | next p95 | claim p95 | "
-              "client lag p95 | errors | load", flush=True)
+        print(STEP_HEADER, flush=True)
         for i, rate in enumerate(rates):
             stats = run_step(annotators, rate, args.duration, 5, seed=i)
-            achieved = stats.judgments / max(args.duration, stats.elapsed)  # a backlog served late counts late
-            load = os.getloadavg()[0]
-            print(f"{rate:11.0f} | {achieved:12.1f} | {_pct(stats.submit, .5):5.0f}/{_pct(stats.submit, .95):5.0f}/"
-                  f"{_pct(stats.submit, .99):5.0f} | {_pct(stats.post, .95):8.0f} | {_pct(stats.next, .95):8.0f} | "
-                  f"{_pct(stats.claim_before, .95):9.0f} | {_pct(stats.lag, .95):14.0f} | "
-                  f"{stats.errors:6d} | {load:.2f}"
-                  f"{f'  (drained in {stats.elapsed:.1f} s)' if stats.elapsed > args.duration + 2 else ''}",
-                  flush=True)
-            for kind, count in sorted(stats.error_kinds.items(), key=lambda kv: -kv[1])[:3]:
-                print(f"      {count} x {kind}")
-            if stats.no_hit:
-                print(f"      {stats.no_hit} pages without a HIT (none left for that annotator)")
+            print(step_report(rate, stats, args.duration), flush=True)
         print(_check(topic_id, sent), flush=True)
     finally:
         if args.keep_server:
             print(f"gunicorn pid {server.pid}")
         else:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
-        try:
-            import redis
-
-            redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-        except Exception as exc:  # noqa: BLE001 - only a clean-up
-            print("redis clean-up failed:", exc)
+            server_stop(server)
+        redis_flush(env)
 
 
 if __name__ == "__main__":
