@@ -22,7 +22,6 @@ urlpatterns = [
     path("topic-sets/new/", topic_sets.topic_set_new, name="topic_set_new"),
     path("topic-sets/<int:topic_id>/", topic_sets.topic_set_detail, name="topic_set"),
     path("topic-sets/<int:topic_id>/launch/", topic_sets.topic_set_launch_view, name="topic_set_launch"),
-    path("topic-sets/<int:topic_id>/hit-preview/", topic_sets.topic_set_hit_preview, name="topic_set_hit_preview"),
     path("topic-sets/<int:topic_id>/routers/upload/", topic_sets.router_upload, name="router_upload"),
     path("topic-sets/<int:topic_id>/routers/keywords/", topic_sets.router_keywords, name="router_keywords"),
     path("routers/<int:router_id>/", topic_sets.router_detail, name="router"),

@@ -2,7 +2,8 @@
 
 A topic set is a Topic of kind "multiclass": M classes plus "none of these", a uniform sample of the corpus
 judged by three workers, and routers (multi-class classifiers) measured against it. The views parse, call
-annotation.services.topic_sets / routers and render; the binary topic pages send a topic set here.
+annotation.services.topic_sets / routers and render; the single-topic pages send a topic set here (the HIT
+preview, rename, archive and delete are the single topic's pages, which handle both kinds).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.forms import RouterNameForm, RouterRuleForm, RouterUploadForm, TopicSetForm, TopicSetLaunchForm
-from annotation.models import Corpus, Document, Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
+from annotation.models import Corpus, Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress
 from annotation.services.keywords import corpus_keyword_fields
@@ -41,7 +42,6 @@ from annotation.services.topic_sets import (
     topic_set_launch,
     topic_set_launch_preview,
 )
-from annotation.views.highlight import paragraphs
 from core.errors import ApplicationError
 from core.web import form_error
 
@@ -200,22 +200,6 @@ def topic_set_launch_view(request: HttpRequest, topic_id: int) -> HttpResponse:
         messages.success(request, f"The sample is drawn: {launch.documents} new documents in {len(launch.hits)} "
                                   f"HITs, ${preview.cost:.2f} if every assignment is done.")
     return back
-
-
-# --------------------------------------------------------------------------- HIT preview
-
-
-@role_required(CONFIGURE)
-def topic_set_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
-    """The HIT of a topic set as a worker sees it (the first documents of the corpus); nothing is recorded."""
-    topic = _topic_set(topic_id)
-    if not topic.is_multiclass:
-        return redirect("analyst:topic_hit_preview", topic_id=topic.pk)
-    documents = list(Document.objects.filter(corpus=topic.corpus).only("external_id", "title", "text")
-                     .order_by("pk")[: topic.hit_size])
-    return render(request, "analyst/topic_set_hit_preview.html", {
-        "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": topic_set_class_names(topic=topic)[0],
-        "rows": [(document, paragraphs(document.text)) for document in documents]})
 
 
 # --------------------------------------------------------------------------- routers: create

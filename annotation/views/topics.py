@@ -34,6 +34,7 @@ from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN
 from annotation.services.hits import hits_budget_check, topic_committed_cost
 from annotation.services.retrieved_sets import classifier_bitmap
 from annotation.services.sampling import samples_launch_enqueue
+from annotation.services.topic_sets import topic_set_classes
 from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.services.topics import (
     topic_archive,
@@ -298,13 +299,12 @@ class _PreviewItem:
 
 @role_required(CONFIGURE)
 def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
-    """The HIT as a worker will see it: the annotator's own template over documents of the pair's overlap.
+    """The HIT as a worker will see it: the annotator's own template over documents of the pair's overlap
+    (a topic set, which has no pair: the first documents of the corpus, with its classes to choose from).
 
     Answers given here go nowhere: a POST just shows the page again.
     """
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
-    if topic.is_multiclass:
-        return redirect("analyst:topic_set_hit_preview", topic_id=topic.pk)
     documents = []
     try:
         pair = topic.pair
@@ -317,10 +317,12 @@ def topic_hit_preview(request: HttpRequest, topic_id: int) -> HttpResponse:
     if not documents:
         documents = list(Document.objects.filter(corpus=topic.corpus).only("external_id", "title", "text")
                          .order_by("pk")[: topic.hit_size])
-    messages.info(request, "Preview of a HIT as annotators see it (documents from the pair's overlap). "
-                           "Nothing you answer here is recorded.")
+    source = "the first documents of the corpus" if topic.is_multiclass else "documents from the pair's overlap"
+    messages.info(request, f"Preview of a HIT as annotators see it ({source}). Nothing you answer here is recorded.")
     context = {"topic": topic, "rows": [(_PreviewItem(d), "", paragraphs(d.text)) for d in documents], "editable": True,
-               "assignment": None, "error": None, "preview": True, "documents": documents}
+               "assignment": None, "error": None, "preview": True, "documents": documents,
+               "allow_unsure": topic.allow_unsure, "multiclass": topic.is_multiclass,
+               "classes": topic_set_classes(topic=topic) if topic.is_multiclass else []}
     return render(request, "annotator/assignment.html", context)
 
 

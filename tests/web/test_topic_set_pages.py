@@ -126,8 +126,6 @@ def test_the_topics_list_and_the_corpus_page_show_and_offer_topic_sets(analyst, 
 def test_single_topic_pages_send_a_topic_set_to_its_own_pages(analyst, topic_set):
     pk = topic_set.pk
     assert analyst.get(reverse("analyst:topic", args=[pk])).url == reverse("analyst:topic_set", args=[pk])
-    assert analyst.get(reverse("analyst:topic_hit_preview", args=[pk])).url == \
-        reverse("analyst:topic_set_hit_preview", args=[pk])
     for name in ("topic_launch", "topic_topup"):
         response = analyst.post(reverse(f"analyst:{name}", args=[pk]), {"half_width": "0.1"}, follow=True)
         assert response.redirect_chain[-1][0] == reverse("analyst:topic_set", args=[pk])
@@ -141,8 +139,13 @@ def test_single_topic_pages_send_a_topic_set_to_its_own_pages(analyst, topic_set
     assert saved.status_code == 302
     topic_set.refresh_from_db()
     assert (topic_set.instructions, topic_set.hit_size, topic_set.budget) == ("New words", 4, Decimal("12"))
-    preview = analyst.get(reverse("analyst:topic_set_hit_preview", args=[pk])).content.decode()
-    assert preview.count('value="1"> Oil') == 4 and preview.count('value="0"> None of these') == 4
+    # The HIT preview is the annotator's own page, with the set's topics to choose from (4 documents a HIT now).
+    preview = analyst.get(reverse("analyst:topic_hit_preview", args=[pk]))
+    html = preview.content.decode()
+    assert preview.status_code == 200 and "the first documents of the corpus" in _messages(preview)
+    assert len(re.findall(r'name="doc-\d+" value="c1"', html)) == 4
+    assert len(re.findall(r'name="doc-\d+" value="c2"', html)) == 4
+    assert 'value="1" required' not in html  # no on topic / off topic choice
 
 
 def test_a_single_topic_is_sent_back_from_the_topic_set_pages(analyst, corpus):
@@ -355,7 +358,7 @@ def test_only_analysts_reach_the_topic_set_pages(topic_set):
     router = router_create_from_csv(topic=topic_set, name="r", data=b"id,class\nd0,Oil\n", source_name="r.csv")
     pk = topic_set.pk
     urls = [reverse("analyst:topic_set_new"), *(reverse(f"analyst:{n}", args=[pk]) for n in (
-        "topic_set", "topic_set_launch", "topic_set_hit_preview", "router_upload", "router_keywords")),
+        "topic_set", "topic_set_launch", "router_upload", "router_keywords")),
         *(reverse(f"analyst:{n}", args=[router.pk]) for n in ("router", "router_archive", "router_unarchive",
                                                                 "router_delete"))]
     for role in ("annotator", "manager"):
@@ -377,7 +380,7 @@ def test_hostile_names_are_escaped_everywhere(analyst, corpus):
                              instructions="Choose " + HOSTILE)
     router = router_create_from_csv(topic=topic, name="r " + HOSTILE, data=b"id,class\nd0,1\n",
                                     source_name="f " + HOSTILE)
-    pages = [reverse("analyst:topic_set", args=[topic.pk]), reverse("analyst:topic_set_hit_preview", args=[topic.pk]),
+    pages = [reverse("analyst:topic_set", args=[topic.pk]), reverse("analyst:topic_hit_preview", args=[topic.pk]),
              reverse("analyst:router_upload", args=[topic.pk]), reverse("analyst:router_keywords", args=[topic.pk]),
              reverse("analyst:topic_edit", args=[topic.pk]), reverse("analyst:topics"),
              *(reverse(f"analyst:{n}", args=[router.pk]) for n in ("router", "router_archive", "router_delete"))]
