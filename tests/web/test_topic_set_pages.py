@@ -333,9 +333,11 @@ def test_a_launch_over_budget_is_refused_with_the_amounts_and_no_confirm_button(
     html = page.content.decode()
     assert 'id="launch-refused"' in html and 'id="confirm-launch"' not in html
     assert "$1.20" in _text(page) and "$1.00" in _text(page)
-    forced = analyst.post(reverse("analyst:topic_set_launch", args=[topic_set.pk]),
-                          {"documents": "20", "confirm_cost": "1.20", "confirm_fingerprint": "20:4:0:1.00"})
-    assert forced.status_code == 200 and not SampledDocument.objects.filter(topic=topic_set).exists()
+    # A confirmation forged from the figures shown is refused all the same: the budget is checked again.
+    forged = {"documents": "20", "confirm_cost": "1.20", "confirm_fingerprint": "20:4:0.00:1.00"}
+    forced = analyst.post(reverse("analyst:topic_set_launch", args=[topic_set.pk]), forged)
+    assert forced.status_code == 200 and 'id="launch-refused"' in forced.content.decode()
+    assert not SampledDocument.objects.filter(topic=topic_set).exists()
 
 
 def test_launch_input_mistakes_and_an_archived_set(analyst, topic_set):
@@ -391,3 +393,12 @@ def test_hostile_names_are_escaped_everywhere(analyst, corpus):
     assert "<script>alert(1)</script>" not in launch
     bad_upload = _upload(analyst, topic, b"id,class\n<script>alert(1)</script>,x\n").content.decode()
     assert "<script>alert(1)</script>" not in bad_upload and "&lt;script&gt;" in bad_upload
+
+
+def test_the_other_topic_pages_answer_for_a_topic_set(analyst, topic_set):
+    url = reverse("analyst:topic_set_launch", args=[topic_set.pk])
+    analyst.post(url, _hidden(analyst.post(url, {"documents": "10"}).content.decode()))
+    assert SampledDocument.objects.filter(topic=topic_set).count() == 10
+    for name in ("topic_rename", "topic_archive", "topic_delete", "gold", "workers"):
+        response = analyst.get(reverse(f"analyst:{name}", args=[topic_set.pk]))
+        assert response.status_code == 200, name
