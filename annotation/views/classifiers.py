@@ -234,8 +234,10 @@ def classifier_build_detail(request: HttpRequest, build_id: int) -> HttpResponse
     """A classifier being built: progress (the page polls the status), then a link to it, or why it failed."""
     build = get_object_or_404(ClassifierBuild.objects.select_related("corpus").defer("corpus__documents_bitmap"),
                               pk=build_id)
+    definition = build.definition if isinstance(build.definition, dict) else {}
+    asked = definition.get("request") or (definition.get("build") or {}).get("request") or {}  # a trained build's
     return render(request, "analyst/classifier_build.html",
-                  {"build": build, "state": classifier_build_state(build=build)})
+                  {"build": build, "state": classifier_build_state(build=build), "asked": asked})
 
 
 @role_required(CONFIGURE)
