@@ -12,4 +12,5 @@ USER app
 RUN DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY=build-only-$(python -c "print('x'*60)") \
     python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# Workers, threads, timeouts and recycling from config/gunicorn.py (WEB_CONCURRENCY, GUNICORN_THREADS; docs/deploy.md).
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi:application"]

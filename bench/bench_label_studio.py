@@ -158,7 +158,7 @@ def ls_start(args: argparse.Namespace, bench_load) -> subprocess.Popen:
                                     port=args.ls_port, workers=args.workers, threads=args.threads),
         cwd="/tmp", env=env, start_new_session=True,
     )
-    bench_load._wait_ready(args.ls_port, server, timeout=180)
+    bench_load._wait_ready(args.ls_port, server, timeout=300, name="Label Studio's gunicorn")
     return server
 
 

@@ -370,11 +370,11 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
     return stats
 
 
-def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 180, name: str = "gunicorn") -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
-            sys.exit(f"gunicorn exited with {proc.returncode}")
+            sys.exit(f"{name} exited with {proc.returncode}")
         try:
             conn = http.client.HTTPConnection(HOST, port, timeout=2)
             conn.request("GET", "/accounts/login/", headers={"Host": f"{HOST}:{port}"})
@@ -383,7 +383,7 @@ def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
         except OSError:
             pass
         time.sleep(0.3)
-    sys.exit("gunicorn did not answer")
+    sys.exit(f"{name} did not answer on port {port} within {timeout:.0f} s")
 
 
 def _check(topic_id: int, sent: dict[tuple[int, int], bool]) -> str:

@@ -109,3 +109,39 @@ def test_database_and_redis_urls_switch_to_real_services(tmp_path, url, engine):
     assert _settings_value("settings.DATABASES['default']['ENGINE']", env) == engine
     assert _settings_value("settings.CELERY_TASK_ALWAYS_EAGER", env) == "False"
     assert _settings_value("settings.CELERY_BROKER_URL", env) == "redis://127.0.0.1:6379/3"
+
+
+def test_a_shared_cache_carries_sessions_and_permission_sets(tmp_path):
+    """Issue 15: with Redis, sessions and permission sets are read from it (tests/config/test_request_overhead.py)."""
+    expr = ("settings.CACHES['default']['BACKEND'], settings.CACHES['default']['LOCATION'], settings.SESSION_ENGINE, "
+            "settings.AUTH_PERMISSION_CACHE_SECONDS, settings.AUTHENTICATION_BACKENDS[-1]")
+    env = {**PRODUCTION, "APP_VAR_DIR": str(tmp_path), "REDIS_URL": "redis://127.0.0.1:6379/3"}
+    assert _settings_value(expr, env) == (
+        "django.core.cache.backends.redis.RedisCache redis://127.0.0.1:6379/3 core.sessions 300 "
+        "core.auth.CachedPermissionsBackend"
+    )
+    own = _settings_value(expr, {**env, "CACHE_URL": "redis://127.0.0.1:6379/4"})
+    assert own.split()[1] == "redis://127.0.0.1:6379/4"
+
+
+def test_without_a_shared_cache_nothing_is_cached_across_requests(tmp_path):
+    """A per-process memory cache must never hold sessions or permissions: another process would not see a change."""
+    expr = "settings.CACHES['default']['BACKEND'], settings.SESSION_ENGINE, settings.AUTH_PERMISSION_CACHE_SECONDS"
+    for module in ("config.settings.production", "config.settings.local"):
+        env = {**PRODUCTION, "DJANGO_SETTINGS_MODULE": module, "APP_VAR_DIR": str(tmp_path)}
+        assert _settings_value(expr, env) == (
+            "django.core.cache.backends.locmem.LocMemCache django.contrib.sessions.backends.db 0"
+        )
+
+
+def test_gunicorn_settings_come_from_the_environment(monkeypatch):
+    """config/gunicorn.py (the Dockerfile's command): processes and threads; threads mean gthread workers."""
+    import runpy
+
+    monkeypatch.setenv("WEB_CONCURRENCY", "3")
+    monkeypatch.setenv("GUNICORN_THREADS", "4")
+    conf = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))
+    assert (conf["workers"], conf["threads"], conf["worker_class"]) == (3, 4, "gthread")
+    monkeypatch.setenv("GUNICORN_THREADS", "1")
+    assert runpy.run_path(str(ROOT / "config" / "gunicorn.py"))["worker_class"] == "sync"
+    assert "gunicorn.py" in (ROOT / "Dockerfile").read_text()
