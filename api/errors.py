@@ -76,11 +76,17 @@ def _field_errors(detail: Any) -> dict[str, Any]:
 
 
 def _first_message(errors: dict[str, Any]) -> str:
+    """The first message, after the path of the field it is about (`rules.0.class: This field is required.`)."""
     for field, messages in errors.items():
+        path = [field]
         while isinstance(messages, (list, dict)) and messages:
-            messages = messages[0] if isinstance(messages, list) else next(iter(messages.values()))
+            if isinstance(messages, list):
+                messages = messages[0]
+            else:
+                key, messages = next(iter(messages.items()))
+                path.append(str(key))
         if isinstance(messages, str):
-            return messages if field == "non_field_errors" else f"{field}: {messages}"
+            return messages if field == "non_field_errors" else f"{'.'.join(path)}: {messages}"
     return "The request is not valid."
 
 

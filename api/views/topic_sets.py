@@ -41,7 +41,6 @@ from annotation.services.topic_sets import (
     topic_set_launch_preview,
 )
 from api.errors import ProblemError
-from api.pagination import Pagination
 from api.permissions import Configure
 from api.serializers import (
     NameSerializer,
@@ -99,7 +98,7 @@ def _sample(topic: Topic) -> dict[str, Any]:
             "judgments_planned": progress["judgments_planned"], "rewards_paid": progress["rewards_paid"]}
 
 
-def _topic_set_data(topic: Topic, *, with_sample: bool = True) -> dict[str, Any]:
+def _topic_set_data(topic: Topic) -> dict[str, Any]:
     classes = topic_set_classes(topic=topic)
     data = {
         "id": topic.pk, "name": topic.name, "kind": topic.kind, "corpus": topic.corpus_id, "status": topic.status,
@@ -108,32 +107,39 @@ def _topic_set_data(topic: Topic, *, with_sample: bool = True) -> dict[str, Any]
         "budget": topic.budget, "class_names": topic_set_class_names(topic=topic),
         "classes": [{"position": c.position, "name": c.name, "description": c.description} for c in classes],
         "routers": routers_for_topic(topic=topic, include_archived=True),
-        "sample": _sample(topic) if with_sample else None,
+        "sample": _sample(topic),
         "archived_at": topic.archived_at, "created_at": topic.created_at,
     }
     return dict(TopicSetSerializer(data).data)
 
 
-class TopicSetList(APIView):
-    permission_classes = [Configure]
+class TopicSetList(generics.ListAPIView):
+    """Topic sets (topics of kind `multiclass`), by name; `?name=` exact, `?corpus=`; archived ones only with
+    `?archived=1`."""
 
-    @extend_schema(parameters=[OpenApiParameter("name", str), OpenApiParameter("corpus", int),
-                               OpenApiParameter("archived", str, enum=["0", "1"])],
-                   responses={200: TopicSetSerializer(many=True), **PROBLEMS}, tags=["topic sets"],
-                   description="Topic sets (topics of kind `multiclass`), by name; `?name=` exact, `?corpus=`; "
-                               "archived ones only with `?archived=1`. Paginated.")
-    def get(self, request: Request) -> Response:
+    permission_classes = [Configure]
+    serializer_class = TopicSetSerializer
+
+    def get_queryset(self):
         queryset = _topic_sets().order_by("name", "pk")
-        params = request.query_params
+        params = self.request.query_params
         if params.get("name"):
             queryset = queryset.filter(name=params["name"])
         if params.get("corpus") is not None:
             queryset = queryset.filter(corpus_id=id_param(params["corpus"]))
         if params.get("archived") != "1":
             queryset = queryset.filter(archived_at__isnull=True)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(queryset, request, view=self) or []
-        return paginator.get_paginated_response([_topic_set_data(topic) for topic in page])
+        return queryset
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.get_queryset()) or []
+        return self.get_paginated_response([_topic_set_data(topic) for topic in page])
+
+    @extend_schema(parameters=[OpenApiParameter("name", str), OpenApiParameter("corpus", int),
+                               OpenApiParameter("archived", str, enum=["0", "1"])],
+                   responses={200: TopicSetSerializer(many=True), **PROBLEMS}, tags=["topic sets"])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
     @extend_schema(request=TopicSetCreateSerializer, responses={201: TopicSetSerializer, **PROBLEMS},
                    tags=["topic sets"],

@@ -40,7 +40,10 @@ def _keep_the_test_connection():
 
 @pytest.fixture
 def token(db, _keep_the_test_connection) -> str:
-    make_pair_world(n=150, prevalence=0.3)
+    world = make_pair_world(n=150, prevalence=0.3)
+    from annotation.services.topic_sets import topic_set_create  # a topic set too, for /topic-sets/ and /routers/
+
+    topic_set_create(corpus=world.topic.corpus, name="fuzz set", classes=[("Wheat", ""), ("Corn", "")])
     return api_token_create(user=user_with_role("fuzz", "analyst"), name="fuzz").plaintext
 
 

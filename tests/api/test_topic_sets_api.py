@@ -1,0 +1,236 @@
+"""The topic-set API (issue 13 item 1, seed 002): create → router (CSV, keywords) → preview → launch →
+idempotent replay → the report of a multiclass topic; roles and problem details."""
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import Hit, Router, RouterPrediction, SampleDraw, Topic, TopicClass
+from api.models import IdempotencyRecord
+from estimation.models import EstimateSnapshot
+from tests.factories import CorpusFactory, make_documents
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = (["The wheat harvest was large."] * 10 + ["A football match ended late."] * 10
+         + ["Nothing to see here."] * 20)
+
+
+@pytest.fixture
+def corpus():
+    corpus = CorpusFactory(name="news")
+    make_documents(corpus, 40, texts=TEXTS)  # external ids d0 … d39
+    return corpus
+
+
+def create_body(the_corpus, **overrides):
+    body = {"corpus": the_corpus.pk, "name": "grain and games",
+            "classes": [{"name": "Wheat", "description": "Crops of wheat"}, {"name": "Sport"}],
+            "instructions": "Pick the one topic the document is about.", "allow_unsure": True,
+            "hit_size": 5, "reward_per_hit": "0.50", "budget": "20.00"}
+    body.update(overrides)
+    return body
+
+
+@pytest.fixture
+def topic_set(analyst, corpus):
+    response = analyst.client.post("/api/v1/topic-sets/", create_body(corpus), format="json")
+    assert response.status_code == 201, response.content
+    return Topic.objects.get(pk=response.json()["id"])
+
+
+def test_create_returns_the_set_with_its_classes(analyst, corpus):
+    response = analyst.client.post("/api/v1/topic-sets/", create_body(corpus), format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["kind"] == "multiclass" and body["status"] == "draft" and body["corpus"] == corpus.pk
+    assert body["class_names"] == ["None of these", "Wheat", "Sport"]
+    assert body["classes"] == [{"position": 1, "name": "Wheat", "description": "Crops of wheat"},
+                               {"position": 2, "name": "Sport", "description": ""}]
+    assert body["allow_unsure"] is True and body["reward_per_hit"] == "0.50" and body["budget"] == "20.00"
+    assert body["routers"] == [] and body["sample"]["drawn"] == 0
+    topic = Topic.objects.get(pk=body["id"])
+    assert topic.is_multiclass and not hasattr(topic, "pair")
+    assert list(TopicClass.objects.filter(topic=topic).values_list("position", "name")) == [(1, "Wheat"), (2, "Sport")]
+    # Also listed, under /topic-sets/ and (with its kind) under /topics/.
+    listed = analyst.client.get("/api/v1/topic-sets/").json()
+    assert listed["count"] == 1 and listed["results"][0]["id"] == topic.pk
+    topics = analyst.client.get("/api/v1/topics/", {"name": "grain and games"}).json()["results"]
+    assert [t["kind"] for t in topics] == ["multiclass"] and topics[0]["c1"] is None
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"classes": [{"name": "Only one"}]}, "classes"),
+    ({"classes": [{"name": f"c{i}"} for i in range(21)]}, "classes"),
+    ({"hit_size": 0}, "hit_size"),
+    ({"aggregator": "vote"}, "aggregator"),
+    ({"budget": "-1"}, "budget"),
+    ({"corpus": 999999}, "corpus"),
+    ({"name": ""}, "name"),
+])
+def test_invalid_input_is_a_validation_problem(analyst, corpus, change, field):
+    response = analyst.client.post("/api/v1/topic-sets/", create_body(corpus, **change), format="json")
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["type"].endswith("/validation") and field in body["errors"]
+    assert not Topic.objects.exists()
+
+
+def test_service_refusals_keep_their_message(analyst, corpus, topic_set):
+    reserved = analyst.client.post("/api/v1/topic-sets/", create_body(
+        corpus, name="other", classes=[{"name": "None"}, {"name": "Sport"}]), format="json")
+    assert reserved.status_code == 400 and "reserved" in reserved.json()["detail"]
+    duplicate = analyst.client.post("/api/v1/topic-sets/", create_body(corpus), format="json")
+    assert duplicate.status_code == 400 and "already exists" in duplicate.json()["detail"]
+    assert Topic.objects.count() == 1
+
+
+def test_router_from_csv_multipart_and_text_csv(analyst, topic_set):
+    csv = b"id,class\nd0,Wheat\nd1,1\nd2,Sport\nd3,none\nd4,\n"
+    response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/",
+                                   {"name": "spark router", "file": SimpleUploadedFile("preds.csv", csv)},
+                                   format="multipart")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["kind"] == "upload" and body["name"] == "spark router"
+    assert body["predicted_counts"] == [37, 2, 1]  # 40 documents: 2 Wheat, 1 Sport, 37 none of these
+    router = Router.objects.get(pk=body["id"])
+    assert RouterPrediction.objects.filter(router=router).count() == 3
+    plain = analyst.client.generic("POST", f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/?name=plain",
+                                   b"id,class\nd5,Sport\n", content_type="text/csv")
+    assert plain.status_code == 201 and plain.json()["predicted_counts"] == [39, 0, 1]
+
+
+def test_bad_router_csv_lists_every_bad_line_and_creates_nothing(analyst, topic_set):
+    csv = b"id,class\nd0,Wheat\nnope,Sport\nd2,Basketball\n"
+    response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/",
+                                   {"name": "bad", "file": SimpleUploadedFile("bad.csv", csv)}, format="multipart")
+    assert response.status_code == 400
+    body = response.json()
+    assert [entry["line"] for entry in body["lines"]] == [3, 4]
+    assert all(entry["problem"] for entry in body["lines"])
+    assert not Router.objects.exists()
+
+
+def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
+    rules = [{"class": "Sport", "terms": ["football"]}, {"class": 1, "terms": ["wheat", "football"]}]
+    response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                                   {"name": "kw", "rules": rules}, format="json")
+    assert response.status_code == 201, response.content
+    # 10 wheat documents to class 1; 10 football documents to class 2 (the first rule); 20 to none of these.
+    assert response.json()["predicted_counts"] == [20, 10, 10]
+    bad = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                              {"name": "kw2", "rules": [{"class": 7, "terms": ["x"]}]}, format="json")
+    assert bad.status_code == 400 and "not one of the topics 1–2" in bad.json()["detail"]
+    missing = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                                  {"name": "kw3", "rules": [{"terms": ["x"]}]}, format="json")
+    assert missing.status_code == 400
+    assert missing.json()["errors"]["rules"] == {"0": {"class": ["This field is required."]}}
+    assert missing.json()["detail"] == "rules.0.class: This field is required."
+    detail = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()
+    assert [r["name"] for r in detail["routers"]] == ["kw"]
+
+
+def test_router_archive_and_delete(analyst, topic_set):
+    router_id = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                                    {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"]}]},
+                                    format="json").json()["id"]
+    archived = analyst.client.post(f"/api/v1/routers/{router_id}/archive/")
+    assert archived.status_code == 200 and archived.json()["archived_at"] is not None
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/routers/").json()["count"] == 0
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/routers/?archived=1").json()["count"] == 1
+    assert analyst.client.delete(f"/api/v1/routers/{router_id}/").status_code == 204
+    assert not Router.objects.exists()
+
+
+def launch(caller, topic_set, *, key, **body):
+    return caller.client.post(f"/api/v1/topic-sets/{topic_set.pk}/launch/", body, format="json",
+                              HTTP_IDEMPOTENCY_KEY=key)
+
+
+def test_preview_launch_and_idempotent_replay(analyst, topic_set):
+    # 12 documents in HITs of 5: 3 HITs x 3 assignments x $0.50 = $4.50, 36 judgments.
+    preview = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/preview/", {"documents": 12})
+    assert preview.status_code == 200
+    assert preview.json() == {"documents": 12, "new_documents": 12, "hits": 3, "judgments": 36, "cost": "4.50",
+                              "committed": "0.00", "budget": "20.00", "budget_left": "20.00", "refused": None}
+    changed = launch(analyst, topic_set, key="k0", documents=12, confirm_cost="4.00")
+    assert changed.status_code == 409 and changed.json()["type"].endswith("/cost-changed")
+    assert changed.json()["preview"]["cost"] == "4.50"
+    assert not SampleDraw.objects.filter(topic=topic_set).exists()
+    assert not IdempotencyRecord.objects.filter(key="k0").exists()  # a refused launch keeps no key
+
+    first = launch(analyst, topic_set, key="k1", documents=12, confirm_cost="4.50", seed=7)
+    assert first.status_code == 201, first.content
+    assert first.json()["drawn"] == 12 and first.json()["hits"] == 3 and first.json()["sample_size"] == 12
+    replay = launch(analyst, topic_set, key="k1", documents=12, confirm_cost="4.50", seed=7)
+    assert replay.status_code == 201 and replay["Idempotent-Replayed"] == "true"
+    assert replay.json() == first.json()
+    assert Hit.objects.filter(topic=topic_set).count() == 3  # drawn once
+    other = launch(analyst, topic_set, key="k1", documents=15, confirm_cost="1.50")
+    assert other.status_code == 409 and "different request" in other.json()["detail"]
+
+    # A repeat asks for the total: 15 in all draws the 3 missing (1 HIT, $1.50).
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/preview/",
+                              {"documents": 15}).json()["cost"] == "1.50"
+    nothing = launch(analyst, topic_set, key="k2", documents=12, confirm_cost="0.00")
+    assert nothing.status_code == 409 and nothing.json()["type"].endswith("/nothing-to-draw")
+    detail = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()
+    assert detail["status"] == "active" and detail["sample"]["drawn"] == 12
+    assert detail["sample"]["judgments_planned"] == 36 and detail["sample"]["judged"] == 0
+
+
+def test_launch_over_budget_is_refused_with_the_amounts(analyst, topic_set):
+    # 40 documents: 8 HITs x 3 x $0.50 = $12.00 fits $20; then raise the ask past the corpus is capped at 40.
+    Topic.objects.filter(pk=topic_set.pk).update(budget="5.00")
+    preview = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/preview/", {"documents": 40}).json()
+    assert preview["cost"] == "12.00" and preview["refused"] and "$5.00" in preview["refused"]
+    refused = launch(analyst, topic_set, key="b1", documents=40, confirm_cost="12.00")
+    assert refused.status_code == 409 and "$5.00" in refused.json()["detail"]
+    assert not SampleDraw.objects.filter(topic=topic_set).exists()
+
+
+def test_launch_needs_a_key_and_valid_numbers(analyst, topic_set):
+    no_key = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/launch/",
+                                 {"documents": 5, "confirm_cost": "1.50"}, format="json")
+    assert no_key.status_code == 400 and "Idempotency-Key" in no_key.json()["errors"]
+    bad = launch(analyst, topic_set, key="v", documents=0, confirm_cost="x")
+    assert bad.status_code == 400 and set(bad.json()["errors"]) == {"documents", "confirm_cost"}
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/preview/").status_code == 400
+
+
+def test_binary_topics_and_topic_sets_stay_apart(analyst, topic_set):
+    from tests.factories import make_pair_world
+
+    binary = make_pair_world(n=60, prevalence=0.3).topic
+    assert analyst.client.get(f"/api/v1/topic-sets/{binary.pk}/").status_code == 404
+    quote = analyst.client.get(f"/api/v1/topics/{topic_set.pk}/quote/")
+    assert quote.status_code == 409 and f"/topic-sets/{topic_set.pk}/preview/" in quote.json()["detail"]
+    binary_launch = analyst.client.post(f"/api/v1/topics/{topic_set.pk}/launch/",
+                                        {"half_width": 0.1, "confirm_cost": "1"}, format="json",
+                                        HTTP_IDEMPOTENCY_KEY="x")
+    assert binary_launch.status_code == 409
+
+
+def test_report_endpoint_returns_a_multiclass_snapshot(analyst, manager, annotator, topic_set):
+    report = {"kind": "multiclass", "classes": ["None of these", "Wheat", "Sport"], "sample": {"judged": 30},
+              "routers": [{"name": "kw", "macro_f1": {"mean": 0.71, "hdi": [0.6, 0.8]}}]}
+    EstimateSnapshot.objects.create(topic=topic_set, version=3, code_version="test", aggregator="majority",
+                                    inputs={}, inputs_checksum="c" * 64, report=report, judgments=90)
+    response = manager.client.get(f"/api/v1/topics/{topic_set.pk}/report/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["kind"] == "multiclass" and body["routers"][0]["macro_f1"]["hdi"] == [0.6, 0.8]
+    assert body["snapshot"]["version"] == 3 and body["snapshot"]["inputs_checksum"] == "c" * 64
+    assert analyst.client.get(f"/api/v1/topics/{topic_set.pk}/report/versions/").json()["count"] == 1
+    version = manager.client.get(f"/api/v1/topics/{topic_set.pk}/report/versions/3/").json()
+    assert version["kind"] == "multiclass" and version["snapshot"]["version"] == 3
+    assert annotator.client.get(f"/api/v1/topics/{topic_set.pk}/report/").status_code == 403
+
+
+@pytest.mark.parametrize("role", ["manager", "annotator"])
+def test_only_analysts_configure_topic_sets(callers, corpus, role):
+    caller = callers[role]
+    assert caller.client.post("/api/v1/topic-sets/", create_body(corpus), format="json").status_code == 403
+    assert not Topic.objects.exists()
