@@ -500,3 +500,105 @@ def cost_curve_svg(curve: Mapping[str, Any] | None, *, width: int = 520, height:
     legend.append((f"this topic: prevalence {float(topic['prevalence']):.2g} (dots)", "#5b6477", "dash"))
     body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Judgments needed against prevalence", body)
+
+
+# --------------------------------------------------------------------------- topic sets (seed 002)
+
+
+def _heat(share: float) -> str:
+    """White → PALETTE[0] blue by the share of the row (0..1)."""
+    share = min(1.0, max(0.0, share))
+    low, high = (255, 255, 255), (0x24, 0x56, 0xA6)
+    r, g, b = (round(lo + (hi - lo) * share) for lo, hi in zip(low, high, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def confusion_heatmap_svg(router: Mapping[str, Any], class_names: Sequence[str]) -> str:
+    """The confusion matrix of a router against the judged labels as a heat map (seed 002, Figure 3).
+
+    Rows are the true classes (majority labels), columns the router's classes, numbered as the rows;
+    each cell is shaded by its share of the row (the row's recall on the diagonal) and shows its count.
+    """
+    matrix = [[_num(x) or 0.0 for x in row] for row in router.get("confusion") or []]
+    title = f"Confusion matrix of {_short(router.get('name', 'the router'), 40)}"
+    size = len(matrix)
+    if size < 2 or not any(any(row) for row in matrix):
+        return empty_svg("No judged document yet.", title=title)
+    cell = max(22, min(44, 440 // size))
+    label_width = 170
+    top, left = 40, label_width + 8
+    width = left + cell * size + 16
+    height = top + cell * size + 40
+    body = [f'<text x="{left + cell * size / 2:.1f}" y="14" text-anchor="middle" font-size="12">'
+            f'{_text("Router’s class (numbered as the rows)")}</text>']
+    for k in range(size):
+        x = left + k * cell + cell / 2
+        body.append(f'<text x="{x:.1f}" y="{top - 8}" text-anchor="middle" font-size="11" fill="#5b6477">{k}</text>')
+    for j, row in enumerate(matrix):
+        y = top + j * cell
+        name = str(class_names[j]) if j < len(class_names) else f"Class {j}"
+        body.append(f'<text x="{left - 6}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" font-size="11">'
+                    f'{_text(_fit(f"{j} {name}", label_width - 8))}</text>')
+        total = sum(row) or 1.0
+        for k, count in enumerate(row):
+            share = count / total
+            fill = _heat(share)
+            x = left + k * cell
+            border = ' stroke="#1d2330" stroke-width="1.5"' if j == k else ' stroke="#ffffff"'
+            tip = _text(f"true {name}, routed to {k}: {count:g} ({share:.0%} of the row)")
+            body.append(f'<rect class="cell" data-row="{j}" data-col="{k}" x="{x}" y="{y}" width="{cell}" '
+                        f'height="{cell}" fill="{fill}"{border}><title>{tip}</title></rect>')
+            if count:
+                color = "#ffffff" if share > 0.55 else "#1d2330"
+                label = f"{count:.0f}" if float(count).is_integer() else f"{count:.1f}"
+                body.append(f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
+                            f'font-size="{10 if cell < 30 else 11}" fill="{color}">{_text(label)}</text>')
+    body.append(f'<text x="{left + cell * size / 2:.1f}" y="{height - 12}" text-anchor="middle" font-size="11" '
+                f'fill="#5b6477">{_text("Rows: the true class (workers’ majority). Shade: share of the row.")}</text>')
+    return _svg(width, height, title, body)
+
+
+def f1_density_svg(router: Mapping[str, Any], *, reference: float | None = None, width: int = 520,
+                   height: int = 280) -> str:
+    """Posterior densities of micro- and macro-F1 (seed 002, Figure 4), with the reference value as a line."""
+    posterior = router.get("posterior") or {}
+    title = f"Posterior of average F1, {_short(router.get('name', 'router'), 40)}"
+    series = []
+    for i, average in enumerate(("micro", "macro")):
+        density = (posterior.get(average) or {}).get("density") or {}
+        raw_edges = [_num(x) for x in density.get("edges") or []]
+        edges = [float(e) for e in raw_edges if e is not None]
+        heights = [_num(x) or 0.0 for x in density.get("heights") or []]
+        if len(edges) >= 2 and len(edges) == len(raw_edges) and len(heights) == len(edges) - 1:
+            series.append((f"{average}-F1", PALETTE[i], edges, heights))
+    if not series:
+        return empty_svg("No posterior yet: it needs judged documents.", title=title)
+    low = min(s[2][0] for s in series)
+    high = max(s[2][-1] for s in series)
+    if reference is not None and 0 <= reference <= 1:
+        low, high = min(low, reference), max(high, reference)
+    top_value = max(max(s[3]) for s in series) or 1.0
+    space = _legend_space(len(series) + (1 if reference is not None else 0))
+    height += space
+    x_low, x_high, x_ticks = nice_axis(max(0.0, low), min(1.0, high), cap=1.0)
+    y_low, y_high, y_ticks = nice_axis(0.0, top_value, count=4)
+    frame = _Frame(width=width, height=height, x_range=(x_low, x_high), y_range=(y_low, y_high), top=16 + space)
+    body = frame.axes(x_label="F1", y_label="Density", x_ticks=x_ticks, y_ticks=y_ticks,
+                      x_format=_tick_format(x_ticks), y_format=_tick_format(y_ticks))
+    legend: list[tuple[str, str] | tuple[str, str, str]] = []
+    for label, color, xs, heights in series:
+        points = [f"{frame.x(xs[0]):.1f},{frame.y(0):.1f}"]
+        for j, value in enumerate(heights):
+            middle = (xs[j] + xs[j + 1]) / 2
+            points.append(f"{frame.x(middle):.1f},{frame.y(value):.1f}")
+        points.append(f"{frame.x(xs[-1]):.1f},{frame.y(0):.1f}")
+        body.append(f'<polyline class="density" points="{" ".join(points)}" fill="{color}" fill-opacity=".18" '
+                    f'stroke="{color}" stroke-width="1.5"/>')
+        legend.append((label, color, "line"))
+    if reference is not None and x_low <= reference <= x_high:
+        x = frame.x(reference)
+        body.append(f'<line class="reference" x1="{x:.1f}" y1="{frame.y(y_high):.1f}" x2="{x:.1f}" '
+                    f'y2="{frame.y(0):.1f}" stroke="{TARGET_COLOR}" stroke-dasharray="4 3"/>')
+        legend.append((f"reference {reference:g}", TARGET_COLOR, "dash"))
+    body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
+    return _svg(width, height, title, body)

@@ -22,7 +22,16 @@ from typing import Any
 
 from django.conf import settings
 
-from annotation.models import REGION_NAMES, HitItem, Judgment, Label, SampledDocument, Topic
+from annotation.models import (
+    NONE_OF_THESE,
+    REGION_NAMES,
+    HitItem,
+    Judgment,
+    Label,
+    SampledDocument,
+    Topic,
+    TopicClass,
+)
 from estimation.services.report_csv import csv_cell
 
 CHUNK = 2000
@@ -32,6 +41,9 @@ EXPORT_COLUMNS = [
     "HITId", "AssignmentId", "WorkerId", "AssignmentStatus", "SubmitTime", "Input.document_id", "Answer.relevance",
     "region", "region_name", "sample_purpose", "sample_draw", "label_majority", "gold",
     "local_hit_id", "local_assignment_id", "judgment_id",
+    # Topic sets (kind "multiclass"): the class position chosen and the label's majority class (0: none of these).
+    # Answer.relevance and label_majority then hold the class names ("unsure", "" as for binary topics).
+    "Answer.class", "label_class",
 ]
 
 
@@ -50,6 +62,16 @@ def _majority(majority: bool | None) -> str:
     return "" if majority is None else ("relevant" if majority else "not relevant")
 
 
+def _class_names(*, topic: Topic) -> dict[int, str]:
+    names = {NONE_OF_THESE: "None of these"}
+    names.update(TopicClass.objects.filter(topic=topic).values_list("position", "name"))
+    return names
+
+
+def _class_answer(choice: int | None, names: dict[int, str]) -> str:
+    return "unsure" if choice is None else names.get(choice, str(choice))
+
+
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -62,28 +84,31 @@ def _chunks(rows: Iterable[tuple], size: int) -> Iterator[list[tuple]]:
 
 def judgment_export_rows(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[dict[str, Any]]:
     """The topic's judgments, oldest first, as dicts keyed by EXPORT_COLUMNS (typed values: None, bool, str, int)."""
+    multiclass = topic.is_multiclass
+    names = _class_names(topic=topic) if multiclass else {}
     judgments = (Judgment.objects.filter(topic=topic).order_by("id").values_list(
-        "id", "document_id", "document__external_id", "relevant", "created_at", "worker_id",
+        "id", "document_id", "document__external_id", "relevant", "choice", "created_at", "worker_id",
         "worker__mturk_worker_id", "assignment_id", "assignment__mturk_assignment_id", "assignment__status",
         "assignment__submitted_at", "assignment__hit_id", "assignment__hit__mturk_hit_id")
         .iterator(chunk_size=chunk_size))
     for chunk in _chunks(judgments, chunk_size):
         documents = {row[1] for row in chunk}
-        hits = {row[11] for row in chunk}
+        hits = {row[12] for row in chunk}
         draws: dict[int, tuple[int | None, str, str]] = {}
         for document_id, sampled_draw, sampled_region, sampled_purpose in (
                 SampledDocument.objects.filter(topic=topic, document_id__in=documents)
                 .order_by("draw_id").values_list("document_id", "draw_id", "region", "draw__purpose")):
             draws.setdefault(document_id, (sampled_draw, sampled_region, sampled_purpose))  # the earliest draw that brought it in
-        labels = {document_id: (majority, gold) for document_id, majority, gold in
+        labels = {document_id: (majority, gold if not multiclass else gold_class, majority_class)
+                  for document_id, majority, gold, majority_class, gold_class in
                   Label.objects.filter(topic=topic, document_id__in=documents)
-                  .values_list("document_id", "majority", "gold")}
+                  .values_list("document_id", "majority", "gold", "majority_class", "gold_class")}
         gold_items = set(HitItem.objects.filter(hit_id__in=hits, document_id__in=documents, is_gold=True)
                          .values_list("hit_id", "document_id"))
-        for (judgment_id, document_id, external_id, relevant, created_at, worker_id, mturk_worker, assignment_id,
-             mturk_assignment, status, submitted_at, hit_id, mturk_hit) in chunk:
+        for (judgment_id, document_id, external_id, relevant, choice, created_at, worker_id, mturk_worker,
+             assignment_id, mturk_assignment, status, submitted_at, hit_id, mturk_hit) in chunk:
             draw_id, region, purpose = draws.get(document_id, (None, "", ""))
-            majority, gold = labels.get(document_id, (None, None))
+            majority, gold, majority_class = labels.get(document_id, (None, None, None))
             yield {
                 "HITId": mturk_hit or str(hit_id),
                 "AssignmentId": mturk_assignment or "",
@@ -91,16 +116,19 @@ def judgment_export_rows(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[d
                 "AssignmentStatus": status,
                 "SubmitTime": _iso(submitted_at or created_at),
                 "Input.document_id": external_id,
-                "Answer.relevance": _answer(relevant),
+                "Answer.relevance": _class_answer(choice, names) if multiclass else _answer(relevant),
                 "region": region,
                 "region_name": REGION_NAMES.get(region, region) if region else "",
                 "sample_purpose": purpose,
                 "sample_draw": draw_id,
-                "label_majority": _majority(majority),
+                "label_majority": (names.get(majority_class, str(majority_class)) if majority_class is not None
+                                   else "") if multiclass else _majority(majority),
                 "gold": gold is not None or (hit_id, document_id) in gold_items or region == "G",
                 "local_hit_id": hit_id,
                 "local_assignment_id": assignment_id,
                 "judgment_id": judgment_id,
+                "Answer.class": choice if multiclass else None,
+                "label_class": majority_class if multiclass else None,
             }
 
 

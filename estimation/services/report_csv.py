@@ -44,13 +44,70 @@ def report_csv_metadata(*, report: dict[str, Any], snapshot_version: int | None,
     for c in report.get("classifiers") or []:
         rows.append((f"classifier.{c.get('role')}.{c.get('id')}", c.get("name")))
         rows.append((f"fingerprint.{c.get('role')}.{c.get('id')}", c.get("fingerprint")))
+    if report.get("kind") == "multiclass":
+        sample = report.get("sample") or {}
+        parameters = report.get("parameters") or {}
+        rows += [("kind", "multiclass"), ("corpus_size", sample.get("corpus_size")),
+                 ("sampled", sample.get("sampled")), ("judged", sample.get("judged")),
+                 ("undecided", sample.get("undecided")), ("prior", parameters.get("prior")),
+                 ("draws", parameters.get("draws")), ("reference", parameters.get("reference"))]
+        rows += [(f"class.{c.get('position')}", c.get("name")) for c in report.get("classes") or []]
+        for r in report.get("routers") or []:
+            rows.append((f"router.{r.get('id')}", r.get("name")))
+            rows.append((f"fingerprint.router.{r.get('id')}", r.get("fingerprint")))
     return rows
+
+
+# A topic set's report (kind "multiclass"): one "average" row per router and average, one "class" row per router
+# and class, one "cell" row per non-empty confusion cell (docs/report.md).
+MULTICLASS_CSV_COLUMNS = [
+    "row_type", "router", "average_or_class", "position", "true_count", "predicted_count", "count",
+    "score", "mean", "low", "high", "sd", "p_above_reference",
+    "precision", "precision_low", "precision_high", "recall", "recall_low", "recall_high", "predicted_position",
+]
+
+
+def multiclass_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] | None = None) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for key, value in metadata or []:
+        text = " ".join(str(value).split()) if value is not None else ""
+        writer.writerow(["#" + key, csv_cell(text)])
+    writer.writerow(MULTICLASS_CSV_COLUMNS)
+    width = len(MULTICLASS_CSV_COLUMNS)
+
+    def row(**cells: Any) -> None:
+        writer.writerow([csv_cell(cells.get(column)) for column in MULTICLASS_CSV_COLUMNS][:width])
+
+    names = {c.get("position"): c.get("name") for c in report.get("classes") or []}
+    for r in report.get("routers") or []:
+        posterior = r.get("posterior") or {}
+        for average in ("micro", "macro"):
+            a = posterior.get(average)
+            if a:
+                row(row_type="average", router=r["name"], average_or_class=f"{average}-F1", score=a["score"],
+                    mean=a["mean"], low=a["hdi"][0], high=a["hdi"][1], sd=a["sd"], p_above_reference=a["above"])
+        for c in posterior.get("per_class") or []:
+            row(row_type="class", router=r["name"], average_or_class=c["name"], position=c["position"],
+                true_count=c["true_count"], predicted_count=c["predicted_count"], count=c["correct"],
+                score=c["f1"], mean=c["f1_mean"], low=c["f1_hdi"][0], high=c["f1_hdi"][1],
+                precision=c["precision"], precision_low=c["precision_hdi"][0], precision_high=c["precision_hdi"][1],
+                recall=c["recall"], recall_low=c["recall_hdi"][0], recall_high=c["recall_hdi"][1])
+        for true_position, cells in enumerate(r.get("confusion") or []):
+            for predicted_position, count in enumerate(cells):
+                if count:
+                    row(row_type="cell", router=r["name"], average_or_class=names.get(true_position),
+                        position=true_position, count=count, predicted_position=predicted_position)
+    return out.getvalue()
 
 
 def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] | None = None) -> str:
     """One row per classifier, a `design_based` row per pair classifier when the report has the dependence
     check, then one per region (columns in docs/report.md). With `metadata`, a leading block of "#key,value" rows
-    (skip them with pandas' comment="#", or any reader that drops lines starting with "#")."""
+    (skip them with pandas' comment="#", or any reader that drops lines starting with "#"). A topic set's report
+    (kind "multiclass") is written by ``multiclass_report_csv``."""
+    if report.get("kind") == "multiclass":
+        return multiclass_report_csv(report=report, metadata=metadata)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for key, value in metadata or []:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 
+from django import forms
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -18,6 +19,12 @@ from annotation.selectors import topic_progress, topics_progress
 from estimation import plots
 from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
 from estimation.services.extrapolation import report_extrapolations
+from estimation.services.multiclass_report import (
+    DEFAULT_REFERENCE,
+    MulticlassReportError,
+    multiclass_probability_above,
+    multiclass_sample_size_plan,
+)
 from estimation.services.recompute import topic_snapshot_latest_or_create
 from estimation.templatetags.report_extras import plain, recall_headline
 
@@ -48,6 +55,19 @@ def _pair_recalls(report: dict) -> list[dict]:
     return rows
 
 
+def _router_f1(report: dict) -> list[dict]:
+    """Macro-F1 (posterior mean and 95% HDI) of each router of a topic set, for the overview."""
+    if report.get("kind") != "multiclass":
+        return []
+    rows = []
+    for entry in report.get("routers") or []:
+        macro = (entry.get("posterior") or {}).get("macro") or {}
+        if macro.get("mean") is not None:
+            hdi = macro.get("hdi") or [None, None]
+            rows.append({"name": entry.get("name"), "estimate": macro.get("mean"), "low": hdi[0], "high": hdi[1]})
+    return rows
+
+
 @role_required(READ_REPORTS)
 def topics_overview(request: HttpRequest) -> HttpResponse:
     """Topics at a glance, searchable by name, OVERVIEW_PAGE_SIZE a page: the page's progress figures in four
@@ -65,6 +85,7 @@ def topics_overview(request: HttpRequest) -> HttpResponse:
         snapshot = topic_snapshot_latest(topic=topic)
         report = snapshot.report if snapshot else {}
         rows.append({"topic": topic, "progress": progress[topic.pk], "recalls": _pair_recalls(report),
+                     "f1": _router_f1(report),
                      "spent": (report.get("cost") or {}).get("spent"), "snapshot": snapshot,
                      "certification": certification_state(topic=topic)})
     return render(request, "reports/topics.html", {
@@ -156,9 +177,82 @@ def _withheld_reason(report: dict, pair) -> str:
     return "there are not enough judged documents in the pair's regions to estimate it yet"
 
 
+class ReferenceForm(forms.Form):
+    """The F1 value the page reports P(F1 > value) for (seed 002, Table 1 uses 0.8)."""
+
+    reference = forms.FloatField(min_value=0.0, max_value=1.0, required=False, label="Reference F1",
+                                 help_text="The page shows the probability that each F1 exceeds it.")
+
+
+class HdiWidthForm(forms.Form):
+    """The HDI width an analyst wants for a router's average F1; the page answers with a sample size."""
+
+    router = forms.IntegerField(widget=forms.HiddenInput)
+    average = forms.ChoiceField(choices=[("macro", "macro-F1"), ("micro", "micro-F1")], initial="macro",
+                                label="Average")
+    width = forms.FloatField(min_value=0.005, max_value=0.5, label="HDI width wanted",
+                             help_text="Full width of the 95% interval, e.g. 0.05 for ±0.025.")
+
+
+def _multiclass_context(request: HttpRequest, topic: Topic) -> dict:
+    """A topic set's report page (seed 002): per router the heat map, per-class table, F1 summary and densities."""
+    snapshot = _snapshot_or_unavailable(topic)
+    report = snapshot.report
+    reference_form = ReferenceForm(request.GET or None, initial={"reference": DEFAULT_REFERENCE})
+    reference = DEFAULT_REFERENCE
+    if reference_form.is_bound and reference_form.is_valid() and reference_form.cleaned_data["reference"] is not None:
+        reference = float(reference_form.cleaned_data["reference"])
+    above = multiclass_probability_above(report=report, reference=reference)
+    names = [str(c.get("name", "")) for c in report.get("classes") or []]
+    width_bound = "width" in request.GET
+    plan = plan_error = None
+    plan_router = None
+    if width_bound:
+        width_form = HdiWidthForm(request.GET)
+        if width_form.is_valid():
+            plan_router = width_form.cleaned_data["router"]
+            try:
+                plan = multiclass_sample_size_plan(report=report, router_id=plan_router,
+                                                   width=width_form.cleaned_data["width"],
+                                                   average=width_form.cleaned_data["average"])
+            except MulticlassReportError as exc:
+                plan_error = exc.message
+        else:
+            plan_router = width_form.data.get("router")
+    sample = report.get("sample") or {}
+    decided_share = None
+    settled = (sample.get("judged") or 0) + (sample.get("undecided") or 0)
+    if settled:
+        decided_share = (sample.get("judged") or 0) / settled
+    routers = []
+    for entry in report.get("routers") or []:
+        router_id = entry.get("id")
+        mine = str(plan_router) == str(router_id)
+        form = HdiWidthForm(request.GET) if width_bound and mine else HdiWidthForm(
+            initial={"router": router_id, "average": "macro", "width": 0.05})
+        if width_bound and mine:
+            form.is_valid()
+        router_plan = plan if mine else None
+        routers.append({
+            **entry, "above": above.get(int(router_id or 0), {}),
+            "heatmap": mark_safe(plots.confusion_heatmap_svg(entry, names)),  # escaped by estimation.plots
+            "density": mark_safe(plots.f1_density_svg(entry, reference=reference)),
+            "width_form": form, "plan": router_plan, "plan_error": plan_error if mine else None,
+            "plan_documents": (None if router_plan is None or router_plan.n is None or not decided_share
+                               else int(-(-router_plan.n // decided_share))),
+        })
+    shown = reference_form if reference_form.is_bound else ReferenceForm(initial={"reference": DEFAULT_REFERENCE})
+    return {"topic": topic, "snapshot": snapshot, "report": report, "routers": routers, "class_names": names,
+            "reference": reference, "reference_form": shown, "progress": topic_progress(topic=topic)}
+
+
 def _render_report(request: HttpRequest, topic_id: int, template: str) -> HttpResponse:
     topic = get_object_or_404(_topics(), pk=topic_id)
     try:
+        if topic.is_multiclass:
+            printable = template.endswith("_print.html")
+            context = {**_multiclass_context(request, topic), "printable": printable}
+            return render(request, "reports/multiclass.html", context)
         return render(request, template, _report_context(request, topic))
     except ReportUnavailable as exc:
         return _unavailable(request, topic, exc)
