@@ -48,6 +48,8 @@ from core.web import form_error
 ARCHIVED_MESSAGE = "The topic set is archived: it takes no new samples. Unarchive it first (it comes back paused)."
 # Bad lines of a router upload listed on the page (the service keeps them all; the message counts them).
 BAD_LINES_SHOWN = 100
+# The sample size the launch form suggests first (the corpus, if smaller).
+DEFAULT_SAMPLE = 300
 
 
 def _topic_sets() -> QuerySet[Topic]:
@@ -138,7 +140,8 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         "archived_routers": [router for router in routers if router.archived_at is not None],
         "class_names": [*names[1:], names[0]],
         "sample": progress, "progress": topic_progress(topic=topic),
-        "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, 300)}),
+        "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, min(DEFAULT_SAMPLE,
+                                                                                         topic.corpus.document_count))}),
     }
     if topic.crowd == Topic.Crowd.MTURK:
         context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
