@@ -31,6 +31,7 @@ from annotation.services.routers import (
     router_create_from_keywords,
     router_delete,
     router_delete_blockers,
+    router_keyword_predictions,
     router_unarchive,
     routers_for_topic,
 )
@@ -50,6 +51,8 @@ ARCHIVED_MESSAGE = "The topic set is archived: it takes no new samples. Unarchiv
 BAD_LINES_SHOWN = 100
 # The sample size the launch form suggests first (the corpus, if smaller).
 DEFAULT_SAMPLE = 300
+# The keyword router's preview scans the corpus in the request: offered up to this many documents.
+KEYWORD_PREVIEW_MAX_DOCUMENTS = 50_000
 
 
 def _topic_sets() -> QuerySet[Topic]:
@@ -298,9 +301,17 @@ def router_keywords(request: HttpRequest, topic_id: int) -> HttpResponse:
         return _to_topic_page(topic)
     choices = [(name, {"title": "Title", "text": "Text"}.get(name, name))
                for name in corpus_keyword_fields(corpus=topic.corpus)]
-    name_form = RouterNameForm(request.POST or None, prefix="router")
+    previewing = request.method == "POST" and "preview" in request.POST
+    name_form = RouterNameForm(None if previewing else (request.POST or None), prefix="router",
+                               initial={"name": request.POST.get("router-name", "")})
     rows = _rule_forms(request, topic, choices)
-    if request.method == "POST":
+    names = topic_set_class_names(topic=topic)
+    preview: dict[str, Any] | None = None
+    if previewing:
+        rules = _rules(rows, name_form)
+        if rules is not None:
+            preview = _keyword_preview(topic, rules, names)
+    elif request.method == "POST":
         name_ok = name_form.is_valid()
         rules = _rules(rows, name_form)
         if name_ok and rules is not None:
@@ -311,8 +322,26 @@ def router_keywords(request: HttpRequest, topic_id: int) -> HttpResponse:
             else:
                 return _router_created(request, router)
     return render(request, "analyst/topic_set_router_keywords.html",
-                  {"topic": topic, "name_form": name_form, "rows": rows,
-                   "none_name": topic_set_class_names(topic=topic)[0]})
+                  {"topic": topic, "name_form": name_form, "rows": rows, "none_name": names[0], "preview": preview,
+                   "preview_max": KEYWORD_PREVIEW_MAX_DOCUMENTS})
+
+
+def _keyword_preview(topic: Topic, rules: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """Documents per class these rules would give, in one pass over the corpus; only on corpora small enough
+    for a request (KEYWORD_PREVIEW_MAX_DOCUMENTS)."""
+    if topic.corpus.document_count > KEYWORD_PREVIEW_MAX_DOCUMENTS:
+        return {"too_large": True}
+    if any(not 1 <= rule["class"] < len(names) for rule in rules):
+        return {"error": "A rule names a topic this set does not have; reload the page."}
+    try:
+        predictions = router_keyword_predictions(topic=topic, rules=rules)
+    except ApplicationError as exc:
+        return {"error": exc.message}
+    counts = [0] * len(names)
+    for position in predictions.values():
+        counts[position] += 1
+    counts[0] = max(0, topic.corpus.document_count - len(predictions))
+    return {"rows": [(names[position], counts[position]) for position in (*range(1, len(names)), 0)]}
 
 
 # --------------------------------------------------------------------------- routers: detail, archive, delete

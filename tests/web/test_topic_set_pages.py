@@ -227,6 +227,19 @@ def test_keyword_router_first_matching_rule_wins(analyst, topic_set):
     assert "Oil : oil in title" in " ".join(detail.split())
 
 
+def test_keyword_router_preview_counts_without_saving(analyst, topic_set):
+    data = {"router-name": "", "preview": "1"}
+    for position, order, terms in ((1, 2, "oil"), (2, 1, "wheat")):
+        data.update({f"rule-{position}-position": position, f"rule-{position}-order": order,
+                     f"rule-{position}-terms": terms, f"rule-{position}-fields": ["title", "text"]})
+    response = analyst.post(reverse("analyst:router_keywords", args=[topic_set.pk]), data)
+    html = response.content.decode()
+    counts = dict(re.findall(r"<tr><td>([^<]+)</td><td class=\"num\">(\d+)</td></tr>", html))
+    assert counts == {"Oil": "20", "Wheat": "40", "None of these": "0"}  # wheat first: see the precedence test
+    assert "Enter a name" not in html and "This field is required" not in html
+    assert not Router.objects.exists()
+
+
 def test_keyword_router_mistakes_are_explained(analyst, topic_set):
     nothing = _keywords(analyst, topic_set, oil_order=1, wheat_order=2, oil_terms="", wheat_terms="")
     assert "Give terms for at least one topic" in _text(nothing)
