@@ -415,3 +415,8 @@ def test_the_other_topic_pages_answer_for_a_topic_set(analyst, topic_set):
     for name in ("topic_rename", "topic_archive", "topic_delete", "gold", "workers"):
         response = analyst.get(reverse(f"analyst:{name}", args=[topic_set.pk]))
         assert response.status_code == 200, name
+    # The detail page's Report link leads to the topic set's report.
+    detail = analyst.get(reverse("analyst:topic_set", args=[topic_set.pk])).content.decode()
+    report_url = reverse("reports:topic", args=[topic_set.pk])
+    assert f'href="{report_url}" id="report-link"' in detail
+    assert analyst.get(report_url).status_code == 200
