@@ -18,7 +18,8 @@ What it does (all untimed until the loads):
 It reports, per case, the median and p95 of first-contentful-paint (performance.getEntriesByType("paint")),
 navigation responseStart (time to the first byte of the HTML) and domContentLoadedEventEnd, all in ms from
 navigation start, with the ratio of the FCP p95 to the 100 ms target, and the same for the sign-in page
-(one stylesheet, no script, signed out) as the floor of headless Chromium on the machine. Headless Chromium
+(one stylesheet, no script, signed out) as the floor of headless Chromium on the machine, warm and cold (a fresh
+context each load: what a new context costs by itself). Headless Chromium
 paints without a GPU, so its paint times include software rasterisation.
 """
 from __future__ import annotations
@@ -164,8 +165,17 @@ def _load(page, url: str) -> dict:
     raise RuntimeError(f"no first-contentful-paint entry for {url}")
 
 
+def _loadavg() -> str:
+    try:
+        return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
 def measure(base: str, loads: int) -> None:
     from playwright.sync_api import sync_playwright
+
+    load_before = _loadavg()
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -186,6 +196,7 @@ def measure(base: str, loads: int) -> None:
         page.wait_for_url("**/annotate/assignments/*/")
         url = page.url
         documents = page.locator("article.document").count()
+        stylesheets = page.locator("head link[rel=stylesheet]").count()
         cookies = context.cookies()
         cases: dict[str, list[dict]] = {"warm (static cached, same context)": [],
                                         "cold (new context each load)": []}
@@ -204,9 +215,18 @@ def measure(base: str, loads: int) -> None:
         baseline = "baseline: sign-in page (warm)"
         cases[baseline] = [_load(login_page, f"{base}/accounts/login/") for _ in range(loads)]
         anonymous.close()
+        # ... and its cold floor: a fresh context each time (what a new context itself costs headless Chromium).
+        cold_floor = []
+        for _ in range(loads):
+            fresh = browser.new_context(viewport={"width": 1280, "height": 900})
+            cold_floor.append(_load(fresh.new_page(), f"{base}/accounts/login/"))
+            fresh.close()
+        cases["baseline: sign-in page (cold)"] = cold_floor
         html_bytes = len(page.content().encode())
         browser.close()
-    print(f"HIT page {url.removeprefix(base)}: {documents} documents, {html_bytes / 1024:.1f} KiB of HTML (rendered DOM)")
+    print(f"load average before/after: {load_before} / {_loadavg()} (the machine is shared: compare runs of the same minutes)")
+    print(f"HIT page {url.removeprefix(base)}: {documents} documents, {html_bytes / 1024:.1f} KiB of HTML (rendered DOM), "
+          f"{stylesheets} stylesheet request(s) before paint")
     print(f"\n{'case':<38} {'FCP med':>8} {'FCP p95':>8} {'TTFB med':>9} {'TTFB p95':>9} {'DCL med':>8} "
           f"{'p95/target':>10}  verdict (FCP <= {FCP_TARGET_MS:.0f} ms)")
     for name, rows in cases.items():

@@ -21,6 +21,8 @@ provisional and count only after reconcile has confirmed the assignment with MTu
 """
 from __future__ import annotations
 
+import re
+from typing import Any
 from urllib.parse import urlsplit
 
 from csp.constants import SELF
@@ -46,6 +48,10 @@ from annotation.services.mturk import (
     mturk_submission_summary,
     mturk_submit_url,
 )
+from annotation.services.topic_sets import topic_set_classes
+
+# A topic set's answer: "c<class position>" (0: none of these), as on the annotator's page.
+CLASS_CODE = re.compile(r"c(\d{1,2})")
 
 FORM_SALT = "annotation.mturk.hit-form"
 # The site-wide Content-Security-Policy (config/settings/base.py) with two directives replaced:
@@ -69,11 +75,47 @@ def _items(hit: Hit) -> list[HitItem]:
     return list(HitItem.objects.filter(hit=hit).select_related("document").order_by("position"))
 
 
-def _rows(items: list[HitItem], answers: dict[int, bool] | None = None) -> list[tuple[HitItem, str]]:
-    """Each item with the answer already chosen ("1", "0" or ""), to refill the form after an error."""
+def _rows(items: list[HitItem], answers: dict[int, Any] | None = None, *, multiclass: bool = False
+          ) -> list[tuple[HitItem, str]]:
+    """Each item with the answer already chosen, to refill the form after an error.
+
+    A single topic's "1", "0" or ""; a topic set's "c<position>", "u" (unsure) or "".
+    """
     answers = answers or {}
+    if multiclass:
+        return [(item, _class_code(answers, item.document_id)) for item in items]
     chosen: dict[bool | None, str] = {True: "1", False: "0"}
     return [(item, chosen.get(answers.get(item.document_id), "")) for item in items]
+
+
+def _class_code(answers: dict[int, Any], document_id: int) -> str:
+    if document_id not in answers:
+        return ""
+    value = answers[document_id]
+    return "u" if value is None else f"c{value}"
+
+
+def _topic_context(topic: Topic) -> dict:
+    """The topic and, for a topic set, its classes (read once: no query per document)."""
+    multiclass = topic.is_multiclass
+    return {"topic": topic, "multiclass": multiclass,
+            "classes": topic_set_classes(topic=topic) if multiclass else [],
+            "allow_unsure": multiclass and topic.allow_unsure}
+
+
+def _posted_answers(post, items: list[HitItem], *, multiclass: bool, allow_unsure: bool) -> dict[int, Any]:
+    """The answers in the POST: yes/no for a single topic; class positions (None: unsure) for a topic set."""
+    answers: dict[int, Any] = {}
+    for item in items:
+        value = post.get(f"doc-{item.document_id}")
+        if not multiclass:
+            if value in ("1", "0"):
+                answers[item.document_id] = value == "1"
+        elif value == "u" and allow_unsure:
+            answers[item.document_id] = None
+        elif value and (match := CLASS_CODE.fullmatch(value)):
+            answers[item.document_id] = int(match.group(1))
+    return answers
 
 
 def _form_token(*, hit: Hit, assignment: Assignment, params: dict[str, str]) -> str:
@@ -119,7 +161,8 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
         on_offer = hit.mturk_hit_id and params["hitId"] in ("", hit.mturk_hit_id)
         if not on_offer or not mturk_hit_on_offer(hit=hit):
             return _refused(request, "This HIT is not available.", status=404)
-        return _page(request, "mturk/hit.html", {"topic": hit.topic, "rows": _rows(_items(hit)), "preview": True})
+        context = {**_topic_context(hit.topic), "rows": _rows(_items(hit)), "preview": True}
+        return _page(request, "mturk/hit.html", context)
 
     try:
         submit_url = mturk_submit_url(turk_submit_to=params["turkSubmitTo"])
@@ -151,7 +194,7 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
             submission=mturk_submission_summary(assignment=assignment),
         )
     context = {
-        "topic": hit.topic,
+        **_topic_context(hit.topic),
         "rows": _rows(_items(hit)),
         "preview": False,
         "params": params,
@@ -178,11 +221,9 @@ def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_ur
         return _refused(request, "This form does not belong to your assignment. Reload the HIT.", status=403)
 
     items = _items(hit)
-    answers: dict[int, bool] = {}
-    for item in items:
-        value = request.POST.get(f"doc-{item.document_id}")
-        if value in ("1", "0"):
-            answers[item.document_id] = value == "1"
+    topic_context = _topic_context(hit.topic)
+    answers = _posted_answers(request.POST, items, multiclass=topic_context["multiclass"],
+                              allow_unsure=topic_context["allow_unsure"])
     try:
         submission = mturk_assignment_submit(
             hit=hit,
@@ -193,8 +234,8 @@ def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_ur
     except SubmitRefused as exc:
         if len(answers) < len(items):  # a missing answer: show the form again with what was chosen
             context = {
-                "topic": hit.topic,
-                "rows": _rows(items, answers),
+                **topic_context,
+                "rows": _rows(items, answers, multiclass=topic_context["multiclass"]),
                 "preview": False,
                 "params": params,
                 "token": request.POST.get("token", ""),

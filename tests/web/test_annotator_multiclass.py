@@ -190,3 +190,106 @@ def test_the_page_paints_from_its_html_alone(client):
     assert "content-visibility: auto" in head
     scripts = re.findall(r"<script[^>]*>", content)
     assert scripts and all(" defer" in tag and "src=" in tag for tag in scripts)
+
+
+# --------------------------------------------------------------------------- in headless Chromium
+
+
+def _checked(page) -> dict[int, str]:
+    return {
+        int(name[4:]): value
+        for name, value in page.eval_on_selector_all(
+            "#hit-form input[type=radio]:checked", "els => els.map(e => [e.name, e.value])")
+    }
+
+
+def _open_hit(browser, live_server, assignment: Assignment):
+    from tests.factories import PASSWORD
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto(live_server.url + "/accounts/login/?next=" + _url(assignment))
+    page.fill("#id_username", assignment.worker.user.username)
+    page.fill("#id_password", PASSWORD)
+    page.click(".auth button[type=submit]")
+    page.wait_for_selector("#hit-form")
+    return context, page
+
+
+def _focus_document(page, index: int) -> None:
+    """Tab until the keyboard focus is inside the document at `index` (0-based)."""
+    where = "document.activeElement.closest('article.document')?.dataset.index"
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        if page.evaluate(where) == str(index):
+            return
+    raise AssertionError(f"Tab never reached document {index + 1}")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_keys_choose_the_class_of_the_focused_document_and_survive_a_reload(browser, live_server):
+    topic = _topic_set(name="keys set")
+    assignment, docs = _hit_for(topic, "mc-keys")
+    context, page = _open_hit(browser, live_server, assignment)
+    try:
+        _focus_document(page, 2)
+        assert page.locator("article.document.current").get_attribute("data-index") == "2"
+        page.keyboard.press("2")  # document 3 gets class 2, not document 1
+        assert _checked(page) == {docs[2]: "c2"}
+        # On to document 4, focus and highlight together; 0 is "none of these" there.
+        assert page.locator("article.document.current").get_attribute("data-index") == "3"
+        page.keyboard.press("0")
+        assert _checked(page) == {docs[2]: "c2", docs[3]: "c0"}
+        page.keyboard.press("9")  # no class 9: nothing answered, nothing moves
+        assert _checked(page) == {docs[2]: "c2", docs[3]: "c0"}
+        assert page.inner_text("#answered").startswith("2 of 5 answered")
+        # j/k mean nothing in a topic set.
+        page.keyboard.press("j")
+        assert len(_checked(page)) == 2
+        # A reload before the submit: the answers come back from this browser's storage.
+        page.reload()
+        page.wait_for_selector("#hit-form")
+        assert _checked(page) == {docs[2]: "c2", docs[3]: "c0"}
+        assert "2 answers kept in this browser were restored" in page.inner_text("#save-status")
+        assert page.inner_text("#answered").startswith("2 of 5 answered")
+        # Finish by clicking the choices (44 px targets), then submit: the server stores the positions.
+        for index, position in ((0, 1), (1, 3), (4, 2)):
+            label = page.locator(f"article.document[data-index='{index}'] label.choice:has(input[value='c{position}'])")
+            assert label.bounding_box()["height"] >= 44
+            label.click()
+        with page.expect_navigation():
+            page.click("button[value=home]:not(.skip)")
+        stored = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "choice"))
+        assert stored == {docs[0]: 1, docs[1]: 3, docs[2]: 2, docs[3]: 0, docs[4]: 2}
+        assert page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('recall-hit:')).length") == 0
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_two_digits_choose_a_class_above_nine_and_u_is_unsure(browser, live_server):
+    classes = [(f"Class {i}", "") for i in range(1, 13)]  # twelve classes
+    topic = _topic_set(classes=classes, allow_unsure=True, name="twelve set")
+    assignment, docs = _hit_for(topic, "mc-digits")
+    context, page = _open_hit(browser, live_server, assignment)
+    try:
+        _focus_document(page, 0)
+        page.keyboard.press("1")
+        page.keyboard.press("2")  # in quick succession: class 12
+        assert _checked(page) == {docs[0]: "c12"}
+        page.keyboard.press("1")  # alone: class 1 once no second digit follows
+        for _ in range(50):
+            if len(_checked(page)) == 2:
+                break
+            page.wait_for_timeout(50)
+        assert _checked(page)[docs[1]] == "c1"
+        page.keyboard.press("1")
+        page.keyboard.press("9")  # 19 is no class: the 1 stands alone, the 9 answers the next document
+        assert _checked(page)[docs[2]] == "c1" and _checked(page)[docs[3]] == "c9"
+        page.keyboard.press("u")
+        assert _checked(page) == {docs[0]: "c12", docs[1]: "c1", docs[2]: "c1", docs[3]: "c9", docs[4]: "u"}
+    finally:
+        context.close()
