@@ -148,12 +148,14 @@ class WorkerQuality:
         return self.gold_correct / self.gold_answered if self.gold_answered else None
 
 
-def _topic_judgment_arrays(*, topic: Topic, gold_ids: Sequence[int] | None = None):
+def _topic_judgment_arrays(*, topic: Topic, gold_ids: Sequence[int] | None = None, unsure_class: int = 2):
     """(items, workers, labels) index arrays of the topic's non-gold judgments, with {document id: index} and
-    {worker id: index} (indices in order of ids). numpy builds them: a topic may hold 100k judgments."""
+    {worker id: index} (indices in order of ids). numpy builds them: a topic may hold 100k judgments.
+
+    Labels are 0/1 (off/on topic), or a topic set's class positions 0..M; "unsure" is `unsure_class`."""
     query = (Judgment.objects.filter(topic=topic)
              .exclude(document_id__in=topic_gold_document_ids(topic=topic) if gold_ids is None else list(gold_ids))
-             .order_by().values_list("document_id", "worker_id", "relevant"))
+             .order_by().values_list("document_id", "worker_id", "choice" if topic.is_multiclass else "relevant"))
     # The raw rows: no per-row field converters (relevant is 0/1/NULL on SQLite, a boolean or NULL on PostgreSQL).
     sql, params = query.query.sql_with_params()
     with connections[query.db].cursor() as cursor:
@@ -166,7 +168,7 @@ def _topic_judgment_arrays(*, topic: Topic, gold_ids: Sequence[int] | None = Non
     doc_keys, items = np.unique(np.array(document_ids, dtype=np.int64), return_inverse=True)
     worker_keys, workers = np.unique(np.array(worker_ids, dtype=np.int64), return_inverse=True)
     # "Unsure" (NULL) is a third category: agreeing on it counts as agreement, like any answer.
-    labels = np.array([UNSURE_CLASS if r is None else int(r) for r in answers], dtype=np.int64)
+    labels = np.array([unsure_class if r is None else int(r) for r in answers], dtype=np.int64)
     doc_index = {int(key): index for index, key in enumerate(doc_keys)}
     worker_index = {int(key): index for index, key in enumerate(worker_keys)}
     return items.astype(np.int64), workers.astype(np.int64), labels, doc_index, worker_index
@@ -180,10 +182,13 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     from estimation.stats.aggregation import worker_agreement
 
     gold = topic_gold_answers(topic=topic)
-    items, workers, labels, _, worker_index = _topic_judgment_arrays(topic=topic, gold_ids=list(gold))
+    # A topic set's answers are classes 0..M, and "unsure" the class after them.
+    unsure_class = _topic_set_size(topic) + 1 if topic.is_multiclass else UNSURE_CLASS
+    items, workers, labels, _, worker_index = _topic_judgment_arrays(
+        topic=topic, gold_ids=list(gold), unsure_class=unsure_class)
     agreement = {}
     if items.size:
-        result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=3)
+        result = worker_agreement(items=items, workers=workers, labels=labels, n_classes=unsure_class + 1)
         for worker_id, index in worker_index.items():
             value = float(result.agreement[index])
             agreement[worker_id] = None if np.isnan(value) else value
@@ -193,11 +198,12 @@ def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     # Gold scores of every worker in one query (worker_gold_score's rule: each answer to a gold document counts).
     gold_scores: dict[int, list[int]] = {}
     if gold:
-        for worker_id, doc_id, relevant in Judgment.objects.filter(
-                topic=topic, document_id__in=list(gold)).values_list("worker_id", "document_id", "relevant"):
+        answer_field = "choice" if topic.is_multiclass else "relevant"
+        for worker_id, doc_id, answer in Judgment.objects.filter(
+                topic=topic, document_id__in=list(gold)).values_list("worker_id", "document_id", answer_field):
             score = gold_scores.setdefault(worker_id, [0, 0])
             score[0] += 1
-            score[1] += int(relevant == gold[doc_id])
+            score[1] += int(answer is not None and answer == gold[doc_id])
     rows = []
     for worker in Worker.objects.filter(pk__in=list(counts)).select_related("user"):
         answered, correct = gold_scores.get(worker.pk, (0, 0))
@@ -223,6 +229,8 @@ def topic_fleiss_kappa(*, topic: Topic) -> float | None:
     """
     from estimation.stats.aggregation import fleiss_kappa
 
+    if topic.is_multiclass:
+        return _topic_set_fleiss_kappa(topic=topic)
     complete = list(
         Label.objects.filter(topic=topic, gold__isnull=True,
                              votes_total=Hit.ASSIGNMENTS_PER_HIT).values_list(
@@ -236,6 +244,29 @@ def topic_fleiss_kappa(*, topic: Topic) -> float | None:
     try:
         return fleiss_kappa(counts=counts)
     except ValueError:  # every vote the same label: κ is undefined
+        return None
+
+
+def _topic_set_size(topic: Topic) -> int:
+    """M, the number of a topic set's classes (positions 1..M)."""
+    from annotation.models import TopicClass
+
+    return TopicClass.objects.filter(topic=topic).count()
+
+
+def _topic_set_fleiss_kappa(*, topic: Topic) -> float | None:
+    """Fleiss' κ of a topic set's complete labels over M + 2 categories: the classes 0..M and "unsure"."""
+    from estimation.stats.aggregation import fleiss_kappa
+
+    size = _topic_set_size(topic) + 1
+    rows = Label.objects.filter(topic=topic, gold_class__isnull=True, votes_total=Hit.ASSIGNMENTS_PER_HIT)
+    counts = [[*(list(class_votes or []) + [0] * size)[:size], unsure]
+              for class_votes, unsure in rows.values_list("class_votes", "votes_unsure")]
+    if not counts:
+        return None
+    try:
+        return fleiss_kappa(counts=np.array(counts, dtype=float))
+    except ValueError:  # every vote the same category: κ is undefined
         return None
 
 

@@ -41,8 +41,8 @@ from django.utils import timezone
 
 from annotation.events import LabelsCompleted, event_send_on_commit
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass, Worker
+from annotation.services.gold import worker_gold_check_for_topic
 from annotation.services.labels import LabelsComplete, labels_votes_add, labels_votes_change, topic_gold_document_ids
-from annotation.services.workers import worker_gold_check
 from core.errors import ApplicationError
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
@@ -456,7 +456,7 @@ def assignment_submit(
         sample_votes = {doc_id: answers[doc_id] for doc_id, is_gold in items if not is_gold}
         completed = labels_votes_add(topic=topic, votes=sample_votes, votes_needed=hit.max_assignments)
         if any(is_gold for _, is_gold in items):
-            worker_gold_check(worker=worker, topic=topic)
+            worker_gold_check_for_topic(worker=worker, topic=topic)
         if completed:
             _labels_changed(topic=topic)
         completed_count, max_assignments = Hit.objects.filter(pk=hit.pk).values_list(
@@ -556,7 +556,7 @@ def judgment_correct(
         for value, doc_ids in by_value.items():
             Judgment.objects.filter(assignment=assignment, document_id__in=doc_ids).update(**{field_name: value})
         if any(is_gold and doc_id in changed for doc_id, is_gold in items):
-            worker_gold_check(worker=worker, topic=topic)
+            worker_gold_check_for_topic(worker=worker, topic=topic)
         return CorrectResult(assignment_id=assignment.pk, hit_id=hit.pk, changed=len(changed))
 
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.models import Document, HitItem, Judgment, Label, SampledDocument, Topic
-from annotation.services.labels import gold_document_add
+from annotation.models import Document, HitItem, Judgment, Label, SampledDocument, Topic, Worker
+from annotation.services.labels import gold_document_add, topic_gold_answers
+from annotation.services.workers import GOLD_MIN_ANSWERS, worker_block, worker_gold_check
 from core.errors import ApplicationError
 
 GOLD_CSV_MAX_BYTES = 1_000_000
@@ -260,3 +261,37 @@ def gold_document_remove(*, topic: Topic, document_id: int) -> None:
         else:
             label.gold = None
             label.save(update_fields=["gold", "updated_at"])
+
+
+# --------------------------------------------------------------------------- topic sets: worker gold checks
+
+
+def worker_gold_class_score(*, worker: Worker, topic: Topic) -> tuple[int, int]:
+    """(gold items answered, answered correctly) by the worker in a topic set: a judgment's class (``choice``)
+    against the gold document's known class (``Label.gold_class``); an "unsure" answer counts as not right."""
+    gold = topic_gold_answers(topic=topic)
+    if not gold:
+        return 0, 0
+    answers = Judgment.objects.filter(topic=topic, worker=worker, document_id__in=list(gold)).values_list(
+        "document_id", "choice"
+    )
+    answered = correct = 0
+    for doc_id, choice in answers:
+        answered += 1
+        correct += int(choice is not None and choice == gold[doc_id])
+    return answered, correct
+
+
+def worker_gold_check_for_topic(*, worker: Worker, topic: Topic) -> bool:
+    """Block the worker if their gold accuracy in the topic is too low (the rule of
+    ``annotation.services.workers.worker_gold_check``, comparing classes in a topic set); returns whether blocked."""
+    if not topic.is_multiclass:
+        return worker_gold_check(worker=worker, topic=topic)
+    answered, correct = worker_gold_class_score(worker=worker, topic=topic)
+    if answered >= GOLD_MIN_ANSWERS and correct / answered < topic.min_gold_accuracy:
+        worker_block(
+            worker=worker,
+            reason=f"{correct} of {answered} gold answers right in topic set {topic.name!r} "
+            f"(below {topic.min_gold_accuracy:.0%})",
+        )
+    return worker.blocked

@@ -162,8 +162,16 @@ def labels_votes_change(
     _labels_counts_save(labels, multiclass=multiclass)
 
 
-def topic_gold_answers(*, topic: Topic) -> dict[int, bool]:
-    """{document id: known answer} of the topic's gold documents, in document order."""
+def topic_gold_answers(*, topic: Topic) -> dict[int, bool | int]:
+    """{document id: known answer} of the topic's gold documents, in document order.
+
+    A single topic's answers are True/False (``Label.gold``); a topic set's are class positions 0..M
+    (``Label.gold_class``).
+    """
+    if topic.is_multiclass:
+        class_rows = (Label.objects.filter(topic=topic, gold_class__isnull=False).order_by("document_id")
+                      .values_list("document_id", "gold_class"))
+        return {document_id: int(gold_class) for document_id, gold_class in class_rows if gold_class is not None}
     rows = Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
     return {document_id: gold for document_id, gold in rows if gold is not None}
 
@@ -177,10 +185,35 @@ class GoldDocumentError(ApplicationError):
     """A gold document that cannot be added; the message says why."""
 
 
-def gold_document_add(*, topic: Topic, document: Document, relevant: bool) -> Label:
-    """Mark a document of the topic's corpus as gold (known answer); later HITs each carry one gold item."""
+def gold_document_add(
+    *, topic: Topic, document: Document, relevant: bool | None = None, gold_class: int | None = None
+) -> Label:
+    """Mark a document of the topic's corpus as gold (known answer); later HITs each carry one gold item.
+
+    A single topic takes ``relevant`` (True/False); a topic set ``gold_class``, a class position 0..M
+    (0: none of these).
+    """
     if document.corpus_id != topic.corpus_id:
         raise GoldDocumentError(f"Document {document.pk} is not in the corpus of topic {topic.name!r}.")
+    if topic.is_multiclass:
+        from annotation.models import TopicClass
+
+        n_classes = TopicClass.objects.filter(topic=topic).count()
+        if relevant is not None or gold_class is None or isinstance(gold_class, bool) \
+                or not isinstance(gold_class, int) or not 0 <= gold_class <= n_classes:
+            raise GoldDocumentError(
+                f"Topic set {topic.name!r}: a gold document's known answer is one of its topics (1 to {n_classes}) "
+                "or 0, none of these."
+            )
+        label, created = Label.objects.get_or_create(
+            topic=topic, document=document, defaults={"gold_class": gold_class, "class_votes": [0] * (n_classes + 1)}
+        )
+        if not created and label.gold_class != gold_class:
+            label.gold_class = gold_class
+            label.save(update_fields=["gold_class", "updated_at"])
+        return label
+    if relevant is None or gold_class is not None:
+        raise GoldDocumentError(f"Topic {topic.name!r}: a gold document's known answer is on topic or off topic.")
     label, created = Label.objects.get_or_create(topic=topic, document=document, defaults={"gold": bool(relevant)})
     if not created and label.gold != bool(relevant):
         label.gold = bool(relevant)

@@ -265,3 +265,76 @@ def test_dawid_skene_recovers_planted_classes_from_a_noisy_crowd():
     assert ds_right >= majority_right
     assert ds_right >= 0.9 * len(decided)
     assert all(label.class_posterior is None for label in labels if label.majority_class is None)
+
+
+# --------------------------------------------------------------------------- gold and agreement
+
+
+def test_gold_documents_of_a_topic_set_take_a_class():
+    from annotation.services.labels import GoldDocumentError, gold_document_add, topic_gold_answers
+
+    topic, _ = _topic_set()
+    doc = topic.corpus.documents.order_by("pk").last()
+    label = gold_document_add(topic=topic, document=doc, gold_class=2)
+    assert (label.gold_class, label.gold) == (2, None)
+    assert gold_document_add(topic=topic, document=doc, gold_class=0).gold_class == 0
+    assert topic_gold_answers(topic=topic) == {doc.pk: 0}
+    for bad in ({"gold_class": 4}, {"gold_class": -1}, {"gold_class": True}, {"relevant": True}, {}):
+        with pytest.raises(GoldDocumentError):
+            gold_document_add(topic=topic, document=doc, **bad)
+    from tests.factories import make_pair_world
+
+    world = make_pair_world(n=50)
+    with pytest.raises(GoldDocumentError):
+        gold_document_add(topic=world.topic, document=world.topic.corpus.documents.first(), gold_class=1)
+
+
+def test_gold_checks_compare_classes_and_block_a_careless_worker():
+    from annotation.services.labels import gold_document_add
+
+    corpus = CorpusFactory.create()
+    make_documents(corpus, 400)
+    topic = topic_set_create(corpus=corpus, name="gold desks", classes=CLASSES, hit_size=5)
+    documents = list(corpus.documents.order_by("-pk")[:5])
+    gold = {doc.pk: position % 4 for position, doc in enumerate(documents)}
+    for doc in documents:
+        gold_document_add(topic=topic, document=doc, gold_class=gold[doc.pk])
+    Topic.objects.filter(pk=topic.pk).update(status=Topic.Status.ACTIVE)
+    launch = topic_set_launch(topic=topic, documents=25, seed=3, publish=False)
+    careful, careless = make_worker("careful"), make_worker("careless")
+    hits = sorted(launch.hits, key=lambda h: h.pk)
+    # The seed draws no gold document into the sample (a drawn one would be judged twice by a worker here).
+    assert not HitItem.objects.filter(topic=topic, is_gold=False, document_id__in=list(gold)).exists()
+    assert sorted(HitItem.objects.filter(topic=topic, is_gold=True).values_list("document_id", flat=True)) == sorted(gold)
+    for hit in hits:
+        items = list(HitItem.objects.filter(hit=hit).values_list("document_id", "is_gold"))
+        for worker, right in ((careful, True), (careless, False)):
+            answers = {doc: (gold[doc] if right else (gold[doc] + 1) % 4) if is_gold else 1 for doc, is_gold in items}
+            assignment = assignment_claim_for_hit(worker=worker, hit=hit)
+            assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    careful.refresh_from_db()
+    careless.refresh_from_db()
+    assert not careful.blocked
+    assert careless.blocked and "0 of 5 gold answers" in careless.blocked_reason
+    # Gold votes never reach the labels' counts (they are not sample documents).
+    assert all(sum(v) == 2 for v in Label.objects.filter(topic=topic, gold_class__isnull=True)
+               .values_list("class_votes", flat=True))
+
+    from annotation.selectors import worker_quality_for_topic
+
+    quality = {q.name: q for q in worker_quality_for_topic(topic=topic)}
+    assert (quality["careful"].gold_answered, quality["careful"].gold_correct) == (5, 5)
+    assert (quality["careless"].gold_answered, quality["careless"].gold_correct) == (5, 0)
+
+
+def test_fleiss_kappa_of_a_topic_set_by_hand():
+    from annotation.selectors import topic_fleiss_kappa
+
+    topic, _ = _topic_set(n_documents=4, sample=1)
+    docs = list(topic.corpus.documents.order_by("pk"))
+    Label.objects.filter(topic=topic).delete()
+    # Two documents, three raters: votes (2 none, 1 Sport) and (3 Politics).
+    # P̄ = (1/3 + 1)/2 = 2/3; shares 2/6, 1/6, 3/6: P̄e = 14/36; κ = (2/3 − 7/18)/(1 − 7/18) = 5/11.
+    Label.objects.create(topic=topic, document=docs[0], votes_total=3, class_votes=[2, 1, 0, 0])
+    Label.objects.create(topic=topic, document=docs[1], votes_total=3, class_votes=[0, 0, 3, 0])
+    assert topic_fleiss_kappa(topic=topic) == pytest.approx(5 / 11)
