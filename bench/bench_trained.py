@@ -140,7 +140,8 @@ def main() -> None:
         finally:
             workers_stop(procs)
         build = ClassifierBuild.objects.get(pk=build.pk)
-        if build.status != "done":
+        classifier = build.classifier
+        if build.status != "done" or classifier is None:
             raise SystemExit(f"build {build.pk} {build.status}: {build.error}")
         who = "in this process (no broker)" if eager else f"{workers} worker{'s' if workers > 1 else ''}"
         print(f"[{vendor}] trained build, {build.shards} shards, {who}: {wall:.1f} s from start to stored; "
@@ -150,14 +151,14 @@ def main() -> None:
             storing_at = seen.get("storing the scores", seen["done"])
             scoring = storing_at - training
             storing = seen["done"] - storing_at
-            print(f"    training (5 folds + full model, {build.classifier.definition['n_positive']:,} + / "
-                  f"{build.classifier.definition['n_negative']:,} - noisy labels): {training:.1f} s")
+            print(f"    training (5 folds + full model, {classifier.definition['n_positive']:,} + / "
+                  f"{classifier.definition['n_negative']:,} - noisy labels): {training:.1f} s")
             print(f"    scoring {corpus.document_count:,} documents in {build.shards} shards: {scoring:.1f} s")
             print(f"    storing (classifier + {corpus.document_count:,} score rows): {storing:.1f} s")
             figure = (scoring + storing) * 1_000_000 / corpus.document_count
             print(f"[{vendor}] scoring + storing, scaled to 1M, {who}: {figure:.1f} s; "
                   f"{verdict(figure, TARGET_SECONDS)} of the 60 s target")
-        classifier_drop(build.classifier_id)
+        classifier_drop(classifier.pk)
     sys.stdout.flush()
 
 

@@ -291,7 +291,7 @@ def test_the_saved_model_holds_plain_arrays_only(clean_models):
     assert loaded.oof == fitted.oof
     texts = ["wheat harvest", "the striker scored"]
     features = trained.vectorizer().transform(texts)
-    assert np.array_equal(loaded.model.predict_proba(features), fitted.model.predict_proba(features))  # type: ignore[attr-defined]
+    assert np.array_equal(loaded.model.predict_proba(features), fitted.model.predict_proba(features))
     with pytest.raises(ValueError, match="sha256"):
         trained.trained_model_load(file=saved["file"], sha256="0" * 64)
     with pytest.raises(ValueError, match="not a trained-model path"):
@@ -301,7 +301,8 @@ def test_the_saved_model_holds_plain_arrays_only(clean_models):
 # --- the page ----------------------------------------------------------------------------------------------
 
 
-def test_the_page_starts_a_build_and_its_page_follows_it(settings, clean_models):
+def test_the_page_starts_a_build_and_its_page_follows_it(settings, monkeypatch, django_capture_on_commit_callbacks,
+                                                        clean_models):
     corpus, pks, relevant = make_world()
     topic = judged_topic(corpus, pks, relevant)
     topic.name = "farming " + HOSTILE
@@ -310,23 +311,17 @@ def test_the_page_starts_a_build_and_its_page_follows_it(settings, clean_models)
     client.force_login(user_with_role("ana", "analyst"))
     settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: the request only queues the build
     queued: list[int] = []
-    settings_enqueue = builds.classifier_build_enqueue
-
-    def enqueue(*, build_id: int) -> bool:
-        queued.append(build_id)
-        return True
-
-    builds.classifier_build_enqueue = enqueue  # type: ignore[assignment]
-    try:
-        url = reverse("analyst:classifier_trained", args=[corpus.pk])
+    enqueue = builds.classifier_build_enqueue
+    monkeypatch.setattr(builds, "classifier_build_enqueue", lambda *, build_id: queued.append(build_id) or True)
+    url = reverse("analyst:classifier_trained", args=[corpus.pk])
+    with django_capture_on_commit_callbacks(execute=True):
         response = client.post(url, {"name": "t", "view_fields": ["article"], "labels_from": f"topic:{topic.pk}",
                                      "threshold": "", "target_precision": "0.9", "seed": "4"})
-    finally:
-        builds.classifier_build_enqueue = settings_enqueue  # type: ignore[assignment]
+    monkeypatch.setattr(builds, "classifier_build_enqueue", enqueue)
     build = ClassifierBuild.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("analyst:classifier_build",
                                                                          args=[build.pk])
-    assert not Classifier.objects.filter(name="t").exists()
+    assert not Classifier.objects.filter(name="t").exists() and queued == [build.pk]  # queued after commit
     assert build.definition["request"]["target_precision"] == 0.9 and build.definition["request"]["threshold"] is None
     page = client.get(response["Location"]).content.decode()
     assert "Documents scored" in page and "Target precision" in page and "Waiting" in page
