@@ -39,6 +39,7 @@ import json
 import os
 import pathlib
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -152,14 +153,11 @@ def ls_prepare(args: argparse.Namespace, tasks: int) -> dict:
 
 
 def ls_start(args: argparse.Namespace, bench_load) -> subprocess.Popen:
-    env = _ls_env(args)
-    server = subprocess.Popen(
+    return bench_load.server_start(
         bench_load.gunicorn_command(str(pathlib.Path(args.ls_venv) / "bin" / "gunicorn"), "core.wsgi:application",
                                     port=args.ls_port, workers=args.workers, threads=args.threads),
-        cwd="/tmp", env=env, start_new_session=True,
+        port=args.ls_port, cwd="/tmp", env=_ls_env(args), name="Label Studio's gunicorn",
     )
-    bench_load._wait_ready(args.ls_port, server, timeout=300, name="Label Studio's gunicorn")
-    return server
 
 
 def ls_annotator_class(bench_load):
@@ -247,6 +245,7 @@ def main() -> None:
     parser.add_argument("--ls-migrate", action="store_true", help="migrate Label Studio's database first")
     parser.add_argument("--only", choices=("both", "app", "ls"), default="both")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the servers are stopped (finally)
     rates = [float(r) for r in args.rates.split(",")]
 
     env, topic_id, keys = bench_load.app_prepare(args)

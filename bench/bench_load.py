@@ -47,6 +47,7 @@ import random
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -370,7 +371,7 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
     return stats
 
 
-def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 180, name: str = "gunicorn") -> None:
+def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 300, name: str = "gunicorn") -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         if proc.poll() is not None:
@@ -449,19 +450,39 @@ def gunicorn_command(gunicorn: str, app: str, *, port: int, workers: int, thread
     return command
 
 
-def app_start(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
-    server = subprocess.Popen(
-        gunicorn_command(str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", port=args.port,
-                         workers=args.workers, threads=args.threads),
-        cwd=ROOT, env=env, start_new_session=True,
-    )
-    _wait_ready(args.port, server)
+def server_start(command: list[str], *, port: int, cwd: str | pathlib.Path, env: dict[str, str],
+                 name: str = "gunicorn") -> subprocess.Popen:
+    """Start a server in its own process group; refuse a port already answering (an old server left behind)."""
+    try:
+        socket.create_connection((HOST, port), timeout=1).close()
+        sys.exit(f"port {port} is in use: stop what listens there first")
+    except OSError:
+        pass
+    server = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True)
+    try:
+        _wait_ready(port, server, name=name)
+    except BaseException:
+        server_stop(server)
+        raise
     return server
 
 
+def app_start(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
+    return server_start(
+        gunicorn_command(str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", port=args.port,
+                         workers=args.workers, threads=args.threads),
+        port=args.port, cwd=ROOT, env=env,
+    )
+
+
 def server_stop(server: subprocess.Popen) -> None:
-    os.killpg(server.pid, signal.SIGTERM)
-    server.wait(timeout=30)
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
 
 
 def redis_flush(env: dict[str, str]) -> None:
@@ -505,6 +526,7 @@ def main() -> None:
     arguments_add(parser)
     parser.add_argument("--keep-server", action="store_true", help="leave gunicorn running (prints its pid)")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the servers are stopped (finally)
     rates = [float(r) for r in args.rates.split(",")]
     env, topic_id, keys = app_prepare(args)
     server = app_start(args, env)
