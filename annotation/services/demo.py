@@ -42,7 +42,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Corpus
+from annotation.models import Corpus, Topic
 
 
 @dataclass(frozen=True)
@@ -994,6 +994,42 @@ DEMO_INSTRUCTIONS = (
     "(e.g. arabica or robusta prices, ICO quotas). Answer Not relevant if coffee is not its subject."
 )
 
+# The demo topic set (seed 002): the four planted topics as mutually exclusive classes, routed by one
+# keyword rule per class and view (headline words in headlines, then body words in bodies; first match
+# wins). Planted topics are in metadata["topics"], so `simulate_crowd --truth-field topics` knows each
+# story's true class.
+DEMO_TOPIC_SET_NAME = "Commodity desk routing"
+DEMO_TOPIC_SET_INSTRUCTIONS = (
+    "Which desk should this news item go to? Choose the one commodity the item is mainly about, or "
+    "'None of these' when none of them is its subject (a passing mention does not count)."
+)
+
+
+def _demo_topic_set_ensure(*, corpus: Corpus) -> list[str]:
+    """The demo topic set with its keyword router; nothing if a topic set of that name exists."""
+    from annotation.services.routers import router_create_from_keywords
+    from annotation.services.topic_sets import topic_set_create
+
+    if Topic.objects.filter(name=DEMO_TOPIC_SET_NAME).exists():
+        return []
+    classes = [(t.name.capitalize(), f"The item is mainly about {t.name}.") for t in DEFAULT_TOPICS]
+    with transaction.atomic():
+        topic_set = topic_set_create(
+            corpus=corpus, name=DEMO_TOPIC_SET_NAME, classes=classes, instructions=DEMO_TOPIC_SET_INSTRUCTIONS
+        )
+        # Headline words in headlines first (the surest sign), then body words in bodies.
+        rules = [
+            {"class": position, "terms": list(t.title_words), "fields": ["title"]}
+            for position, t in enumerate(DEFAULT_TOPICS, start=1)
+        ] + [
+            {"class": position, "terms": list(t.body_words), "fields": ["text"]}
+            for position, t in enumerate(DEFAULT_TOPICS, start=1)
+        ]
+        router = router_create_from_keywords(topic=topic_set, name="Desk keywords", rules=rules)
+    routed = sum(router.predicted_counts[1:])
+    return [f"Topic set {topic_set.name!r} ({len(classes)} topics) with router {router.name!r}: "
+            f"{routed} documents routed to a topic."]
+
 
 @dataclass
 class DemoSetupResult:
@@ -1030,6 +1066,7 @@ def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, direc
     roles_ensure()
     if Corpus.objects.filter(name=DEMO_CORPUS_NAME).exists():
         result.messages.append(f"The demo corpus {DEMO_CORPUS_NAME!r} already exists: nothing to do.")
+        result.messages.extend(_demo_topic_set_ensure(corpus=Corpus.objects.get(name=DEMO_CORPUS_NAME)))
         result.messages.extend(demo_accounts_ensure())
         return result
     directory = Path(directory or settings.VAR_DIR / "demo")
@@ -1052,6 +1089,7 @@ def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, direc
             target_recall=0.8,
             seed_terms=DEMO_TOPIC.title_words[:1],
         )
+        topic_set_lines = _demo_topic_set_ensure(corpus=corpus)
     result.created = True
     result.messages += [
         f"Generated {documents} documents into {path}.",
@@ -1059,6 +1097,7 @@ def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, direc
         f"Classifier {title_filter.name!r}: {title_filter.retrieved_count} documents retrieved.",
         f"Classifier {body_filter.name!r}: {body_filter.retrieved_count} documents retrieved.",
         f"Topic {topic.name!r} (target recall {topic.target_recall}) pairing them.",
+        *topic_set_lines,
         "Role groups analyst, manager and annotator are in place.",
     ]
     result.messages.extend(demo_accounts_ensure())

@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--topic", required=True)
-        parser.add_argument("--truth-field", required=True, help="metadata field holding the truth")
+        parser.add_argument("--truth-field", required=True, help="metadata field holding the truth (topic sets: the class named in it)")
         parser.add_argument("--truth-value", default=None, help="on topic when the field equals/contains it (default: topic name)")
         parser.add_argument("--accuracy", type=float, default=0.9)
         parser.add_argument("--workers", type=int, default=30)
