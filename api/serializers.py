@@ -301,8 +301,10 @@ class JudgmentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judgment
-        fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "created_at"]
+        fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "choice", "created_at"]
         read_only_fields = fields
+        extra_kwargs = {"choice": {"help_text": "Topic sets: the class position chosen (0 = none of these); null "
+                                                "for an unsure answer and for binary topics."}}
 
 
 # --------------------------------------------------------------------------- topic sets (seed 002)

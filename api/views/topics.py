@@ -322,7 +322,7 @@ class TopicJudgments(generics.ListAPIView):
         topic = topic_or_404(self.kwargs["topic_id"])
         queryset = (Judgment.objects.filter(topic=topic).select_related("assignment", "document")
                     .only("id", "assignment_id", "assignment__hit_id", "document_id", "document__external_id",
-                          "worker_id", "relevant", "created_at").order_by("id"))
+                          "worker_id", "relevant", "choice", "created_at").order_by("id"))
         params = self.request.query_params
         if params.get("document"):
             queryset = queryset.filter(document__external_id=params["document"])

@@ -234,3 +234,18 @@ def test_only_analysts_configure_topic_sets(callers, corpus, role):
     caller = callers[role]
     assert caller.client.post("/api/v1/topic-sets/", create_body(corpus), format="json").status_code == 403
     assert not Topic.objects.exists()
+
+
+def test_raw_judgments_carry_the_class_chosen(analyst, manager, topic_set):
+    from annotation.services.assignments import assignment_claim, assignment_submit
+    from tests.factories import make_worker
+
+    assert launch(analyst, topic_set, key="j", documents=5, confirm_cost="1.50").status_code == 201
+    worker = make_worker("chooser")
+    assignment = assignment_claim(worker=worker, topic=topic_set)
+    documents = list(assignment.hit.items.order_by("position").values_list("document_id", flat=True))
+    answers = {doc: choice for doc, choice in zip(documents, [1, 2, 0, None, 1], strict=True)}
+    assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
+    rows = manager.client.get(f"/api/v1/topics/{topic_set.pk}/judgments/").json()["results"]
+    assert {row["document"]: row["choice"] for row in rows} == answers
+    assert all(row["relevant"] is None for row in rows)
