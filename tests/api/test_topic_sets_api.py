@@ -244,7 +244,7 @@ def test_raw_judgments_carry_the_class_chosen(analyst, manager, topic_set):
     worker = make_worker("chooser")
     assignment = assignment_claim(worker=worker, topic=topic_set)
     documents = list(assignment.hit.items.order_by("position").values_list("document_id", flat=True))
-    answers = {doc: choice for doc, choice in zip(documents, [1, 2, 0, None, 1], strict=True)}
+    answers = dict(zip(documents, [1, 2, 0, None, 1], strict=True))
     assignment_submit(assignment_id=assignment.pk, worker=worker, answers=answers)
     rows = manager.client.get(f"/api/v1/topics/{topic_set.pk}/judgments/").json()["results"]
     assert {row["document"]: row["choice"] for row in rows} == answers
