@@ -145,3 +145,23 @@ def test_a_cache_that_fails_costs_queries_not_the_request(shared_cache, client, 
     other = user_with_role("other", None)
     client.force_login(other)
     assert client.get("/annotate/").status_code == 403
+
+
+def test_a_sign_out_with_the_cache_down_still_signs_out(shared_cache, client, world, monkeypatch):
+    """core.sessions: Django's cached_db would answer this sign-out with a 500 (its cache delete is unguarded)."""
+    from django.contrib.sessions.models import Session
+
+    client.force_login(user_with_role("ann", "annotator"))
+    assert client.get("/annotate/").status_code == 200
+    key = client.session.session_key
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("redis is down")
+
+    for name in ("get", "get_many", "set", "add", "delete"):
+        monkeypatch.setattr(shared_cache, name, broken)
+    assert client.get("/annotate/").status_code == 200  # read from the database
+    response = client.post(reverse("logout"))
+    assert response.status_code == 302
+    assert not Session.objects.filter(session_key=key).exists()
+    assert client.get("/annotate/").status_code == 302  # to sign-in
