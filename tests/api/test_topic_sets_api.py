@@ -249,3 +249,37 @@ def test_raw_judgments_carry_the_class_chosen(analyst, manager, topic_set):
     rows = manager.client.get(f"/api/v1/topics/{topic_set.pk}/judgments/").json()["results"]
     assert {row["document"]: row["choice"] for row in rows} == answers
     assert all(row["relevant"] is None for row in rows)
+
+
+def test_end_to_end_the_report_of_a_judged_topic_set_measures_the_router(analyst, manager, topic_set):
+    """Launch 5 documents, three workers agree on each, a router that predicts exactly those classes: the report
+    (computed on the first read) is multiclass, counts 5 judged documents and puts them all on the diagonal."""
+    from annotation.models import Document
+    from annotation.services.assignments import assignment_claim, assignment_submit
+    from tests.factories import make_worker
+
+    assert launch(analyst, topic_set, key="e2e", documents=5, confirm_cost="1.50").status_code == 201
+    classes = [1, 2, 0, 1, 2]
+    for name in ("w1", "w2", "w3"):
+        worker = make_worker(name)
+        assignment = assignment_claim(worker=worker, topic=topic_set)
+        documents = list(assignment.hit.items.order_by("position").values_list("document_id", flat=True))
+        assignment_submit(assignment_id=assignment.pk, worker=worker, answers=dict(zip(documents, classes, strict=True)))
+    external = dict(Document.objects.filter(pk__in=documents).values_list("pk", "external_id"))
+    csv = "id,class\n" + "".join(f"{external[doc]},{choice}\n" for doc, choice in zip(documents, classes, strict=True))
+    router = analyst.client.generic("POST", f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/?name=exact",
+                                    csv.encode(), content_type="text/csv").json()
+    assert router["predicted_counts"] == [36, 2, 2]
+
+    response = manager.client.get(f"/api/v1/topics/{topic_set.pk}/report/")
+    assert response.status_code == 200, response.content[:500]
+    report = response.json()
+    assert report["kind"] == "multiclass" and report["snapshot"]["version"] >= 1
+    assert [c["name"] for c in report["classes"]] == ["None of these", "Wheat", "Sport"]
+    assert report["sample"]["judged"] == 5
+    [entry] = report["routers"]
+    assert entry["name"] == "exact" and entry["fingerprint"] == router["fingerprint"]
+    confusion = entry["confusion"]
+    assert sum(map(sum, confusion)) == 5 and sum(confusion[i][i] for i in range(3)) == 5
+    progress = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()["sample"]
+    assert progress == {**progress, "drawn": 5, "judged": 5, "decided": 5, "judgments_done": 15}
