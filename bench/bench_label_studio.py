@@ -131,6 +131,9 @@ def _ls_env(args: argparse.Namespace) -> dict[str, str]:
         "LOG_LEVEL": "WARNING",
         "LATEST_VERSION_CHECK": "false",
         "COLLECT_ANALYTICS": "false",
+        # Label Studio reports errors and 2 % of requests to its Sentry by default; off, as nothing leaves here.
+        "SENTRY_DSN": "",
+        "FRONTEND_SENTRY_DSN": "",
         "SECRET_KEY": "bench-only-" + "x" * 40,
     }
 
