@@ -240,6 +240,14 @@ def test_keyword_router_preview_counts_without_saving(analyst, topic_set):
     assert not Router.objects.exists()
 
 
+def test_keyword_router_preview_is_not_offered_on_a_large_corpus(analyst, topic_set, monkeypatch):
+    monkeypatch.setattr("annotation.views.topic_sets.KEYWORD_PREVIEW_MAX_DOCUMENTS", 59)  # the corpus has 60
+    data = {"preview": "1", "rule-1-position": 1, "rule-1-order": 1, "rule-1-terms": "oil",
+            "rule-1-fields": ["title"], "rule-2-position": 2, "rule-2-order": 2, "rule-2-terms": ""}
+    html = analyst.post(reverse("analyst:router_keywords", args=[topic_set.pk]), data).content.decode()
+    assert "offered for corpora of up to 59 documents" in html and 'id="preview-counts"' not in html
+
+
 def test_keyword_router_mistakes_are_explained(analyst, topic_set):
     nothing = _keywords(analyst, topic_set, oil_order=1, wheat_order=2, oil_terms="", wheat_terms="")
     assert "Give terms for at least one topic" in _text(nothing)
