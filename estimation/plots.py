@@ -527,10 +527,10 @@ def confusion_heatmap_svg(router: Mapping[str, Any], class_names: Sequence[str])
     cell = max(22, min(44, 440 // size))
     label_width = 170
     top, left = 40, label_width + 8
-    width = left + cell * size + 16
+    width = max(440, left + cell * size + 16)
     height = top + cell * size + 40
-    body = [f'<text x="{left + cell * size / 2:.1f}" y="14" text-anchor="middle" font-size="12">'
-            f'{_text("Router’s class (numbered as the rows)")}</text>']
+    body = [f'<text x="8" y="14" font-size="12">{_text("Columns: the router’s class, numbered as the rows")}'
+            f'</text>']
     for k in range(size):
         x = left + k * cell + cell / 2
         body.append(f'<text x="{x:.1f}" y="{top - 8}" text-anchor="middle" font-size="11" fill="#5b6477">{k}</text>')
@@ -553,7 +553,7 @@ def confusion_heatmap_svg(router: Mapping[str, Any], class_names: Sequence[str])
                 label = f"{count:.0f}" if float(count).is_integer() else f"{count:.1f}"
                 body.append(f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
                             f'font-size="{10 if cell < 30 else 11}" fill="{color}">{_text(label)}</text>')
-    body.append(f'<text x="{left + cell * size / 2:.1f}" y="{height - 12}" text-anchor="middle" font-size="11" '
+    body.append(f'<text x="8" y="{height - 12}" font-size="11" '
                 f'fill="#5b6477">{_text("Rows: the true class (workers’ majority). Shade: share of the row.")}</text>')
     return _svg(width, height, title, body)
 
