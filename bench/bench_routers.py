@@ -15,13 +15,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import pathlib
 import time
 
-from common import BENCH_DIR, SEED
+# Chosen before `common` is imported: it defaults DATABASE_URL to the shared bench.sqlite3.
+os.environ.setdefault(
+    "DATABASE_URL", f"sqlite:///{pathlib.Path(__file__).resolve().parents[1] / 'var' / 'bench' / 'bench-routers.sqlite3'}"
+)
 
-os.environ.setdefault("DATABASE_URL", f"sqlite:///{BENCH_DIR / 'bench-routers.sqlite3'}")
-
-from common import django_setup, timed  # noqa: E402  (after DATABASE_URL is chosen)
+from common import SEED, django_setup, timed  # noqa: E402
 
 WORDS = [f"w{i}" for i in range(5000)]
 TOPIC_TERMS = {
