@@ -82,6 +82,11 @@ def test_bad_classes_are_refused_with_their_line_and_nothing_is_created(analyst,
     assert not Topic.objects.exists() and not TopicClass.objects.exists()
 
 
+def test_without_a_corpus_the_form_says_to_upload_one(analyst):
+    html = analyst.get(reverse("analyst:topic_set_new")).content.decode()
+    assert "No corpus yet" in html and reverse("analyst:corpus_upload") in html and 'id="topic-set-form"' not in html
+
+
 def test_a_taken_name_and_bad_amounts_are_refused(analyst, corpus, topic_set):
     response = analyst.post(reverse("analyst:topic_set_new"),
                             _create_post(corpus, name="Commodities", hit_size="0", reward_per_hit="-1"))
