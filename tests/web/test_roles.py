@@ -100,8 +100,17 @@ def params(world):
     build = ClassifierBuild.objects.create(corpus=world["corpus"], name="walked build", kind="keywords",
                                            definition={"terms": ["x"], "fields": ["text"]}, status="failed",
                                            error="test")
+    # A topic set's router (annotation/views/topic_sets.py); a judged label keeps the walked delete refused.
+    from annotation.models import Label, Router, Topic, TopicClass
+
+    topic_set = Topic.objects.create(corpus=world["corpus"], name="walked set", kind=Topic.Kind.MULTICLASS)
+    TopicClass.objects.bulk_create([TopicClass(topic=topic_set, position=1, name="a"),
+                                    TopicClass(topic=topic_set, position=2, name="b")])
+    router = Router.objects.create(topic=topic_set, name="walked router", kind=Router.Kind.UPLOAD,
+                                   predicted_counts=[len(world["ids"]), 0, 0], fingerprint="walk")
+    Label.objects.create(topic=topic_set, document_id=world["ids"][0], votes_total=1, class_votes=[1, 0, 0])
     return {
-        "token_id": token.token.pk, "build_id": build.pk,
+        "token_id": token.token.pk, "build_id": build.pk, "router_id": router.pk,
         "endpoint_id": endpoint.pk, "delivery_id": delivery.pk, "version": 1,
         "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
         "upload_id": upload.pk, "hit_id": hit.pk, "assignment_id": assignment.pk, "plan_id": plan.pk,
