@@ -283,3 +283,13 @@ def test_end_to_end_the_report_of_a_judged_topic_set_measures_the_router(analyst
     assert sum(map(sum, confusion)) == 5 and sum(confusion[i][i] for i in range(3)) == 5
     progress = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()["sample"]
     assert progress == {**progress, "drawn": 5, "judged": 5, "decided": 5, "judgments_done": 15}
+
+
+def test_settings_of_a_topic_set_change_through_the_topic(analyst, topic_set):
+    response = analyst.client.patch(f"/api/v1/topics/{topic_set.pk}/", {"budget": "30.00", "allow_unsure": False},
+                                    format="json")
+    assert response.status_code == 200, response.content[:300]
+    detail = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()
+    assert detail["budget"] == "30.00" and detail["allow_unsure"] is False
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/preview/",
+                              {"documents": 40}).json()["budget_left"] == "30.00"
