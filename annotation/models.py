@@ -288,6 +288,49 @@ class RouterPrediction(models.Model):
         ]
 
 
+class RouterBuild(models.Model):
+    """A router being built by a task (issue 15): the page polls this row; the Router exists once it is done.
+
+    definition: keywords {"rules": [...]} (checked, in precedence order); upload {"file": <path under
+    MEDIA_ROOT>, "sha256": ..., "source": <original file name>} (the file is removed when the build ends).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Building"
+        DONE = "done", "Built"
+        FAILED = "failed", "Failed"
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="router_builds")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Router.Kind.choices)
+    definition = models.JSONField(default=dict)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Documents scanned (keywords) or lines read (upload) so far, and in all.
+    processed = models.PositiveBigIntegerField(default=0)
+    total = models.PositiveBigIntegerField(default=0)
+    # Why it failed, for the user: an upload's bad lines one per line ("line 7: unknown class 'x'").
+    error = models.TextField(blank=True, default="")
+    router = models.ForeignKey(Router, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]), name="router_build_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(kind__in=["upload", "keywords"]), name="router_build_kind_valid"),
+            models.CheckConstraint(condition=Q(processed__lte=F("total")) | Q(total=0),
+                                   name="router_build_progress_valid"),
+        ]
+
+
 class ClassifierPair(models.Model):
     """The two (ideally conditionally independent) classifiers whose overlap measures recall."""
 
