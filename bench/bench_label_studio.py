@@ -21,7 +21,8 @@ What it does:
    Label Studio is served by gunicorn (``core.wsgi``) with the same ``--workers``/``--threads``,
    on its own PostgreSQL database, DEBUG off.
 3. For each offered rate (judgments/s), one step on our side then one on Label Studio's, back to
-   back, so both see the same minutes of machine load. Arrivals are Poisson at the same rate of
+   back, so both see the same minutes of machine load; only the side being measured has its server
+   running (started before its step, stopped after it), so neither eats the other's CPU. Arrivals are Poisson at the same rate of
    judgments/s (bench_load.run_step). A Label Studio annotator's cycle is what its labelling stream
    does through the API: POST the annotation of the task on screen, then GET the project's next
    task (``/api/projects/<id>/next/``); one cycle is one judgment. Ours is one five-document
@@ -264,24 +265,27 @@ def main() -> None:
           f"{len(ls['tokens'])} annotators with tokens (set up in {time.perf_counter() - started:.0f} s); "
           f"gunicorn {args.workers} workers x {args.threads} threads", flush=True)
 
-    servers = []
     app_sent: dict = {}
     ls_sent: dict = {}
+    ours = [bench_load.Annotator(args.port, key, app_sent) for key in keys]
+    cls = ls_annotator_class(bench_load)
+    theirs = [cls(args.ls_port, token, ls["project"], ls_sent) for token in ls["tokens"]]
+    summary = []
+    server = None
     try:
-        if args.only in ("both", "app"):
-            servers.append(bench_load.app_start(args, env))
-        if args.only in ("both", "ls"):
-            servers.append(ls_start(args, bench_load))
-        ours = [bench_load.Annotator(args.port, key, app_sent) for key in keys]
-        cls = ls_annotator_class(bench_load)
-        theirs = [cls(args.ls_port, token, ls["project"], ls_sent) for token in ls["tokens"]]
-        summary = []
         for i, rate in enumerate(rates):
             figures = {}
             for side, annotators, hit_size in (("app", ours, 5), ("ls", theirs, 1)):
                 if args.only not in ("both", side):
                     continue
+                # Only the side being measured runs: a server left with a backlog (requests the client gave
+                # up on) would otherwise go on eating the other side's CPU.
+                server = bench_load.app_start(args, env) if side == "app" else ls_start(args, bench_load)
+                for annotator in annotators:
+                    annotator.conn = None
                 stats = bench_load.run_step(annotators, rate, args.duration, hit_size, seed=i)
+                bench_load.server_stop(server)
+                server = None
                 print(f"{'ours' if side == 'app' else 'Label Studio'}: {bench_load.STEP_HEADER}", flush=True)
                 print(bench_load.step_report(rate, stats, args.duration), flush=True)
                 figures[side] = (bench_load.achieved_rate(stats, args.duration), bench_load._pct(stats.submit, .95),
@@ -297,7 +301,7 @@ def main() -> None:
         if args.only in ("both", "app"):
             print(bench_load._check(topic_id, app_sent), flush=True)
     finally:
-        for server in servers:
+        if server is not None:
             bench_load.server_stop(server)
         bench_load.redis_flush(env)
 
