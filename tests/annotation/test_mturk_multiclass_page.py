@@ -56,7 +56,9 @@ def _values(body: str, doc_id: int) -> list[str]:
 
 
 def _post(client: Client, hit: Hit, answers: dict[int, str]):
-    token = re.search(r'name="token" value="([^"]+)"', client.get(_url(hit)).content.decode()).group(1)
+    found = re.search(r'name="token" value="([^"]+)"', client.get(_url(hit)).content.decode())
+    assert found is not None, "the page carries no token field"
+    token = found.group(1)
     data = {"assignmentId": ASSIGNMENT, "hitId": hit.mturk_hit_id, "workerId": WORKER,
             "turkSubmitTo": SANDBOX_WORKER_SITE, "token": token}
     data.update({f"doc-{doc_id}": value for doc_id, value in answers.items()})

@@ -210,7 +210,9 @@ def _open_hit(browser, live_server, assignment: Assignment):
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.goto(live_server.url + "/accounts/login/?next=" + _url(assignment))
-    page.fill("#id_username", assignment.worker.user.username)
+    user = assignment.worker.user
+    assert user is not None
+    page.fill("#id_username", user.username)
     page.fill("#id_password", PASSWORD)
     page.click(".auth button[type=submit]")
     page.wait_for_selector("#hit-form")
