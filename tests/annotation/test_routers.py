@@ -236,3 +236,25 @@ def test_a_large_upload_is_stored_in_batches():
     router = router_create_from_csv(topic=topic, name="big", data=f"id,class\n{body}\n".encode(), source_name="b.csv")
     assert RouterPrediction.objects.filter(router=router).count() == 11_000
     assert router.predicted_counts == [1000, 3667, 3667, 3666]
+
+
+def test_keyword_router_agrees_with_the_keyword_classifier_scan(four_field_topic):
+    """The router's class for each document is the first rule whose keyword_scan (an independent pass per rule,
+    the classifiers' scan) retrieves it; none of these when no rule does."""
+    from annotation.services.keywords import keyword_scan
+
+    topic = four_field_topic
+    rules = [
+        {"class": 3, "terms": ["comet", "science"], "fields": ["text", "desk"]},
+        {"class": 1, "terms": ["football", "match"], "fields": ["title", "tags"]},
+        {"class": 2, "terms": ["vote", "football"], "fields": ["title", "text"]},
+    ]
+    router = router_create_from_keywords(topic=topic, name="cross-check", rules=rules)
+    scans = [set(keyword_scan(corpus=topic.corpus, terms=rule["terms"], fields=rule["fields"])) for rule in rules]
+    ids = _ids(topic).values()
+    expected = {}
+    for doc in ids:
+        hits = [rule["class"] for rule, found in zip(rules, scans, strict=True) if doc in found]
+        expected[doc] = hits[0] if hits else 0
+    assert router_predictions(router=router, document_ids=ids) == expected
+    assert sorted(set(expected.values())) == [0, 1, 2, 3]  # every branch of the rule order is exercised
