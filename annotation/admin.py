@@ -335,6 +335,15 @@ class ClassifierBuildAdmin(ReadOnlyAdmin):
     search_fields = ["name"]
 
 
+@admin.register(models.RouterBuild)
+class RouterBuildAdmin(ReadOnlyAdmin):
+    """Router builds are written by their task only (annotation/services/router_builds.py)."""
+
+    list_display = ["id", "name", "topic", "kind", "status", "processed", "total", "created_at"]
+    list_filter = ["status", "kind"]
+    search_fields = ["name"]
+
+
 # --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------
 
 User = get_user_model()

@@ -14,21 +14,21 @@ from django import forms
 from django.contrib import messages
 from django.db.models import Q, QuerySet
 from django.forms import BaseForm
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import RouterNameForm, RouterRuleForm, RouterUploadForm, TopicSetForm, TopicSetLaunchForm
-from annotation.models import Corpus, Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
+from annotation.models import Corpus, Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress
 from annotation.services.keywords import corpus_keyword_fields
+from annotation.services.router_builds import router_build_start, router_build_state
 from annotation.services.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
     router_archive,
-    router_create_from_csv,
-    router_create_from_keywords,
     router_delete,
     router_delete_blockers,
     router_keyword_predictions,
@@ -232,9 +232,10 @@ def router_upload(request: HttpRequest, topic_id: int) -> HttpResponse:
         if upload.size > ROUTER_CSV_MAX_BYTES:
             form.add_error("file", f"The file is larger than {ROUTER_CSV_MAX_BYTES // 1_000_000} MB.")
         else:
-            try:
-                router = router_create_from_csv(topic=topic, name=form.cleaned_data["name"], data=upload.read(),
-                                                source_name=upload.name or "upload.csv")
+            try:  # the name and the header now; every line in the build's task
+                build = router_build_start(topic=topic, name=form.cleaned_data["name"], kind=Router.Kind.UPLOAD,
+                                           data=upload.chunks(), source_name=upload.name or "upload.csv",
+                                           user=request.user)
             except RouterError as exc:
                 bad = _bad_lines(exc)
                 if bad:
@@ -245,8 +246,15 @@ def router_upload(request: HttpRequest, topic_id: int) -> HttpResponse:
                 else:
                     form_error(form, exc)
             else:
-                return _router_created(request, router)
+                return _after_start(request, build)
     return render(request, "analyst/topic_set_router_upload.html", context)
+
+
+def _after_start(request: HttpRequest, build: RouterBuild) -> HttpResponse:
+    """The router when its build already finished (no broker: it ran in this request), else the build page."""
+    if build.status != RouterBuild.Status.DONE or build.router is None:
+        return redirect("analyst:router_build", build_id=build.pk)
+    return _router_created(request, build.router)
 
 
 def _router_created(request: HttpRequest, router: Router) -> HttpResponse:
@@ -317,11 +325,12 @@ def router_keywords(request: HttpRequest, topic_id: int) -> HttpResponse:
         rules = _rules(rows, name_form)
         if name_ok and rules is not None:
             try:
-                router = router_create_from_keywords(topic=topic, name=name_form.cleaned_data["name"], rules=rules)
+                build = router_build_start(topic=topic, name=name_form.cleaned_data["name"],
+                                           kind=Router.Kind.KEYWORDS, rules=rules, user=request.user)
             except ApplicationError as exc:
                 form_error(name_form, exc)
             else:
-                return _router_created(request, router)
+                return _after_start(request, build)
     return render(request, "analyst/topic_set_router_keywords.html",
                   {"topic": topic, "name_form": name_form, "rows": rows, "none_name": names[0], "preview": preview,
                    "preview_max": KEYWORD_PREVIEW_MAX_DOCUMENTS})
@@ -345,6 +354,38 @@ def _keyword_preview(topic: Topic, rules: list[dict[str, Any]], names: list[str]
     return {"rows": [(names[position], counts[position]) for position in (*range(1, len(names)), 0)]}
 
 
+# --------------------------------------------------------------------------- routers: builds
+
+
+def _rules_named(definition: Any, names: list[str]) -> list[dict[str, Any]]:
+    """A keyword definition's rules with each class by name (its number if the set no longer has it)."""
+    rules = (definition if isinstance(definition, dict) else {}).get("rules") or []
+    return [{"class": names[rule["class"]] if 0 <= rule["class"] < len(names) else rule["class"],
+             "terms": rule.get("terms", []), "fields": rule.get("fields", [])} for rule in rules]
+
+
+@role_required(CONFIGURE)
+@require_GET
+def router_build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
+    """A router being built: progress (the page polls its status), then a link to it, or why it failed."""
+    build = get_object_or_404(RouterBuild.objects.select_related("topic", "topic__corpus")
+                              .defer("topic__corpus__documents_bitmap"), pk=build_id)
+    names = topic_set_class_names(topic=build.topic)
+    return render(request, "analyst/topic_set_router_build.html", {
+        "build": build, "topic": build.topic, "state": router_build_state(build=build),
+        "rules": _rules_named(build.definition, names) if build.kind == Router.Kind.KEYWORDS else [],
+        "error_lines": build.error.splitlines()})
+
+
+@role_required(CONFIGURE)
+@require_GET
+def router_build_status(request: HttpRequest, build_id: int) -> JsonResponse:
+    build = get_object_or_404(RouterBuild.objects.defer("definition"), pk=build_id)
+    state = router_build_state(build=build)
+    state["router_url"] = reverse("analyst:router", args=[build.router_id]) if build.router_id else None
+    return JsonResponse(state)
+
+
 # --------------------------------------------------------------------------- routers: detail, archive, delete
 
 
@@ -352,9 +393,7 @@ def _keyword_preview(topic: Topic, rules: list[dict[str, Any]], names: list[str]
 def router_detail(request: HttpRequest, router_id: int) -> HttpResponse:
     router = _router(router_id)
     names = topic_set_class_names(topic=router.topic)
-    rules = [{"class": names[rule["class"]] if 0 <= rule["class"] < len(names) else rule["class"],
-              "terms": rule.get("terms", []), "fields": rule.get("fields", [])}
-             for rule in (router.definition or {}).get("rules", [])]
+    rules = _rules_named(router.definition, names)
     return render(request, "analyst/topic_set_router_detail.html", {
         "router": router, "topic": router.topic, "rows": _router_rows(router, names), "rules": rules,
         "blockers": router_delete_blockers(router=router)})

@@ -1,0 +1,26 @@
+"""Celery task of router builds (annotation/services/router_builds.py): thin, by build id, safe twice.
+
+Imported by annotation/tasks.py so Celery's autodiscovery registers it in a real worker.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from annotation.services.router_builds import router_build_fail, router_build_run
+from core.errors import ApplicationError
+
+
+@shared_task(name="annotation.tasks_routers.router_build_task")
+def router_build_task(*, build_id: int) -> dict[str, Any]:
+    try:
+        build = router_build_run(build_id=build_id)
+    except ApplicationError as exc:  # a user mistake found by the build (bad lines): the row says it, no retry
+        router_build_fail(build_id=build_id, exc=exc)
+        return {"status": "failed", "router_id": None}
+    except Exception as exc:
+        router_build_fail(build_id=build_id, exc=exc)
+        raise
+    return {"status": build.status if build is not None else None,
+            "router_id": build.router_id if build is not None else None}
