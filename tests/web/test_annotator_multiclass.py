@@ -134,6 +134,23 @@ def test_submit_stores_the_chosen_classes(client):
 
 
 @pytest.mark.django_db
+def test_change_my_answers_shows_the_classes_and_changes_them(client):
+    topic = _topic_set()
+    assignment, docs = _hit_for(topic, "mc-changer")
+    client.force_login(assignment.worker.user)
+    data = {f"doc-{d}": "c1" for d in docs}
+    data["then"] = "home"
+    assert client.post(_url(assignment), data).status_code == 302
+    correct = reverse("annotator:correct", args=[assignment.pk])
+    content = client.get(correct).content.decode()
+    assert all(re.search(rf'name="doc-{d}" value="c1"[^>]* checked', content) for d in docs)
+    data[f"doc-{docs[2]}"] = "c0"
+    assert client.post(correct, data).status_code == 302
+    stored = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "choice"))
+    assert stored == {**{d: 1 for d in docs}, docs[2]: 0}
+
+
+@pytest.mark.django_db
 def test_a_refused_submit_shows_the_form_again_with_the_classes_chosen(client):
     topic = _topic_set()
     assignment, docs = _hit_for(topic, "mc-partial")
