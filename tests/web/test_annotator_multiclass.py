@@ -312,3 +312,18 @@ def test_two_digits_choose_a_class_above_nine_and_u_is_unsure(browser, live_serv
         assert _checked(page) == {docs[0]: "c12", docs[1]: "c1", docs[2]: "c1", docs[3]: "c9", docs[4]: "u"}
     finally:
         context.close()
+
+
+@pytest.mark.django_db
+def test_the_analysts_hit_preview_of_a_topic_set_shows_the_class_choices(client):
+    """The analyst's preview renders this template without the annotator view's context: it reads the classes itself."""
+    topic = _topic_set()
+    client.force_login(user_with_role("mc-analyst", "analyst"))
+    response = client.get(reverse("analyst:topic_hit_preview", args=[topic.pk]))
+    assert response.status_code == 200
+    content = response.content.decode()
+    doc_id = int(re.search(r'name="doc-(\d+)"', content).group(1))
+    assert _values(content, doc_id) == ["c1", "c2", "c3", "c0"]
+    assert "Sport &lt;script&gt;" in content and HOSTILE not in content
+    head = content.split("</head>")[0]
+    assert "annotator." in head and 'rel="stylesheet"' in head  # no inlined CSS here: the linked stylesheets
