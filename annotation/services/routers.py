@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -299,11 +299,14 @@ def _piece(title: str | None, text: str | None, metadata: Any, fields: Sequence[
     return FIELD_SEPARATOR.join(parts).lower()
 
 
-def router_keyword_predictions(*, topic: Topic, rules: Sequence[Mapping[str, Any]]) -> dict[int, int]:
+def router_keyword_predictions(
+    *, topic: Topic, rules: Sequence[Mapping[str, Any]], progress: Callable[[int], None] | None = None
+) -> dict[int, int]:
     """{document id: class} of the corpus's documents some rule matches (first rule wins), in one pass.
 
     `rules` must be clean (``_rules_clean``). The corpus is read once, in chunks of SCAN_CHUNK_DOCUMENTS
-    documents; in each chunk every rule searches the documents no earlier rule took.
+    documents; a document takes the first rule in order that matches it. `progress(n)` is called after
+    each chunk of n documents (a build task reports it).
     """
     matchers = [(KeywordMatcher(rule["terms"]), tuple(rule["fields"]), int(rule["class"])) for rule in rules]
     need_metadata = any(f not in FIELDS for _, fields, _ in matchers for f in fields)
@@ -334,6 +337,8 @@ def router_keyword_predictions(*, topic: Topic, rules: Sequence[Mapping[str, Any
                 if index not in taken:
                     taken.add(index)
                     predictions[chunk[index][0]] = position
+        if progress is not None:
+            progress(len(chunk))
 
     for row in rows:
         chunk.append(row)

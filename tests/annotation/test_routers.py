@@ -178,14 +178,16 @@ def test_keyword_router_reads_the_corpus_once(four_field_topic, monkeypatch):
     from annotation.services import routers
 
     monkeypatch.setattr(routers, "SCAN_CHUNK_DOCUMENTS", 3)  # several chunks, still one query
+    chunks: list[int] = []
     with CaptureQueriesContext(connection) as queries:
         routers.router_keyword_predictions(topic=four_field_topic, rules=[
             {"class": 1, "terms": ["football"], "fields": ["title", "text"]},
             {"class": 3, "terms": ["science"], "fields": ["desk"]},
-        ])
+        ], progress=chunks.append)
     document_table = Document._meta.db_table
     reads = [q for q in queries.captured_queries if document_table in q["sql"]]
     assert len(reads) == 1
+    assert chunks == [3, 3, 1]  # seven documents in chunks of three
 
 
 @pytest.mark.parametrize("rules, fragment", [
