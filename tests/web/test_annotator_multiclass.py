@@ -14,6 +14,7 @@ import os
 import re
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -27,6 +28,7 @@ from tests.factories import HOSTILE, CorpusFactory, TopicFactory, make_documents
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
+SHOTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "screenshots"
 CLASSES = (("Sport " + HOSTILE, "Games & <matches>"), ("Politics", "Elections, parliaments"), ("Science", ""))
 
 
@@ -147,7 +149,7 @@ def test_change_my_answers_shows_the_classes_and_changes_them(client):
     data[f"doc-{docs[2]}"] = "c0"
     assert client.post(correct, data).status_code == 302
     stored = dict(Judgment.objects.filter(assignment=assignment).values_list("document_id", "choice"))
-    assert stored == {**{d: 1 for d in docs}, docs[2]: 0}
+    assert stored == {**dict.fromkeys(docs, 1), docs[2]: 0}
 
 
 @pytest.mark.django_db
@@ -310,6 +312,14 @@ def test_two_digits_choose_a_class_above_nine_and_u_is_unsure(browser, live_serv
         assert _checked(page)[docs[2]] == "c1" and _checked(page)[docs[3]] == "c9"
         page.keyboard.press("u")
         assert _checked(page) == {docs[0]: "c12", docs[1]: "c1", docs[2]: "c1", docs[3]: "c9", docs[4]: "u"}
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "annotator-topic-set-1280.png"), full_page=True)
+        # On a phone: fourteen choices per document wrap, every one a 44 px target, nothing scrolls sideways.
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        heights = page.eval_on_selector_all("#hit-form label.choice", "els => els.map(e => e.getBoundingClientRect().height)")
+        assert len(heights) == 5 * 14 and min(heights) >= 44
+        page.screenshot(path=str(SHOTS / "annotator-topic-set-390.png"), full_page=True)
     finally:
         context.close()
 
