@@ -82,8 +82,14 @@ def _prior(value: float | np.ndarray, shape: tuple[int, ...], name: str) -> np.n
     return prior
 
 
-def _f1_from_joint(joint: np.ndarray, averaged: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Micro and macro F1 from joint cell probabilities pi[..., j, k] = mu_j theta_jk.
+def _margins(joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(diagonal pi_jj, row sums, column sums) of joint cell probabilities pi[..., j, k]."""
+    return np.diagonal(joint, axis1=-2, axis2=-1), joint.sum(axis=-1), joint.sum(axis=-2)
+
+
+def _f1_from_margins(diagonal: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                     averaged: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Micro and macro F1 from the diagonal and margins of pi[..., j, k] = mu_j theta_jk.
 
     Seed 002, Sec. 2.1: miF1 = sum_j mu_j theta_jj (single-label, so P = R = accuracy);
     per class F1_j = 2 tp_j / (2 tp_j + fp_j + fn_j) = 2 pi_jj / (row_j + col_j),
@@ -94,14 +100,11 @@ def _f1_from_joint(joint: np.ndarray, averaged: np.ndarray | None = None) -> tup
     (sum_A row_j + sum_A col_j) over the averaged classes A (pooled precision and
     recall over A; with A = every class it is the accuracy), maF1 = mean over A.
     """
-    diagonal = np.diagonal(joint, axis1=-2, axis2=-1)
-    rows = joint.sum(axis=-1)
-    cols = joint.sum(axis=-2)
     denominator = rows + cols
     with np.errstate(invalid="ignore", divide="ignore"):
         per_class = np.where(denominator > 0, 2.0 * diagonal / denominator, 0.0)
     if averaged is None:
-        total = joint.sum(axis=(-2, -1))
+        total = rows.sum(axis=-1)
         micro = diagonal.sum(axis=-1) / total
         return micro, per_class.mean(axis=-1)
     pooled = denominator[..., averaged].sum(axis=-1)
@@ -110,11 +113,14 @@ def _f1_from_joint(joint: np.ndarray, averaged: np.ndarray | None = None) -> tup
     return micro, per_class[..., averaged].mean(axis=-1)
 
 
-def _per_class_from_joint(joint: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _f1_from_joint(joint: np.ndarray, averaged: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Micro and macro F1 from joint cell probabilities (or counts) pi[..., j, k]; see ``_f1_from_margins``."""
+    return _f1_from_margins(*_margins(joint), averaged)
+
+
+def _per_class_from_margins(diagonal: np.ndarray, rows: np.ndarray,
+                            cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-class precision pi_kk / col_k, recall pi_jj / row_j (= theta_jj) and F1, shape (..., K)."""
-    diagonal = np.diagonal(joint, axis1=-2, axis2=-1)
-    rows = joint.sum(axis=-1)
-    cols = joint.sum(axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
         precision = np.where(cols > 0, diagonal / cols, np.nan)
         recall = np.where(rows > 0, diagonal / rows, np.nan)
@@ -151,6 +157,23 @@ def _sample_joint(rng: np.random.Generator, *, count: int, confusion: np.ndarray
     classes = rng.standard_gamma(beta + confusion.sum(axis=1), size=(count, size), dtype=np.float32)
     classes /= classes.sum(axis=-1, keepdims=True)
     return rows * classes[:, :, None]
+
+
+def _sample_margins(rng: np.random.Generator, *, count: int, confusion: np.ndarray, alpha: np.ndarray,
+                    beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The diagonal and margins of ``_sample_joint``'s draws without building pi (same random numbers).
+
+    Rows of pi sum to mu_j (each theta_j sums to 1), columns are mu @ theta, the diagonal mu_j theta_jj:
+    a K x K matrix-vector product per draw instead of summing count x K x K cells twice.
+    """
+    size = confusion.shape[0]
+    rows = rng.standard_gamma(alpha + confusion, size=(count, size, size), dtype=np.float32)
+    rows /= rows.sum(axis=-1, keepdims=True)
+    classes = rng.standard_gamma(beta + confusion.sum(axis=1), size=(count, size), dtype=np.float32)
+    classes /= classes.sum(axis=-1, keepdims=True)
+    diagonal = np.diagonal(rows, axis1=-2, axis2=-1) * classes
+    cols = np.matmul(classes[:, None, :], rows)[:, 0, :]
+    return diagonal, classes, cols
 
 
 def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: int | None = None,
@@ -196,11 +219,11 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
             raise ValueError(f"averaged must name classes among 0..{size - 1} (got {list(averaged)!r})")
 
     def block(rng: np.random.Generator, count: int) -> np.ndarray:
-        joint = _sample_joint(rng, count=count, confusion=matrix, alpha=alpha_arr, beta=beta_arr)
-        micro_macro = np.stack(_f1_from_joint(joint, index)).astype(float)
+        margins = _sample_margins(rng, count=count, confusion=matrix, alpha=alpha_arr, beta=beta_arr)
+        micro_macro = np.stack(_f1_from_margins(*margins, index)).astype(float)
         if not per_class:
             return micro_macro
-        precision, recall, f1 = _per_class_from_joint(joint)
+        precision, recall, f1 = _per_class_from_margins(*margins)
         return np.concatenate([micro_macro, precision.T.astype(float), recall.T.astype(float),
                                f1.T.astype(float)], axis=0)
 
