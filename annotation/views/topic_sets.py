@@ -7,6 +7,7 @@ preview, rename, archive and delete are the single topic's pages, which handle b
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -54,6 +55,7 @@ DEFAULT_SAMPLE = 300
 # The keyword router's preview scans the corpus in the request: offered up to this many documents
 # (bench/bench_routers.py: 4 rules over 50,000 documents took 7.6 s at load average 16 on 2 cores, SQLite).
 KEYWORD_PREVIEW_MAX_DOCUMENTS = 10_000
+_BAD_LINE = re.compile(r"^line (\d+): (.*)$")
 
 
 def _topic_sets() -> QuerySet[Topic]:
@@ -374,7 +376,20 @@ def router_build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
     return render(request, "analyst/topic_set_router_build.html", {
         "build": build, "topic": build.topic, "state": router_build_state(build=build),
         "rules": _rules_named(build.definition, names) if build.kind == Router.Kind.KEYWORDS else [],
-        "error_lines": build.error.splitlines()})
+        **_error_parts(build.error)})
+
+
+def _error_parts(error: str) -> dict[str, Any]:
+    """A failed build's error: its first line, and an upload's bad lines as (number, reason) rows."""
+    first, *rest = error.splitlines() or [""]
+    rows, more = [], ""
+    for line in rest:
+        match = _BAD_LINE.match(line)
+        if match:
+            rows.append((int(match.group(1)), match.group(2)))
+        else:
+            more = line
+    return {"error_head": first, "bad_lines": rows, "bad_lines_more": more}
 
 
 @role_required(CONFIGURE)

@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Corpus, Hit, Label, Router, SampledDocument, Topic, TopicClass
+from annotation.models import Corpus, Hit, Label, Router, RouterBuild, SampledDocument, Topic, TopicClass
 from annotation.services.routers import router_create_from_csv
 from annotation.services.topic_sets import topic_set_create
 from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
@@ -173,8 +173,10 @@ def _upload(analyst: Client, topic: Topic, content: bytes, name: str = "router o
 
 def test_a_router_file_with_bad_lines_is_refused_with_every_line_and_its_reason(analyst, topic_set):
     content = b"id,class\nd1,Oil\nd2,Barley\nnope,Wheat\nd1,Wheat\nd5,7\nd6,a,b\nd7,none\n"
-    response = _upload(analyst, topic_set, content)
-    assert response.status_code == 200
+    response = _upload(analyst, topic_set, content)  # the lines are read by the build (here: in-process)
+    build = RouterBuild.objects.get()
+    assert response.status_code == 302 and response.url == reverse("analyst:router_build", args=[build.pk])
+    response = analyst.get(response.url)
     html = response.content.decode()
     rows = re.findall(r'<tr><td class="num">(\d+)</td><td>([^<]*)</td></tr>', html)
     assert [int(n) for n, _ in rows] == [3, 4, 5, 6, 7]
@@ -182,7 +184,7 @@ def test_a_router_file_with_bad_lines_is_refused_with_every_line_and_its_reason(
     assert "unknown class 'Barley'" in reasons[3] and "not a document" in reasons[4]
     assert "listed twice (first on line 2)" in reasons[5] and "unknown class '7'" in reasons[6]
     assert "expected two fields" in reasons[7]
-    assert "5 bad lines in the file: nothing was stored" in _text(response)
+    assert "preds.csv: 5 bad line(s), nothing stored" in _text(response) and build.status == "failed"
     assert not Router.objects.exists()
 
 
@@ -417,7 +419,7 @@ def test_hostile_names_are_escaped_everywhere(analyst, corpus):
         assert "<script>alert(1)</script>" not in html and 'onmouseover="alert(1)' not in html, url
     launch = analyst.post(reverse("analyst:topic_set_launch", args=[topic.pk]), {"documents": "5"}).content.decode()
     assert "<script>alert(1)</script>" not in launch
-    bad_upload = _upload(analyst, topic, b"id,class\n<script>alert(1)</script>,x\n").content.decode()
+    bad_upload = analyst.get(_upload(analyst, topic, b"id,class\n<script>alert(1)</script>,x\n").url).content.decode()
     assert "<script>alert(1)</script>" not in bad_upload and "&lt;script&gt;" in bad_upload
 
 
