@@ -255,7 +255,7 @@ def router_upload(request: HttpRequest, topic_id: int) -> HttpResponse:
 def _after_start(request: HttpRequest, build: RouterBuild) -> HttpResponse:
     """The router when its build already finished (no broker: it ran in this request), else the build page."""
     if build.status != RouterBuild.Status.DONE or build.router is None:
-        return redirect("analyst:router_build", build_id=build.pk)
+        return redirect("analyst:router_build", router_build_id=build.pk)
     return _router_created(request, build.router)
 
 
@@ -368,10 +368,10 @@ def _rules_named(definition: Any, names: list[str]) -> list[dict[str, Any]]:
 
 @role_required(CONFIGURE)
 @require_GET
-def router_build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
+def router_build_detail(request: HttpRequest, router_build_id: int) -> HttpResponse:
     """A router being built: progress (the page polls its status), then a link to it, or why it failed."""
     build = get_object_or_404(RouterBuild.objects.select_related("topic", "topic__corpus")
-                              .defer("topic__corpus__documents_bitmap"), pk=build_id)
+                              .defer("topic__corpus__documents_bitmap"), pk=router_build_id)
     names = topic_set_class_names(topic=build.topic)
     return render(request, "analyst/topic_set_router_build.html", {
         "build": build, "topic": build.topic, "state": router_build_state(build=build),
@@ -394,8 +394,8 @@ def _error_parts(error: str) -> dict[str, Any]:
 
 @role_required(CONFIGURE)
 @require_GET
-def router_build_status(request: HttpRequest, build_id: int) -> JsonResponse:
-    build = get_object_or_404(RouterBuild.objects.defer("definition"), pk=build_id)
+def router_build_status(request: HttpRequest, router_build_id: int) -> JsonResponse:
+    build = get_object_or_404(RouterBuild.objects.defer("definition"), pk=router_build_id)
     state = router_build_state(build=build)
     state["router_url"] = reverse("analyst:router", args=[build.router_id]) if build.router_id else None
     return JsonResponse(state)

@@ -72,7 +72,7 @@ def test_create_a_topic_set_upload_a_router_and_confirm_the_launch(page, live_se
     assert topic.is_multiclass and "Wheat" in page.inner_text("#classes-table")
     _shots(page, "analyst-topic-set-detail")
 
-    # A router file with a bad line: the line is named; the corrected file is stored.
+    # A router file with a bad line: its build fails and its page names the line; the corrected file is stored.
     page.click("#router-upload")
     bad = tmp_path / "bad.csv"
     bad.write_text("id,class\nd0,Oil\nd1,Barley\n")
@@ -82,6 +82,8 @@ def test_create_a_topic_set_upload_a_router_and_confirm_the_launch(page, live_se
     page.wait_for_selector("#bad-lines")
     assert "3" in page.inner_text("#bad-lines tbody td.num") and "Barley" in page.inner_text("#bad-lines")
     _shots(page, "analyst-router-upload-errors")
+    page.click("#start-again")
+    page.wait_for_selector("#upload-router")
     good = tmp_path / "good.csv"
     good.write_text("id,class\nd0,Oil\nd1,Wheat\nd2,wheat\n")
     page.fill("#id_name", "production model")
