@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation.models import Document, HitItem, Judgment, Label, SampledDocument, Topic, Worker
+from annotation.models import Document, Hit, HitItem, Judgment, Label, SampledDocument, Topic, Worker
 from annotation.services.labels import gold_document_add, topic_gold_answers
 from annotation.services.workers import GOLD_MIN_ANSWERS, worker_block, worker_gold_check
 from core.errors import ApplicationError
@@ -92,6 +92,9 @@ def gold_csv_parse(*, topic: Topic, data: bytes) -> GoldCsvParse:
     (empty id, an answer that is not yes/no, an id not in the topic's corpus, an id given
     twice) is a problem with its line number, and the other lines are still read.
     """
+    if topic.is_multiclass:
+        raise GoldCsvError("A gold file gives yes/no answers, and a topic set's gold documents take one of its "
+                           "topics: mark them one by one from the judged documents instead.")
     if len(data) > GOLD_CSV_MAX_BYTES:
         raise GoldCsvError(f"The file is {len(data):,} bytes; the limit is {GOLD_CSV_MAX_BYTES:,} bytes. "
                            "Split it into smaller files.")
@@ -198,9 +201,21 @@ def gold_csv_apply(*, topic: Topic, answers: Sequence[tuple[int, bool]]) -> int:
     return len(answers)
 
 
-def gold_add_from_judged(*, topic: Topic, document_id: int, relevant: bool) -> Label:
-    """Use a document the crowd has fully judged in the topic as gold, with the analyst's known answer."""
+def gold_add_from_judged(
+    *, topic: Topic, document_id: int, relevant: bool | None = None, gold_class: int | None = None
+) -> Label:
+    """Use a document the crowd has fully judged in the topic as gold, with the analyst's known answer.
+
+    A single topic takes ``relevant``; a topic set ``gold_class`` (0..M, 0: none of these), and its document
+    needs a complete label (a majority class, or a tie: the known class settles what the crowd could not).
+    """
     label = Label.objects.filter(topic=topic, document_id=document_id).select_related("document").first()
+    if topic.is_multiclass:
+        if label is None or label.votes_total < Hit.ASSIGNMENTS_PER_HIT:
+            raise GoldDocumentRefused("Only a document whose judgments are complete can be used as gold from this list.")
+        if label.gold_class is not None and label.gold_class == gold_class:
+            raise GoldDocumentRefused(f"Document {label.document.external_id!r} is already gold with this answer.")
+        return gold_document_add(topic=topic, document=label.document, gold_class=gold_class)
     if label is None or label.majority is None:
         raise GoldDocumentRefused("Only a document whose judgments are complete can be used as gold from this list.")
     if label.gold is not None and label.gold == bool(relevant):

@@ -338,3 +338,21 @@ def test_fleiss_kappa_of_a_topic_set_by_hand():
     Label.objects.create(topic=topic, document=docs[0], votes_total=3, class_votes=[2, 1, 0, 0])
     Label.objects.create(topic=topic, document=docs[1], votes_total=3, class_votes=[0, 0, 3, 0])
     assert topic_fleiss_kappa(topic=topic) == pytest.approx(5 / 11)
+
+
+def test_gold_from_a_judged_topic_set_document_and_no_yes_no_gold_file():
+    from annotation.services.gold import GoldCsvError, GoldDocumentRefused, gold_add_from_judged, gold_csv_parse
+
+    topic, hit = _topic_set()
+    d = _docs(hit)
+    with pytest.raises(GoldDocumentRefused, match="complete"):
+        gold_add_from_judged(topic=topic, document_id=d[0], gold_class=1)
+    for k in range(3):
+        _submit(hit, dict.fromkeys(d, (1, 2, 3)[k]))  # a three-way tie on every document
+    assert _label(topic, d[0]).majority_class is None
+    label = gold_add_from_judged(topic=topic, document_id=d[0], gold_class=3)
+    assert label.gold_class == 3 and label.gold is None
+    with pytest.raises(GoldDocumentRefused, match="already gold"):
+        gold_add_from_judged(topic=topic, document_id=d[0], gold_class=3)
+    with pytest.raises(GoldCsvError, match="topic set"):
+        gold_csv_parse(topic=topic, data=b"id,relevant\nd0,yes\n")
