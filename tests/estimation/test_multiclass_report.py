@@ -243,3 +243,15 @@ def test_macro_f1_hdi_covers_the_corpus_truth(capsys):
     with capsys.disabled():
         print(f"\nmacro-F1 95% HDI covered the corpus truth in {covered}/{RUNS} runs ({coverage:.0%})")
     assert coverage >= 0.9
+
+
+def test_agreement_is_fleiss_kappa_over_every_class():
+    world = topic_set_judged_build(confusion=[[1, 0, 0], [0, 1, 0], [0, 0, 2]])
+    votes = {world.docs[0]: [3, 0, 0], world.docs[1]: [0, 2, 1], world.docs[2]: [0, 0, 3], world.docs[3]: [1, 0, 2]}
+    for document_id, class_votes in votes.items():
+        Label.objects.filter(topic=world.topic, document_id=document_id).update(class_votes=class_votes)
+    agreement = recompute.topic_snapshot_create(topic_id=world.topic.pk, draws=2000).report["agreement"]
+    # By hand: per-document agreement (sum n^2 - 3) / 6 = 1, 1/3, 1, 1/3 -> mean 2/3; class shares 4/12, 2/12, 6/12
+    # -> chance agreement 1/9 + 1/36 + 1/4 = 7/18; kappa = (2/3 - 7/18) / (1 - 7/18) = 5/11.
+    assert agreement["documents"] == 4
+    assert agreement["fleiss_kappa"] == pytest.approx(5 / 11)
