@@ -56,7 +56,7 @@ def _text(response) -> str:
 
 
 def _keyword_post(analyst: Client, topic: Topic, name: str):
-    data = {"router-name": name, "create": "1"}
+    data: dict = {"router-name": name, "create": "1"}
     for position, terms in ((1, "oil"), (2, "wheat")):
         data.update({f"rule-{position}-position": position, f"rule-{position}-order": position,
                      f"rule-{position}-terms": terms, f"rule-{position}-fields": ["title"]})
