@@ -361,3 +361,72 @@ def corpus_build(*, name: str = "news " + HOSTILE, size: int = 60) -> tuple[Corp
     corpus.document_count = len(ids)
     corpus.save()
     return corpus, ids
+
+
+# --------------------------------------------------------------------------- topic sets (seed 002)
+
+
+def make_topic_set(
+    corpus: Corpus | None = None,
+    *,
+    classes: Sequence[str] = ("Sport", "Politics", "Science"),
+    documents: int = 30,
+    **topic_fields: Any,
+) -> Topic:
+    """A multiclass topic (status active) with TopicClass rows 1..M, over a corpus of `documents` (new if None)."""
+    if corpus is None:
+        corpus = CorpusFactory.create()
+        make_documents(corpus, documents)
+    topic_fields.setdefault("status", Topic.Status.ACTIVE)
+    topic = TopicFactory.create(corpus=corpus, kind=Topic.Kind.MULTICLASS, **topic_fields)
+    models.TopicClass.objects.bulk_create(
+        models.TopicClass(topic=topic, position=position, name=name, description=f"About {name}")
+        for position, name in enumerate(classes, start=1)
+    )
+    return topic
+
+
+@dataclass
+class JudgedTopicSet:
+    """A topic set whose uniform sample is judged (see topic_set_judged_build)."""
+
+    topic: Topic
+    router: models.Router
+    docs: list[int]  # the sampled documents
+    truth: list[int]  # their majority class
+    predicted: list[int]  # the router's class (0: none of these)
+
+
+def topic_set_judged_build(
+    *,
+    confusion: Sequence[Sequence[int]],
+    classes: Sequence[str] | None = None,
+    router_name: str = "router",
+    **topic_fields: Any,
+) -> JudgedTopicSet:
+    """A topic set whose whole corpus is its uniform sample, each document judged 3-0 for its row's class and
+    routed to its column's class: `confusion` is (M+1) x (M+1), rows true class, columns the router's, 0 = none."""
+    size = len(confusion)
+    names = list(classes) if classes is not None else [f"Class {i}" for i in range(1, size)]
+    truth = [j for j in range(size) for k in range(size) for _ in range(int(confusion[j][k]))]
+    predicted = [k for j in range(size) for k in range(size) for _ in range(int(confusion[j][k]))]
+    corpus = CorpusFactory.create()
+    docs = make_documents(corpus, len(truth))
+    topic = make_topic_set(corpus, classes=names, **topic_fields)
+    draw = SampleDraw.objects.create(topic=topic, purpose=SampleDraw.Purpose.UNIFORM, region=Region.UNIFORM, seed=1,
+                                     region_size=len(docs), requested=len(docs), drawn=len(docs))
+    SampledDocument.objects.bulk_create(
+        SampledDocument(draw=draw, topic=topic, document_id=d, region=Region.UNIFORM, inclusion_probability=1.0)
+        for d in docs)
+    Label.objects.bulk_create(
+        Label(topic=topic, document_id=d, votes_total=3, class_votes=[3 if i == t else 0 for i in range(size)],
+              majority_class=t)
+        for d, t in zip(docs, truth, strict=True))
+    counts = [predicted.count(k) for k in range(size)]
+    router = models.Router.objects.create(topic=topic, name=router_name, kind=models.Router.Kind.UPLOAD,
+                                          definition={"source": "test.csv"}, predicted_counts=counts,
+                                          fingerprint=hashlib.sha256(repr(predicted).encode()).hexdigest())
+    models.RouterPrediction.objects.bulk_create(
+        models.RouterPrediction(router=router, document_id=d, predicted=p)
+        for d, p in zip(docs, predicted, strict=True) if p != 0)
+    return JudgedTopicSet(topic=topic, router=router, docs=docs, truth=truth, predicted=predicted)

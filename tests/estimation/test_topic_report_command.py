@@ -52,3 +52,14 @@ def test_unknown_topic_and_missing_snapshot_are_clear_errors():
         _run("--topic", built.topic.name)
     with pytest.raises(CommandError, match="at least 100"):
         _run("--topic", built.topic.name, "--snapshot", "fresh", "--draws", "5")
+
+
+def test_fresh_report_of_a_topic_set_is_the_multiclass_report():
+    from tests.factories import topic_set_judged_build
+
+    judged = topic_set_judged_build(confusion=[[0, 0, 0], [0, 8, 2], [0, 1, 9]], classes=("Sport", "Politics"))
+    report = json.loads(_run("--topic", judged.topic.name, "--snapshot", "fresh", "--draws", "500"))
+    assert report["kind"] == "multiclass"
+    assert report["routers"][0]["confusion"] == [[0, 0, 0], [0, 8, 2], [0, 1, 9]]
+    with pytest.raises(CommandError, match="at least 100"):
+        _run("--topic", judged.topic.name, "--snapshot", "fresh", "--draws", "50")
