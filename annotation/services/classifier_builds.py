@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -382,13 +383,16 @@ def classifier_build_train(*, build_id: int) -> list[tuple[int, int]] | None:
 
 
 def _trained_shard(build: ClassifierBuild, pk_from: int, pk_to: int) -> str:
+    wall, cpu = time.perf_counter(), time.process_time()
     model = trained.trained_model_load(**build.definition["build"]["model"])
     pks, scores = trained.trained_score_range(
         corpus=build.corpus, fields=build.definition["fields"], model=model.model, oof=model.oof,
         pk_range=(pk_from, pk_to), progress=lambda n: _progress_add(build.pk, n))
     saved = trained.trained_scores_save(pks=pks, scores=scores,
                                         prefix=f"{_trained_prefix(build.pk)}-scores-{pk_from}")
-    return json.dumps(saved)
+    timing = {"documents": len(pks), "seconds": round(time.perf_counter() - wall, 3),
+              "cpu_seconds": round(time.process_time() - cpu, 3)}
+    return json.dumps({**saved, "timing": timing})
 
 
 def _trained_finish(build_id: int, shard_results: list[str]) -> ClassifierBuild | None:
@@ -396,7 +400,8 @@ def _trained_finish(build_id: int, shard_results: list[str]) -> ClassifierBuild 
     if build is None or build.status != ClassifierBuild.Status.RUNNING:
         return build
     _phase(build_id, "storing the scores")
-    parts = [trained.trained_scores_load(**json.loads(result)) for result in shard_results if result]
+    results = [json.loads(result) for result in shard_results if result]
+    parts = [trained.trained_scores_load(file=r["file"], sha256=r["sha256"]) for r in results]
     pks = np.concatenate([p for p, _ in parts]) if parts else np.empty(0, dtype=np.int64)
     scores = np.concatenate([s for _, s in parts]) if parts else np.empty(0, dtype=np.float64)
     order = np.argsort(pks, kind="stable")
@@ -411,7 +416,8 @@ def _trained_finish(build_id: int, shard_results: list[str]) -> ClassifierBuild 
         at = definition["cross_validation"]["at_threshold"]
         _done(build, classifier, details={"threshold": definition["threshold"],
                                           "cv_precision": at["precision"], "cv_recall": at["recall"],
-                                          "target_precision": definition.get("target_precision")})
+                                          "target_precision": definition.get("target_precision"),
+                                          "shard_timings": [r.get("timing") for r in results]})
     trained.trained_files_remove(prefix=f"{_trained_prefix(build_id)}-scores")
     return build
 

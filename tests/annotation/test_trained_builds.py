@@ -116,6 +116,9 @@ def test_one_and_four_shards_and_one_process_give_the_same_classifier(django_cap
     unseen = pks[60:]
     assert sum((s4[pk] >= 0.5) == (pk in relevant) for pk in unseen) / len(unseen) > 0.9
     assert four.processed == four.total == 120 and four.details["retrieved"] == c4.retrieved_count
+    timings = four.details["shard_timings"]
+    assert len(timings) == 4 and sum(t["documents"] for t in timings) == 120
+    assert all(t["seconds"] >= 0 and t["cpu_seconds"] >= 0 for t in timings)
     # The shards' files are gone; the weights file stays, named by the build, and matches its sha256.
     four.refresh_from_db()
     saved = four.definition["build"]["model"]
