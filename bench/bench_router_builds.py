@@ -44,7 +44,7 @@ def main() -> None:
 
     settings.CELERY_TASK_ALWAYS_EAGER = False
     queued: list[int] = []
-    tasks_routers.router_build_task.delay = lambda *, build_id: queued.append(build_id)  # type: ignore[method-assign]
+    tasks_routers.router_build_task.delay = lambda *, build_id: queued.append(build_id)
     progress_writes = [0]
     original_progress = router_builds._progress_add
 
@@ -52,7 +52,7 @@ def main() -> None:
         progress_writes[0] += 1
         original_progress(build_id, count)
 
-    router_builds._progress_add = counting  # type: ignore[assignment]
+    router_builds._progress_add = counting
 
     corpus = corpus_build(args.documents, fresh=args.fresh)
     Topic.objects.filter(corpus=corpus).delete()

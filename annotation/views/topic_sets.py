@@ -25,7 +25,7 @@ from annotation.models import Corpus, Hit, Label, Region, Router, RouterBuild, S
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress
 from annotation.services.keywords import corpus_keyword_fields
-from annotation.services.router_builds import router_build_start, router_build_state
+from annotation.services.router_builds import LIVE, router_build_start, router_build_state
 from annotation.services.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
@@ -144,6 +144,8 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": names[0],
         "routers": [(router, _router_rows(router, names)) for router in routers if router.archived_at is None],
         "archived_routers": [router for router in routers if router.archived_at is not None],
+        "router_builds": list(RouterBuild.objects.filter(topic=topic, status__in=LIVE).order_by("created_at", "pk")
+                              .only("pk", "name", "status", "processed", "total")),
         "class_names": [*names[1:], names[0]],
         "sample": progress, "progress": topic_progress(topic=topic),
         "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, min(DEFAULT_SAMPLE,

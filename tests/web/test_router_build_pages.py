@@ -145,3 +145,17 @@ def test_hostile_names_are_escaped_on_the_build_page(analyst, deferred):
         html = analyst.get(reverse("analyst:router_build", args=[build.pk])).content.decode()
         assert "<script>alert(1)</script>" not in html and 'onmouseover="alert(1)' not in html
         assert "&lt;script&gt;" in html
+
+
+def test_topic_set_page_lists_builds_still_running(analyst, topic_set, deferred):
+    waiting = router_build_start(topic=topic_set, name="slow " + HOSTILE, kind=Router.Kind.KEYWORDS,
+                                 rules=[{"class": 1, "terms": ["oil"], "fields": ["title"]}])
+    done = router_build_start(topic=topic_set, name="quick", kind=Router.Kind.KEYWORDS,
+                              rules=[{"class": 2, "terms": ["wheat"], "fields": ["title"]}])
+    router_build_task(build_id=done.pk)
+    page = analyst.get(reverse("analyst:topic_set", args=[topic_set.pk]))
+    html = page.content.decode()
+    listed = re.search(r'<p class="muted" id="router-builds">(.*?)</p>', html, re.S)
+    assert listed and f'href="{reverse("analyst:router_build", args=[waiting.pk])}"' in listed.group(1)
+    assert "(waiting, 0 of 60)" in unescape(listed.group(1)) and "quick" not in listed.group(1)
+    assert "<script>alert(1)</script>" not in html
