@@ -8,7 +8,7 @@ from typing import Any
 
 from celery import shared_task
 
-from annotation.services.router_builds import router_build_fail, router_build_run
+from annotation.services.router_builds import router_build_fail, router_build_run, router_builds_stuck_fail
 from core.errors import ApplicationError
 
 
@@ -24,3 +24,9 @@ def router_build_task(*, build_id: int) -> dict[str, Any]:
         raise
     return {"status": build.status if build is not None else None,
             "router_id": build.router_id if build is not None else None}
+
+
+@shared_task(name="annotation.tasks_routers.router_builds_stuck_task")
+def router_builds_stuck_task() -> int:
+    """Fail router builds waiting or running past ROUTER_BUILD_STUCK_SECONDS; beat runs it."""
+    return router_builds_stuck_fail()

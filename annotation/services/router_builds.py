@@ -24,12 +24,13 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -45,6 +46,9 @@ UPLOAD_DIR = "router-uploads"
 # Bad lines of an upload written into the build's error (one per line); the count of the rest follows.
 ERROR_LINES_SHOWN = 100
 UNEXPECTED = "The build stopped on an unexpected error; the details are in the server log."
+STUCK = ("The build did not finish in time (its worker or the database went away). Nothing was stored: start it "
+         "again.")
+DEFAULT_STUCK_SECONDS = 30 * 60
 QUEUE_DOWN = "The build could not be queued (the task queue is unreachable). Start it again when it is back."
 LIVE = (RouterBuild.Status.PENDING, RouterBuild.Status.RUNNING)
 
@@ -313,6 +317,26 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
     finally:
         _file_remove(relative)
     return locked
+
+
+# --- stuck builds -----------------------------------------------------------------------------------------
+
+
+def router_builds_stuck_fail(*, now: datetime | None = None) -> int:
+    """Fail builds waiting or running longer than ROUTER_BUILD_STUCK_SECONDS (default 30 min; their worker or
+    the queue went away); returns how many. A router build has no heartbeat: the limit is on the whole build,
+    far above what bench/bench_router_builds.py measures (about 1 s per 50,000 documents)."""
+    now = now or timezone.now()
+    limit = timedelta(seconds=int(getattr(settings, "ROUTER_BUILD_STUCK_SECONDS", DEFAULT_STUCK_SECONDS)))
+    stale = (Q(status=RouterBuild.Status.PENDING, created_at__lt=now - limit)
+             | Q(status=RouterBuild.Status.RUNNING, started_at__lt=now - limit))
+    failed = 0
+    for build_id in RouterBuild.objects.filter(stale).values_list("pk", flat=True):
+        with transaction.atomic():  # skip a build whose task holds its row (storing right now)
+            if RouterBuild.objects.select_for_update(skip_locked=True).filter(stale, pk=build_id).exists():
+                _fail(build_id, STUCK)
+                failed += 1
+    return failed
 
 
 # --- the page -----------------------------------------------------------------------------------------------

@@ -248,11 +248,42 @@ def test_a_replayed_start_cannot_store_a_second_router(topic, deferred):
     assert Router.objects.filter(topic=topic).count() == 1
 
 
-def test_the_task_is_registered_for_the_worker():
+def test_the_tasks_are_registered_for_the_worker_and_beat(settings):
     import annotation.tasks  # noqa: F401 - what Celery's autodiscovery imports
     from config.celery import app
 
     assert "annotation.tasks_routers.router_build_task" in app.tasks
+    assert "annotation.tasks_routers.router_builds_stuck_task" in app.tasks
+    beat = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert "annotation.tasks_routers.router_builds_stuck_task" in beat
+
+
+def test_builds_stuck_past_the_limit_are_failed_and_their_files_removed(topic, deferred, media, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.services.router_builds import STUCK, router_builds_stuck_fail
+
+    settings.ROUTER_BUILD_STUCK_SECONDS = 600
+    rules = [{"class": 1, "terms": ["football"], "fields": ["title"]}]
+    old_pending = router_build_start(topic=topic, name="lost", kind=Router.Kind.UPLOAD, data=b"id,class\nd0,1\n",
+                                     source_name="lost.csv")
+    old_running = router_build_start(topic=topic, name="dead worker", kind=Router.Kind.KEYWORDS, rules=rules)
+    young = router_build_start(topic=topic, name="young", kind=Router.Kind.KEYWORDS, rules=rules)
+    finished = router_build_start(topic=topic, name="finished", kind=Router.Kind.KEYWORDS, rules=rules)
+    router_build_run(build_id=finished.pk)
+    now = timezone.now()
+    RouterBuild.objects.filter(pk=old_pending.pk).update(created_at=now - timedelta(seconds=601))
+    RouterBuild.objects.filter(pk=old_running.pk).update(status="running", started_at=now - timedelta(seconds=601))
+    RouterBuild.objects.filter(pk=young.pk).update(status="running", started_at=now - timedelta(seconds=599))
+    RouterBuild.objects.filter(pk=finished.pk).update(started_at=now - timedelta(days=1))
+    assert len(_uploads(media)) == 1
+    assert router_builds_stuck_fail(now=now) == 2
+    states = dict(RouterBuild.objects.values_list("name", "status"))
+    assert states == {"lost": "failed", "dead worker": "failed", "young": "running", "finished": "done"}
+    assert RouterBuild.objects.get(pk=old_running.pk).error == STUCK and _uploads(media) == []
+    assert router_builds_stuck_fail(now=now) == 0
 
 
 def test_a_large_corpus_is_scanned_in_5000_document_chunks(deferred, monkeypatch):
