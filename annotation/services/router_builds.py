@@ -97,25 +97,32 @@ def _file_save(*, original_name: str, chunks: Iterable[bytes]) -> tuple[str, str
 def router_build_csv_header_check(*, path: Path, source_name: str) -> int:
     """Check an upload's first non-empty line is the header ``id,class``; returns the number of lines.
 
-    routers.py has no public check of the header alone: this reads it with routers.py's own line and cell
-    readers (`_lines`, `_cells`), so the request refuses a wrong file the way the full check would.
+    Streams the file (it may be ROUTER_CSV_MAX_BYTES): only the header is decoded. routers.py has no public
+    check of the header alone: this reads it with routers.py's own line and cell readers (`_lines`, `_cells`),
+    so the request refuses a wrong header as the full check in the task would.
     """
-    data = path.read_bytes()
     header_ok: bool | None = None
-    for number, text in routers._lines(data):
-        if text is None:
-            raise RouterError(f"{source_name}: line {number} is not valid UTF-8 text", lines=[(number, "is not valid UTF-8 text")])
-        if not text.strip():
-            continue
-        cells = routers._cells(text)
-        header_ok = not isinstance(cells, str) and [cell.strip().lower() for cell in cells] == ["id", "class"]
-        if not header_ok:
-            reason = "the first line must be the header “id,class”"
-            raise RouterError(f"{source_name}: line {number}: {reason}", lines=[(number, reason)])
-        break
+    lines = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            lines += 1
+            if header_ok is not None or not raw.strip():
+                continue
+            number = lines
+            # routers._lines decodes as the task will (a BOM dropped on line 1 only): as line 1, or after one.
+            for _, text in list(routers._lines(raw if number == 1 else b"\n" + raw))[-1:]:
+                if text is None:
+                    raise RouterError(f"{source_name}: line {number} is not valid UTF-8 text",
+                                      lines=[(number, "is not valid UTF-8 text")])
+                cells = routers._cells(text)
+                header_ok = not isinstance(cells, str) and [cell.strip().lower() for cell in cells] == ["id", "class"]
+                if not header_ok:
+                    reason = "the first line must be the header “id,class”"
+                    raise RouterError(f"{source_name}: line {number}: {reason}", lines=[(number, reason)])
+                break
     if header_ok is None:
         raise RouterError(f"{source_name}: the file is empty; it needs the header “id,class” and one line per document")
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    return lines
 
 
 def _name_free(*, topic: Topic, name: str) -> str:

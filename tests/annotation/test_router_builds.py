@@ -160,6 +160,24 @@ def test_bad_header_is_refused_in_the_request(topic, media, data, fragment):
     assert not RouterBuild.objects.exists() and _uploads(media) == []
 
 
+@pytest.mark.parametrize("data, total", [
+    ("\ufeffID,Class\r\nd0,Sport\r\nd1,none\r\n", 3),
+    ("\n \nid,class\nd0,1", 4),
+])
+def test_header_with_bom_crlf_or_after_blank_lines_is_accepted(topic, data, total):
+    build = router_build_start(topic=topic, name="ok", kind=Router.Kind.UPLOAD, data=data.encode(), source_name="b.csv")
+    assert build.status == RouterBuild.Status.DONE, build.error
+    assert build.total == total and build.router.predicted_counts == [20, 1, 0, 0]
+
+
+def test_a_bom_past_line_one_is_refused_in_the_request_as_the_task_would(topic):
+    with pytest.raises(RouterError, match="line 2: the first line must be the header"):
+        router_build_start(topic=topic, name="x", kind=Router.Kind.UPLOAD, data="\n\ufeffid,class\nd0,1\n".encode(),
+                           source_name="b.csv")
+    with pytest.raises(RouterError, match="line 2: the first line must be the header"):
+        router_create_from_csv(topic=topic, name="x", data="\n\ufeffid,class\nd0,1\n".encode(), source_name="b.csv")
+
+
 def test_upload_over_the_size_limit_is_refused_while_streaming(topic, media, monkeypatch):
     monkeypatch.setattr(router_builds, "ROUTER_CSV_MAX_BYTES", 20)
     with pytest.raises(RouterError, match="larger than"):
