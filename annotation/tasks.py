@@ -75,3 +75,6 @@ from annotation.tasks_builds import (  # noqa: E402,F401
     classifier_build_task,
     classifier_builds_stuck_task,
 )
+
+# Router builds (issue 15, topic sets) likewise: annotation/tasks_routers.py.
+from annotation.tasks_routers import router_build_task, router_builds_stuck_task  # noqa: E402,F401

@@ -206,6 +206,8 @@ CELERY_BEAT_SCHEDULE = {
     "fail-stuck-uploads": {"task": "annotation.tasks_import.corpus_uploads_stuck_task", "schedule": 300.0},
     # Fails classifier builds with no progress for CLASSIFIER_BUILD_STUCK_SECONDS (services/classifier_builds.py).
     "fail-stuck-classifier-builds": {"task": "annotation.tasks_builds.classifier_builds_stuck_task", "schedule": 300.0},
+    # Fails router builds waiting or running past ROUTER_BUILD_STUCK_SECONDS (services/router_builds.py).
+    "fail-stuck-router-builds": {"task": "annotation.tasks_routers.router_builds_stuck_task", "schedule": 300.0},
 }
 
 # --- Cache and sessions (issue 15: the annotator path's per-request overhead) ---------------

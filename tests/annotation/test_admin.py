@@ -64,6 +64,9 @@ def objects():
     router = models.Router.objects.create(topic=topic_set, name=HOSTILE, kind="upload", predicted_counts=[2, 1])
     found[models.Router] = router
     found[models.RouterPrediction] = models.RouterPrediction.objects.create(router=router, document=doc, predicted=1)
+    found[models.RouterBuild] = models.RouterBuild.objects.create(
+        topic=topic_set, name=HOSTILE, kind="keywords", definition={"rules": [{"class": 1, "terms": [HOSTILE]}]},
+        router=router, status="done")
     return found
 
 

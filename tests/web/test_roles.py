@@ -109,7 +109,12 @@ def params(world):
     router = Router.objects.create(topic=topic_set, name="walked router", kind=Router.Kind.UPLOAD,
                                    predicted_counts=[len(world["ids"]), 0, 0], fingerprint="walk")
     Label.objects.create(topic=topic_set, document_id=world["ids"][0], votes_total=1, class_votes=[1, 0, 0])
+    from annotation.models import RouterBuild  # a router being built (annotation/views/topic_sets.py)
+
+    router_build = RouterBuild.objects.create(topic=topic_set, name="walked router build", kind=Router.Kind.UPLOAD,
+                                              status=RouterBuild.Status.FAILED, error="test")
     return {
+        "router_build_id": router_build.pk,
         "token_id": token.token.pk, "build_id": build.pk, "router_id": router.pk,
         "endpoint_id": endpoint.pk, "delivery_id": delivery.pk, "version": 1,
         "topic_id": world["topic"].pk, "corpus_id": world["corpus"].pk, "classifier_id": world["c1"].pk,
