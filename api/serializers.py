@@ -2,12 +2,25 @@
 estimation/views/certification.py) so bad input is a 400 with field messages, never a database error."""
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotation.models import Classifier, Corpus, CorpusUpload, Hit, Judgment, Router, SampleDraw, Topic
+from annotation.models import (
+    Classifier,
+    Corpus,
+    CorpusUpload,
+    Hit,
+    Judgment,
+    Router,
+    RouterBuild,
+    SampleDraw,
+    Topic,
+)
 from annotation.services import keywords
 from api.models import ApiToken
 from estimation.models import CertificationPlan
@@ -349,6 +362,51 @@ class RouterSerializer(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {"predicted_counts": {"help_text": "Documents of the corpus per predicted class position "
                                                          "0..M (0: none of these)."}}
+
+
+class RouterBuildLineSerializer(serializers.Serializer):
+    line = serializers.IntegerField()
+    problem = serializers.CharField()
+
+
+class RouterBuildSerializer(serializers.ModelSerializer):
+    """A router being built by a task (annotation RouterBuild): poll `url` until `status` is done or failed."""
+
+    url = serializers.SerializerMethodField(help_text="Where to poll this build (also the 202's `Location`).")
+    router_id = serializers.IntegerField(allow_null=True, read_only=True,
+                                         help_text="The router's id once the build is done, else null.")
+    router = serializers.SerializerMethodField(help_text="The router once the build is done, else null.")
+    lines = serializers.SerializerMethodField(help_text="A failed upload's bad lines found by the task "
+                                                        "(at most the first 100; `error` says how many more).")
+
+    class Meta:
+        model = RouterBuild
+        fields = ["id", "url", "topic", "name", "kind", "status", "processed", "total", "error", "lines",
+                  "router_id", "router", "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+        extra_kwargs = {"processed": {"help_text": "Documents scanned (keywords) or lines read (upload) so far."},
+                        "total": {"help_text": "Documents of the corpus (keywords) or lines of the file (upload)."},
+                        "error": {"help_text": "Why the build failed (empty otherwise); an upload's bad lines "
+                                               "follow its first line, one per line."}}
+
+    def get_url(self, build: RouterBuild) -> str:
+        return reverse("api:router_build", args=[build.pk])
+
+    @extend_schema_field(RouterSerializer(allow_null=True))
+    def get_router(self, build: RouterBuild) -> dict[str, Any] | None:
+        if build.status != RouterBuild.Status.DONE or build.router is None:
+            return None
+        return dict(RouterSerializer(build.router).data)
+
+    @extend_schema_field(RouterBuildLineSerializer(many=True))
+    def get_lines(self, build: RouterBuild) -> list[dict[str, Any]]:
+        return router_build_error_lines(error=build.error)
+
+
+def router_build_error_lines(*, error: str) -> list[dict[str, Any]]:
+    """The `line N: problem` lines of a build's error (annotation/services/router_builds.py writes them)."""
+    found = (re.fullmatch(r"line (\d+): (.+)", text.strip()) for text in (error or "").splitlines()[1:])
+    return [{"line": int(match.group(1)), "problem": match.group(2)} for match in found if match]
 
 
 class SampleProgressSerializer(serializers.Serializer):

@@ -6,6 +6,7 @@ The views parse, call annotation.services.topic_sets / routers, and answer; the 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import PurePath
 from typing import Any
 
@@ -21,14 +22,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Hit, Label, Region, Router, SampledDocument, SampleDraw, Topic
+from annotation.models import Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
 from annotation.selectors import topic_progress
+from annotation.services.router_builds import router_build_start
 from annotation.services.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
     router_archive,
-    router_create_from_csv,
-    router_create_from_keywords,
     router_delete,
     routers_for_topic,
 )
@@ -45,6 +45,7 @@ from api.permissions import Configure
 from api.serializers import (
     NameSerializer,
     ProblemSerializer,
+    RouterBuildSerializer,
     RouterCsvFileSerializer,
     RouterKeywordsSerializer,
     RouterSerializer,
@@ -185,17 +186,33 @@ class TopicSetRouters(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
-def _read_limited(chunks: Any, *, limit: int) -> bytes:
-    """The whole body (the router service parses it in memory), refused (413) past `limit` bytes."""
-    parts: list[bytes] = []
+def _limited(chunks: Iterable[bytes], *, limit: int) -> Iterator[bytes]:
+    """The body's chunks, streamed on to the build's file; refused (413) past `limit` bytes (the partial file is
+    removed by router_build_start)."""
     size = 0
     for chunk in chunks:
         size += len(chunk)
         if size > limit:
             raise ProblemError(status_code=413, slug="too-large", extra={"max_bytes": limit},
                                detail=f"The CSV is larger than {limit:,} bytes; nothing was kept.")
-        parts.append(chunk)
-    return b"".join(parts)
+        yield chunk
+
+
+def _build_answer(build: RouterBuild) -> Response:
+    """202 with the build and `Location` of its status (it may already be done: tasks run in-process without a
+    broker)."""
+    build = RouterBuild.objects.select_related("router").get(pk=build.pk)
+    data = RouterBuildSerializer(build).data
+    return Response(data, status=202, headers={"Location": data["url"]})
+
+
+BUILD_STARTED = ("Answered **202** with the build (`Location` = its `url`): poll `GET /api/v1/router-builds/{id}/` "
+                 "until `status` is `done` (then `router` is the router) or `failed` (`error`, and `lines` for an "
+                 "upload's bad lines). Without a task broker the build runs in the request and the 202 already "
+                 "says done or failed; clients must still poll until it does. Mistakes found in the request (bad "
+                 "header, bad rules, a name taken or being built) are 400 and start nothing. No Idempotency-Key: "
+                 "the name is the key — a retried POST is refused (400) while a build or a router holds the name; "
+                 "find the first build with `GET /topic-sets/{id}/router-builds/?name=`.")
 
 
 class RouterCsvCreate(APIView):
@@ -205,11 +222,12 @@ class RouterCsvCreate(APIView):
     @extend_schema(
         request={"text/csv": OpenApiTypes.BINARY, "multipart/form-data": RouterCsvFileSerializer},
         parameters=[OpenApiParameter("name", str, description="the router's name (text/csv body)")],
-        responses={201: RouterSerializer, **PROBLEMS, **TOO_LARGE_CSV}, tags=["topic sets"],
+        responses={202: RouterBuildSerializer, **PROBLEMS, **TOO_LARGE_CSV}, tags=["topic sets"],
         description="A router from its predictions: CSV with a header `id,class` (id = a document's external id; "
                     "class = a class name or position; 0, `none` or empty = none of these), as a `text/csv` body "
-                    "with `?name=` or a multipart `file` + `name`. All or nothing: a bad file is a 400 whose "
-                    "`lines` lists every bad line (`line`, `problem`).")
+                    "with `?name=` or a multipart `file` + `name`, built by a task. A wrong header is a 400 "
+                    "(`lines`); the other lines are checked by the build: all or nothing, a failed build lists "
+                    "every bad line under `lines` (`line`, `problem`). " + BUILD_STARTED)
     def post(self, request: Request, topic_id: int) -> Response:
         topic = topic_set_or_404(topic_id)
         kind = media_type(request)
@@ -220,14 +238,15 @@ class RouterCsvCreate(APIView):
         if kind == "multipart/form-data":
             form = validated(RouterCsvFileSerializer, request.data)
             name, source = form["name"], PurePath(form["file"].name or "router.csv").name
-            data = _read_limited(form["file"].chunks(), limit=limit)
+            chunks = _limited(form["file"].chunks(), limit=limit)
         elif kind == "text/csv":
             name, source = validated(NameSerializer, request.query_params)["name"], "router.csv"
-            data = _read_limited(body_chunks(request), limit=limit)
+            chunks = _limited(body_chunks(request), limit=limit)
         else:
             raise unsupported(request)
-        router = router_create_from_csv(topic=topic, name=name, data=data, source_name=source)
-        return Response(RouterSerializer(router).data, status=201)
+        build = router_build_start(topic=topic, name=name, kind=Router.Kind.UPLOAD, data=chunks, source_name=source,
+                                   user=request.user)
+        return _build_answer(build)
 
 
 def _rule(rule: dict[str, Any]) -> dict[str, Any]:
@@ -242,17 +261,52 @@ class RouterKeywordsCreate(APIView):
     permission_classes = [Configure]
     parser_classes = [JSONParser]
 
-    @extend_schema(request=RouterKeywordsSerializer, responses={201: RouterSerializer, **PROBLEMS},
+    @extend_schema(request=RouterKeywordsSerializer, responses={202: RouterBuildSerializer, **PROBLEMS},
                    tags=["topic sets"],
                    description="A router from keyword rules `[{\"class\", \"terms\", \"fields\"}]` in precedence "
                                "order: each document goes to the class of the first rule that matches it (one pass "
-                               "over the corpus), to none of these when no rule does.")
+                               "over the corpus, by a task), to none of these when no rule does. " + BUILD_STARTED)
     def post(self, request: Request, topic_id: int) -> Response:
         topic = topic_set_or_404(topic_id)
         data = validated(RouterKeywordsSerializer, request.data)
-        router = router_create_from_keywords(topic=topic, name=data["name"],
-                                             rules=[_rule(dict(rule)) for rule in data["rules"]])
-        return Response(RouterSerializer(router).data, status=201)
+        build = router_build_start(topic=topic, name=data["name"], kind=Router.Kind.KEYWORDS,
+                                   rules=[_rule(dict(rule)) for rule in data["rules"]], user=request.user)
+        return _build_answer(build)
+
+
+class TopicSetRouterBuilds(generics.ListAPIView):
+    """The topic set's router builds, newest first (`?name=` exact, `?status=`)."""
+
+    permission_classes = [Configure]
+    serializer_class = RouterBuildSerializer
+
+    def get_queryset(self):
+        topic = topic_set_or_404(self.kwargs["topic_id"])
+        queryset = RouterBuild.objects.filter(topic=topic).select_related("router").order_by("-created_at", "-pk")
+        params = self.request.query_params
+        if params.get("name"):
+            queryset = queryset.filter(name=params["name"])
+        if params.get("status"):
+            queryset = queryset.filter(status=params["status"])
+        return queryset
+
+    @extend_schema(parameters=[OpenApiParameter("name", str),
+                               OpenApiParameter("status", str, enum=list(RouterBuild.Status.values))],
+                   responses={200: RouterBuildSerializer(many=True), **PROBLEMS}, tags=["topic sets"])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class RouterBuildDetail(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(responses={200: RouterBuildSerializer, **PROBLEMS}, tags=["topic sets"],
+                   description="A router build: `status` (pending, running, done, failed), `processed` of `total`, "
+                               "and once done the `router`; once failed the `error` (and an upload's bad `lines`).")
+    def get(self, request: Request, build_id: int) -> Response:
+        build = get_object_or_404(RouterBuild.objects.select_related("router"), pk=build_id,
+                                  topic__kind=Topic.Kind.MULTICLASS)
+        return Response(RouterBuildSerializer(build).data)
 
 
 class RouterDetail(APIView):

@@ -52,6 +52,8 @@ ENDPOINTS = [
     ("post", "/api/v1/topic-sets/{topic_set}/launch/", ANALYST),
     ("get", "/api/v1/routers/999999/", ANALYST),
     ("delete", "/api/v1/routers/999999/", ANALYST),
+    ("get", "/api/v1/topic-sets/{topic_set}/router-builds/", ANALYST),
+    ("get", "/api/v1/router-builds/999999/", ANALYST),
     ("post", "/api/v1/routers/999999/archive/", ANALYST),
     ("get", "/api/v1/topics/{topic}/report/", READERS),
     ("get", "/api/v1/topics/{topic_set}/report/", READERS),

@@ -3,9 +3,10 @@ idempotent replay → the report of a multiclass topic; roles and problem detail
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Hit, Router, RouterPrediction, SampleDraw, Topic, TopicClass
+from annotation.models import Hit, Router, RouterBuild, RouterPrediction, SampleDraw, Topic, TopicClass
 from api.models import IdempotencyRecord
 from estimation.models import EstimateSnapshot
 from tests.factories import CorpusFactory, make_documents
@@ -86,40 +87,118 @@ def test_service_refusals_keep_their_message(analyst, corpus, topic_set):
     assert Topic.objects.count() == 1
 
 
+def built(response, *, status="done"):
+    """The 202 answer of a router POST: the build (tasks run in-process in tests, so it has already ended)."""
+    assert response.status_code == 202, response.content[:500]
+    build = response.json()
+    assert response["Location"] == build["url"] == f"/api/v1/router-builds/{build['id']}/"
+    assert build["status"] == status, build
+    return build
+
+
 def test_router_from_csv_multipart_and_text_csv(analyst, topic_set):
     csv = b"id,class\nd0,Wheat\nd1,1\nd2,Sport\nd3,none\nd4,\n"
     response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/",
                                    {"name": "spark router", "file": SimpleUploadedFile("preds.csv", csv)},
                                    format="multipart")
-    assert response.status_code == 201, response.content
-    body = response.json()
-    assert body["kind"] == "upload" and body["name"] == "spark router"
+    build = built(response)
+    assert build["kind"] == "upload" and build["name"] == "spark router" and build["error"] == ""
+    assert build["processed"] == build["total"] == 6 and build["lines"] == []
+    body = build["router"]
+    assert body["id"] == build["router_id"] and body["kind"] == "upload" and body["name"] == "spark router"
     assert body["predicted_counts"] == [37, 2, 1]  # 40 documents: 2 Wheat, 1 Sport, 37 none of these
     router = Router.objects.get(pk=body["id"])
     assert RouterPrediction.objects.filter(router=router).count() == 3
     plain = analyst.client.generic("POST", f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/?name=plain",
                                    b"id,class\nd5,Sport\n", content_type="text/csv")
-    assert plain.status_code == 201 and plain.json()["predicted_counts"] == [39, 0, 1]
+    assert built(plain)["router"]["predicted_counts"] == [39, 0, 1]
+    polled = analyst.client.get(build["url"])
+    assert polled.status_code == 200 and polled.json() == build
 
 
-def test_bad_router_csv_lists_every_bad_line_and_creates_nothing(analyst, topic_set):
+def test_bad_router_csv_fails_the_build_with_every_bad_line_and_creates_nothing(analyst, topic_set):
     csv = b"id,class\nd0,Wheat\nnope,Sport\nd2,Basketball\n"
     response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/",
                                    {"name": "bad", "file": SimpleUploadedFile("bad.csv", csv)}, format="multipart")
-    assert response.status_code == 400
-    body = response.json()
-    assert [entry["line"] for entry in body["lines"]] == [3, 4]
-    assert all(entry["problem"] for entry in body["lines"])
+    build = built(response, status="failed")
+    assert [entry["line"] for entry in build["lines"]] == [3, 4]
+    assert all(entry["problem"] for entry in build["lines"])
+    assert "line 3:" in build["error"] and build["router"] is None and build["router_id"] is None
     assert not Router.objects.exists()
+    # The name is free again once the build failed.
+    retry = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/",
+                                {"name": "bad", "file": SimpleUploadedFile("ok.csv", b"id,class\nd0,1\n")},
+                                format="multipart")
+    assert built(retry)["router"]["predicted_counts"] == [39, 1, 0]
+
+
+def test_router_csv_mistakes_in_the_request_stay_problems_and_start_nothing(analyst, topic_set, monkeypatch):
+    url = f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/"
+    header = analyst.client.generic("POST", f"{url}?name=h", b"doc,label\nd0,1\n", content_type="text/csv")
+    assert header.status_code == 400 and header["Content-Type"].startswith("application/problem+json")
+    assert [entry["line"] for entry in header.json()["lines"]] == [1]
+    empty = analyst.client.generic("POST", f"{url}?name=e", b"\n\n", content_type="text/csv")
+    assert empty.status_code == 400 and "empty" in empty.json()["detail"]
+    no_name = analyst.client.generic("POST", url, b"id,class\nd0,1\n", content_type="text/csv")
+    assert no_name.status_code == 400 and "name" in no_name.json()["errors"]
+    monkeypatch.setattr("api.views.topic_sets.ROUTER_CSV_MAX_BYTES", 100)
+    large = analyst.client.generic("POST", f"{url}?name=big", b"id,class\n" + b"d1,1\n" * 30, content_type="text/csv")
+    assert large.status_code == 413 and large.json()["max_bytes"] == 100
+    assert not RouterBuild.objects.exists() and not Router.objects.exists()
+    media = settings.MEDIA_ROOT
+    assert not list((__import__("pathlib").Path(media) / "router-uploads").glob("*"))
+
+
+def test_a_taken_name_is_refused_and_the_first_build_is_found_by_name(analyst, topic_set):
+    url = f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/"
+    body = {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"]}]}
+    first = built(analyst.client.post(url, body, format="json"))
+    again = analyst.client.post(url, body, format="json")
+    assert again.status_code == 400 and "already has a router named" in again.json()["detail"]
+    assert RouterBuild.objects.count() == 1
+    found = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/router-builds/", {"name": "kw"}).json()
+    assert found["count"] == 1 and found["results"][0]["id"] == first["id"]
+    assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/router-builds/",
+                              {"status": "failed"}).json()["count"] == 0
+
+
+def test_without_in_process_tasks_the_request_only_queues_the_build(analyst, topic_set, settings, monkeypatch,
+                                                                   django_capture_on_commit_callbacks):
+    """With a broker the 202 says pending and no router exists yet; the task builds it, the poll then shows it."""
+    from annotation.services import router_builds
+
+    queued: list[int] = []
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(router_builds, "router_build_enqueue", lambda *, build_id: queued.append(build_id) or True)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                                       {"name": "later", "rules": [{"class": "Wheat", "terms": ["wheat"]}]},
+                                       format="json")
+    build = built(response, status="pending")
+    assert queued == [build["id"]] and build["processed"] == 0 and build["total"] == 40
+    assert build["router"] is None and not Router.objects.exists()
+    busy = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
+                               {"name": "later", "rules": [{"class": 1, "terms": ["x"]}]}, format="json")
+    assert busy.status_code == 400 and "being built" in busy.json()["detail"]
+    router_builds.router_build_run(build_id=build["id"])
+    polled = analyst.client.get(build["url"]).json()
+    assert polled["status"] == "done" and polled["processed"] == 40
+    assert polled["router"]["predicted_counts"] == [30, 10, 0]
+
+
+def test_router_build_of_another_topic_set_and_unknown_ids_are_404(analyst, topic_set):
+    assert analyst.client.get("/api/v1/router-builds/999999/").status_code == 404
+    assert analyst.client.get("/api/v1/topic-sets/999999/router-builds/").status_code == 404
 
 
 def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
     rules = [{"class": "Sport", "terms": ["football"]}, {"class": 1, "terms": ["wheat", "football"]}]
     response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
                                    {"name": "kw", "rules": rules}, format="json")
-    assert response.status_code == 201, response.content
+    build = built(response)
+    assert build["kind"] == "keywords" and build["processed"] == build["total"] == 40
     # 10 wheat documents to class 1; 10 football documents to class 2 (the first rule); 20 to none of these.
-    assert response.json()["predicted_counts"] == [20, 10, 10]
+    assert build["router"]["predicted_counts"] == [20, 10, 10]
     bad = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
                               {"name": "kw2", "rules": [{"class": 7, "terms": ["x"]}]}, format="json")
     assert bad.status_code == 400 and "not one of the topics 1–2" in bad.json()["detail"]
@@ -128,6 +207,7 @@ def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
     assert missing.status_code == 400
     assert missing.json()["errors"]["rules"] == {"0": {"class": ["This field is required."]}}
     assert missing.json()["detail"] == "rules.0.class: This field is required."
+    assert RouterBuild.objects.count() == 1
     detail = analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/").json()
     assert [r["name"] for r in detail["routers"]] == ["kw"]
 
@@ -135,7 +215,7 @@ def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
 def test_router_archive_and_delete(analyst, topic_set):
     router_id = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
                                     {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"]}]},
-                                    format="json").json()["id"]
+                                    format="json").json()["router_id"]
     archived = analyst.client.post(f"/api/v1/routers/{router_id}/archive/")
     assert archived.status_code == 200 and archived.json()["archived_at"] is not None
     assert analyst.client.get(f"/api/v1/topic-sets/{topic_set.pk}/routers/").json()["count"] == 0
@@ -267,8 +347,8 @@ def test_end_to_end_the_report_of_a_judged_topic_set_measures_the_router(analyst
         assignment_submit(assignment_id=assignment.pk, worker=worker, answers=dict(zip(documents, classes, strict=True)))
     external = dict(Document.objects.filter(pk__in=documents).values_list("pk", "external_id"))
     csv = "id,class\n" + "".join(f"{external[doc]},{choice}\n" for doc, choice in zip(documents, classes, strict=True))
-    router = analyst.client.generic("POST", f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/?name=exact",
-                                    csv.encode(), content_type="text/csv").json()
+    router = built(analyst.client.generic("POST", f"/api/v1/topic-sets/{topic_set.pk}/routers/csv/?name=exact",
+                                          csv.encode(), content_type="text/csv"))["router"]
     assert router["predicted_counts"] == [36, 2, 2]
 
     response = manager.client.get(f"/api/v1/topics/{topic_set.pk}/report/")
