@@ -373,6 +373,8 @@ class RouterBuildSerializer(serializers.ModelSerializer):
     """A router being built by a task (annotation RouterBuild): poll `url` until `status` is done or failed."""
 
     url = serializers.SerializerMethodField(help_text="Where to poll this build (also the 202's `Location`).")
+    # Not an enum: Router's `kind` enum is the one schema component for upload/keywords (a second one collides).
+    kind = serializers.CharField(read_only=True, help_text="The router's kind: `upload` or `keywords`.")
     router_id = serializers.IntegerField(allow_null=True, read_only=True,
                                          help_text="The router's id once the build is done, else null.")
     router = serializers.SerializerMethodField(help_text="The router once the build is done, else null.")
