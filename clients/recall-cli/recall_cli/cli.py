@@ -1,4 +1,5 @@
-"""`recall`: upload-ids, measure, report — over the public API with a token (RECALL_TOKEN, RECALL_URL)."""
+"""`recall`: upload-ids, measure, report, topic-set (create, launch), router (upload, keywords) — over the public
+API with a token (RECALL_TOKEN, RECALL_URL)."""
 from __future__ import annotations
 
 import argparse
@@ -101,6 +102,9 @@ class Client:
     def topic(self, value: str) -> dict[str, Any]:
         return self._by_name("/api/v1/topics/", "topic", value)
 
+    def topic_set(self, value: str) -> dict[str, Any]:
+        return self._by_name("/api/v1/topic-sets/", "topic set", value)
+
 
 # --------------------------------------------------------------------------- commands
 
@@ -189,6 +193,191 @@ def report(client: Client, args: argparse.Namespace) -> int:
     return 0
 
 
+# --- topic sets and routers ------------------------------------------------------------------------
+
+
+def _class_arg(value: str) -> dict[str, str]:
+    """`NAME` or `NAME=DESCRIPTION`."""
+    name, _, description = value.partition("=")
+    if not name.strip():
+        raise argparse.ArgumentTypeError("a class needs a name (NAME or NAME=DESCRIPTION)")
+    return {"name": name.strip(), "description": description.strip()}
+
+
+def _rule_arg(value: str) -> dict[str, Any]:
+    """`CLASS=term1,term2` (CLASS a class name or position): one keyword rule on every text field."""
+    klass, sep, terms = value.partition("=")
+    listed = [term.strip() for term in terms.split(",") if term.strip()]
+    if not sep or not klass.strip() or not listed:
+        raise argparse.ArgumentTypeError("a rule is CLASS=term1,term2 (or use --rules-file)")
+    return {"class": klass.strip(), "terms": listed}
+
+
+def topic_set_create(client: Client, args: argparse.Namespace) -> int:
+    corpus = client.corpus(args.corpus)
+    body: dict[str, Any] = {"corpus": corpus["id"], "name": args.name, "classes": args.classes,
+                            "instructions": args.instructions, "allow_unsure": args.allow_unsure}
+    for key in ("hit_size", "reward_per_hit", "budget"):
+        if getattr(args, key) is not None:
+            body[key] = getattr(args, key)
+    created = client.request("POST", "/api/v1/topic-sets/", json_body=body)
+    print(f"topic set {created['name']!r} (id {created['id']}): classes {', '.join(created['class_names'][1:])}",
+          file=sys.stderr)
+    _print(created)
+    return 0
+
+
+def build_wait(client: Client, build: dict[str, Any], *, interval: float, timeout: float,
+               clock: Any = time.monotonic, sleep: Any = time.sleep) -> dict[str, Any]:
+    """Poll a router build (its `url`) until it is done or failed, or `timeout` seconds pass (then returned as it
+    is). A server hiccup (5xx, connection lost) is retried; a refusal (4xx) is raised."""
+    deadline = clock() + timeout
+    while build["status"] not in ("done", "failed"):
+        if clock() > deadline:
+            return build
+        sleep(interval)
+        try:
+            build = client.get(build["url"])
+        except (ApiError, urllib.error.URLError, OSError) as exc:
+            if isinstance(exc, ApiError) and exc.status < 500:
+                raise
+            print(f"build status not available ({exc}); retrying", file=sys.stderr)
+            continue
+        if build["status"] == "running" and build.get("total"):
+            print(f"building: {build['processed']} of {build['total']}", file=sys.stderr)
+    return build
+
+
+def _router_answer(client: Client, started: dict[str, Any], args: argparse.Namespace) -> int:
+    print(f"router build {started['id']} ({started['status']}): {started['url']}", file=sys.stderr)
+    build = build_wait(client, started, interval=args.interval, timeout=args.timeout)
+    if build["status"] == "done":
+        router = build["router"]
+        print(f"router {router['name']!r} (id {router['id']}): predicted counts {router['predicted_counts']}; "
+              f"fingerprint {router['fingerprint']}", file=sys.stderr)
+        _print(build)
+        return 0
+    _print(build)
+    if build["status"] == "failed":
+        print(f"router build failed: {build['error'].splitlines()[0] if build['error'] else 'no reason given'}",
+              file=sys.stderr)
+        for line in build.get("lines") or []:
+            print(f"  line {line['line']}: {line['problem']}", file=sys.stderr)
+        return 1
+    print(f"Timed out after {args.timeout:g} s: the build is {build['status']} ({build['processed']} of "
+          f"{build['total']}); poll {build['url']}", file=sys.stderr)
+    return 3
+
+
+def router_upload(client: Client, args: argparse.Namespace) -> int:
+    topic_set = client.topic_set(args.topic_set)
+    path = f"/api/v1/topic-sets/{topic_set['id']}/routers/csv/"
+    if args.file == "-":
+        started = client.request("POST", path, query={"name": args.name}, body=sys.stdin.buffer.read(),
+                                 content_type="text/csv")
+    else:
+        with open(args.file, "rb") as handle:  # streamed, with its length
+            started = client.request("POST", path, query={"name": args.name}, body=handle, content_type="text/csv",
+                                     length=os.fstat(handle.fileno()).st_size)
+    return _router_answer(client, started, args)
+
+
+def router_keywords(client: Client, args: argparse.Namespace) -> int:
+    topic_set = client.topic_set(args.topic_set)
+    rules = list(args.rules or [])
+    if args.rules_file:
+        with open(args.rules_file, encoding="utf-8") as handle:
+            loaded = json.load(handle)
+        rules += loaded if isinstance(loaded, list) else [loaded]
+    if not rules:
+        print("Give at least one --rule CLASS=term1,term2 or a --rules-file.", file=sys.stderr)
+        return 2
+    for rule in rules:  # the API takes the class as text (a name or a position)
+        if isinstance(rule, dict) and isinstance(rule.get("class"), int):
+            rule["class"] = str(rule["class"])
+    started = client.request("POST", f"/api/v1/topic-sets/{topic_set['id']}/routers/keywords/",
+                             json_body={"name": args.name, "rules": rules})
+    return _router_answer(client, started, args)
+
+
+def topic_set_launch(client: Client, args: argparse.Namespace) -> int:
+    topic_set = client.topic_set(args.topic_set)
+    base = f"/api/v1/topic-sets/{topic_set['id']}/"
+    preview = client.get(base + "preview/", documents=args.documents)
+    cost = Decimal(preview["cost"])
+    if not preview["new_documents"]:
+        print(f"Nothing to draw: the sample already holds {args.documents} documents (or the whole corpus).",
+              file=sys.stderr)
+        return 0
+    if preview["refused"]:
+        print(f"Not launched: {preview['refused']}", file=sys.stderr)
+        _print(preview)
+        return 1
+    if args.max_cost is not None and cost > Decimal(args.max_cost):
+        print(f"Not launched: it costs ${cost} ({preview['new_documents']} new documents, {preview['hits']} HITs), "
+              f"above --max-cost {args.max_cost}.", file=sys.stderr)
+        return 2
+    if args.max_cost is None and not args.yes:
+        print(f"Not launched: it costs ${cost}; confirm with --max-cost AMOUNT or --yes.", file=sys.stderr)
+        return 2
+    key = args.key or f"recall-cli-{uuid.uuid4()}"
+    body: dict[str, Any] = {"documents": args.documents, "confirm_cost": preview["cost"]}
+    if args.seed is not None:
+        body["seed"] = args.seed
+    launched = client.request("POST", base + "launch/", headers={"Idempotency-Key": key}, json_body=body)
+    print(f"launched: {launched['drawn']} documents in {launched['hits']} HITs, ${cost} (Idempotency-Key {key})",
+          file=sys.stderr)
+    _print(launched)
+    return 0
+
+
+def _add_build_wait(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for the build at most")
+    command.add_argument("--interval", type=float, default=2.0, help="seconds between polls of the build")
+
+
+def _topic_set_commands(commands: Any) -> None:
+    sets = commands.add_parser("topic-set", help="topic sets (multi-class): create, launch")
+    set_commands = sets.add_subparsers(dest="topic_set_command", required=True)
+    create = set_commands.add_parser("create", help="create a draft topic set")
+    create.add_argument("--corpus", required=True, help="corpus name or id")
+    create.add_argument("--name", required=True)
+    create.add_argument("--class", dest="classes", action="append", type=_class_arg, required=True,
+                        help="NAME or NAME=DESCRIPTION; repeat it for each class, in order (2 to 20)")
+    create.add_argument("--instructions", default="")
+    create.add_argument("--allow-unsure", action="store_true")
+    create.add_argument("--hit-size", type=int)
+    create.add_argument("--reward-per-hit")
+    create.add_argument("--budget")
+    create.set_defaults(run=topic_set_create)
+
+    launch = set_commands.add_parser("launch", help="draw the uniform sample up to --documents, confirming its cost")
+    launch.add_argument("--topic-set", required=True, help="topic set name or id")
+    launch.add_argument("--documents", type=int, required=True, help="the TOTAL sample size wanted")
+    launch.add_argument("--max-cost", help="launch only if the preview costs at most this")
+    launch.add_argument("--yes", action="store_true", help="launch whatever the preview costs")
+    launch.add_argument("--key", help="Idempotency-Key: reuse it to retry a launch safely (default: a new one)")
+    launch.add_argument("--seed", type=int)
+    launch.set_defaults(run=topic_set_launch)
+
+    routers = commands.add_parser("router", help="build a topic set's router (waits for the build)")
+    router_commands = routers.add_subparsers(dest="router_command", required=True)
+    upload = router_commands.add_parser("upload", help="a router from a CSV `id,class` of predictions")
+    upload.add_argument("--topic-set", required=True, help="topic set name or id")
+    upload.add_argument("--name", required=True, help="the router's name")
+    upload.add_argument("file", help="the CSV ('-' reads standard input)")
+    _add_build_wait(upload)
+    upload.set_defaults(run=router_upload)
+    keywords = router_commands.add_parser("keywords", help="a router from keyword rules (first match wins)")
+    keywords.add_argument("--topic-set", required=True, help="topic set name or id")
+    keywords.add_argument("--name", required=True, help="the router's name")
+    keywords.add_argument("--rule", dest="rules", action="append", type=_rule_arg,
+                          help="CLASS=term1,term2 (CLASS a name or position); repeat, in precedence order")
+    keywords.add_argument("--rules-file", help='JSON list of {"class", "terms", "fields"}, after any --rule')
+    _add_build_wait(keywords)
+    keywords.set_defaults(run=router_keywords)
+
+
 def parser() -> argparse.ArgumentParser:
     main_parser = argparse.ArgumentParser(prog="recall", description=__doc__)
     main_parser.add_argument("--url", default=os.environ.get("RECALL_URL", DEFAULT_URL),
@@ -218,6 +407,8 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", choices=["json"], default="json")
     rep.add_argument("--version", type=int, help="a stored version (default: the latest)")
     rep.set_defaults(run=report)
+
+    _topic_set_commands(commands)
     return main_parser
 
 
