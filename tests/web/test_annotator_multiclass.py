@@ -207,6 +207,9 @@ def test_the_page_paints_from_its_html_alone(client):
     assert 'rel="stylesheet"' not in head
     assert "<style>" in head and ".document label.choice" in head and "--accent:" in head
     assert "content-visibility: auto" in head
+    # Inlined as it is: a url() would resolve against the page's address, a comment could name analyst features.
+    style = head.split("<style>", 1)[1]
+    assert "url(" not in style and "/*" not in style and "gold" not in style.lower()
     scripts = re.findall(r"<script[^>]*>", content)
     assert scripts and all(" defer" in tag and "src=" in tag for tag in scripts)
 
