@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any
@@ -34,9 +34,8 @@ from django.db.models import F, Q
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from annotation.models import Document, Router, RouterBuild, Topic
+from annotation.models import Router, RouterBuild, Topic
 from annotation.services import routers
-from annotation.services.keywords import DOCUMENT_SEPARATOR, FIELDS, SCAN_CHUNK_DOCUMENTS, KeywordMatcher
 from annotation.services.routers import ROUTER_CSV_MAX_BYTES, RouterError
 from core.errors import ApplicationError
 
@@ -230,51 +229,6 @@ def _begin(build_id: int) -> bool:
         status=RouterBuild.Status.RUNNING, started_at=timezone.now(), processed=0))
 
 
-def router_keyword_predictions_progress(*, topic: Topic, rules: Sequence[Mapping[str, Any]],
-                                        progress: Callable[[int], None]) -> dict[int, int]:
-    """routers.router_keyword_predictions with a progress call after each chunk of SCAN_CHUNK_DOCUMENTS documents.
-
-    The same pass (same chunks, same first-rule-wins order, routers.py's `_piece` for the text); routers.py's
-    function takes no progress callback, so its chunk loop is repeated here. A test holds the two equal.
-    """
-    matchers = [(KeywordMatcher(rule["terms"]), tuple(rule["fields"]), int(rule["class"])) for rule in rules]
-    need_metadata = any(f not in FIELDS for _, fields, _ in matchers for f in fields)
-    columns = ["pk", "title", "text", *(["metadata"] if need_metadata else [])]
-    rows = (Document.objects.filter(corpus_id=topic.corpus_id).order_by()
-            .values_list(*columns).iterator(chunk_size=SCAN_CHUNK_DOCUMENTS))
-    predictions: dict[int, int] = {}
-
-    def flush(chunk: list[tuple]) -> None:
-        texts: dict[tuple[str, ...], tuple[str, list[int]]] = {}
-        taken: set[int] = set()
-        for matcher, fields, position in matchers:
-            if len(taken) == len(chunk):
-                break
-            if fields not in texts:
-                pieces = [routers._piece(row[1], row[2], row[3] if need_metadata else None, fields) for row in chunk]
-                starts, offset = [], 0
-                for piece in pieces:
-                    starts.append(offset)
-                    offset += len(piece) + 1
-                texts[fields] = (DOCUMENT_SEPARATOR.join(pieces), starts)
-            big, starts = texts[fields]
-            for index in matcher.matching_pieces(big, starts):
-                if index not in taken:
-                    taken.add(index)
-                    predictions[chunk[index][0]] = position
-        progress(len(chunk))
-
-    chunk: list[tuple] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= SCAN_CHUNK_DOCUMENTS:
-            flush(chunk)
-            chunk = []
-    if chunk:
-        flush(chunk)
-    return predictions
-
-
 def _done(build: RouterBuild, router: Router) -> None:
     build.status = RouterBuild.Status.DONE
     build.router = router
@@ -296,8 +250,8 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
     topic = build.topic
     if build.kind == Router.Kind.KEYWORDS:
         rules = build.definition["rules"]
-        predictions = router_keyword_predictions_progress(topic=topic, rules=rules,
-                                                          progress=lambda n: _progress_add(build_id, n))
+        predictions = routers.router_keyword_predictions(topic=topic, rules=rules,
+                                                         progress=lambda n: _progress_add(build_id, n))
         n_classes = max(routers._topic_set_check(topic).values())
         with transaction.atomic():
             locked = RouterBuild.objects.select_for_update().get(pk=build_id)

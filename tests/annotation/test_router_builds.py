@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Document, Router, RouterBuild, RouterPrediction
-from annotation.services import router_builds
+from annotation.services import router_builds, routers
 from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 from annotation.services.router_builds import (
     QUEUE_DOWN,
@@ -76,7 +76,7 @@ def deferred(settings):
 
 
 def test_keyword_build_gives_the_synchronous_router(topic, monkeypatch):
-    monkeypatch.setattr(router_builds, "SCAN_CHUNK_DOCUMENTS", 4)  # 21 documents: six chunks
+    monkeypatch.setattr(routers, "SCAN_CHUNK_DOCUMENTS", 4)  # 21 documents: six chunks
     build = router_build_start(topic=topic, name="by task", kind=Router.Kind.KEYWORDS, rules=RULES)
     assert build.status == RouterBuild.Status.DONE, build.error
     synchronous = router_create_from_keywords(topic=topic, name="in request", rules=RULES)
@@ -90,7 +90,7 @@ def test_keyword_build_gives_the_synchronous_router(topic, monkeypatch):
 
 
 def test_keyword_progress_written_per_chunk_and_visible(topic, monkeypatch, deferred):
-    monkeypatch.setattr(router_builds, "SCAN_CHUNK_DOCUMENTS", 5)
+    monkeypatch.setattr(routers, "SCAN_CHUNK_DOCUMENTS", 5)
     build = router_build_start(topic=topic, name="progress", kind=Router.Kind.KEYWORDS, rules=RULES)
     assert build.status == RouterBuild.Status.PENDING and build.total == 21
     seen = []
@@ -218,7 +218,7 @@ def test_unexpected_error_fails_the_build_and_reaches_the_log(topic, deferred, m
     def broken(**kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr(router_builds, "router_keyword_predictions_progress", broken)
+    monkeypatch.setattr(routers, "router_keyword_predictions", broken)
     with pytest.raises(ValueError):
         router_build_task(build_id=build.pk)
     build.refresh_from_db()
