@@ -260,6 +260,8 @@ def _rules_clean(*, topic: Topic, rules: Sequence[Mapping[str, Any]], classes: M
     if len(rules) > MAX_RULES:
         raise RouterError(f"a router has at most {MAX_RULES} rules")
     cleaned = []
+    # Checking fields against the corpus samples its documents: once per distinct field list, not per rule.
+    checked_fields: dict[tuple[str, ...], list[str]] = {}
     for index, rule in enumerate(rules, start=1):
         if not isinstance(rule, Mapping):
             raise RouterError(f"rule {index} must give a class, its terms and its fields")
@@ -276,7 +278,11 @@ def _rules_clean(*, topic: Topic, rules: Sequence[Mapping[str, Any]], classes: M
             raise RouterError(f"rule {index}: the terms must be a list")
         try:
             matcher = KeywordMatcher([str(term) for term in terms])
-            fields = fields_for_corpus(rule.get("fields") or list(FIELDS), corpus=topic.corpus)
+            asked = rule.get("fields") or list(FIELDS)
+            key = tuple(str(f) for f in asked) if isinstance(asked, list | tuple) else (str(asked),)
+            if key not in checked_fields:
+                checked_fields[key] = fields_for_corpus(asked, corpus=topic.corpus)
+            fields = checked_fields[key]
         except KeywordError as exc:
             raise RouterError(f"rule {index}: {exc.message}") from None
         cleaned.append({"class": position, "terms": matcher.terms, "fields": fields})
