@@ -13,8 +13,9 @@ answer in the shared cache (Redis in production), under the user's id, next to a
 * `AUTH_PERMISSION_CACHE_SECONDS` bounds any change made behind the ORM's back (raw SQL, bulk
   writes of the link tables); 0 turns the cache off (the default without a shared cache: a
   per-process memory cache could not hear another process's change);
-* `is_active` is checked on the user loaded for this request, never cached; superuser status is
-  part of the key; object permissions are not cached;
+* `is_active` is checked on the user loaded for this request, never cached; superuser status and the
+  account's creation time are part of the key (deleting an account also replaces the version); object
+  permissions are not cached;
 * a cache that does not answer (Redis down) costs the two queries, never a failed request.
 """
 from __future__ import annotations
@@ -31,11 +32,20 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 VERSION_KEY = "auth-perms:version"
-ENTRY_KEY = "auth-perms:user:{user_id}:{superuser:d}"
+# The account's creation time is part of the key: an id that a deleted account freed (SQLite can reuse one)
+# never serves the old account's permissions to a new one.
+ENTRY_KEY = "auth-perms:user:{user_id}:{joined}:{superuser:d}"
 
 
 def permissions_cache_seconds() -> int:
     return int(getattr(settings, "AUTH_PERMISSION_CACHE_SECONDS", 0) or 0)
+
+
+def permissions_cache_key(user: Any) -> str:
+    """Where the user's permission set is cached (ENTRY_KEY)."""
+    joined = getattr(user, "date_joined", None)
+    return ENTRY_KEY.format(user_id=user.pk, joined=joined.timestamp() if joined else "",
+                            superuser=bool(user.is_superuser))
 
 
 def permissions_version_bump() -> None:
@@ -62,7 +72,7 @@ class CachedPermissionsBackend(ModelBackend):
             return super().get_all_permissions(user_obj, obj)
         if hasattr(user_obj, "_perm_cache"):
             return user_obj._perm_cache
-        key = ENTRY_KEY.format(user_id=user_obj.pk, superuser=bool(user_obj.is_superuser))
+        key = permissions_cache_key(user_obj)
         try:
             found = cache.get_many([VERSION_KEY, key])
         except Exception:  # noqa: BLE001 - the database answers instead

@@ -22,6 +22,7 @@ def permissions_links_changed(sender: Any, action: str, **kwargs: Any) -> None:
         permissions_version_bump()
 
 
+@receiver(post_delete, sender=User, dispatch_uid="core-perms-user-deleted")
 @receiver(post_save, sender=Group, dispatch_uid="core-perms-group-saved")
 @receiver(post_delete, sender=Group, dispatch_uid="core-perms-group-deleted")
 @receiver(post_save, sender=Permission, dispatch_uid="core-perms-permission-saved")

@@ -123,12 +123,26 @@ def test_an_entry_under_an_old_version_is_never_trusted(shared_cache, client, wo
     user = user_with_role("ann", "annotator")
     client.force_login(user)
     assert client.get("/annotate/").status_code == 200
-    key = core_auth.ENTRY_KEY.format(user_id=user.pk, superuser=False)
+    key = core_auth.permissions_cache_key(user)
     version = shared_cache.get(core_auth.VERSION_KEY)
     shared_cache.set(key, (version, frozenset()), 300)  # what a revoke seen elsewhere would have cached
     assert client.get("/annotate/").status_code == 403  # the cache is really what answers
     shared_cache.set(key, ("some-older-version", frozenset()), 300)
     assert client.get("/annotate/").status_code == 200  # a stale version is recomputed from the database
+
+
+def test_an_id_freed_by_a_deleted_account_never_carries_its_permissions(shared_cache, client, world):
+    """SQLite can hand a deleted account's id to the next one: the cached set must not follow the id."""
+    from django.contrib.auth import get_user_model
+
+    old = user_with_role("old-analyst", "analyst")
+    client.force_login(old)
+    assert client.get("/analyst/").status_code == 200  # cached: analyst permissions under this id
+    pk = old.pk
+    old.delete()
+    newcomer = get_user_model().objects.create_user(pk=pk, username="newcomer", password="x")  # no role
+    client.force_login(newcomer)
+    assert client.get("/analyst/").status_code == 403
 
 
 def test_a_cache_that_fails_costs_queries_not_the_request(shared_cache, client, world, monkeypatch):
