@@ -50,8 +50,10 @@ def figure_3_report(django_db_setup, django_db_blocker):
         snapshot = recompute.topic_snapshot_create(topic_id=world.topic.pk, draws=200_000)
         report = snapshot.report
         yield report
-        # Module-scoped rows outside the per-test transaction: remove them.
+        # Module-scoped rows outside the per-test transaction: remove them all (later tests expect no corpus).
+        corpus = world.topic.corpus
         world.topic.delete()
+        corpus.delete()
 
 
 @pytest.mark.parametrize("average", ["micro", "macro"])
