@@ -129,13 +129,13 @@ def _per_class_from_margins(diagonal: np.ndarray, rows: np.ndarray,
 
 
 def _blockwise(*, draws: int, seed: int | None,
-               block: Callable[[np.random.Generator, int], np.ndarray]) -> np.ndarray:
-    """Concatenate ``block(rng, count)`` over fixed-size blocks, one child stream each."""
-    starts = list(range(0, draws, _BLOCK))
+               block: Callable[[np.random.Generator, int], np.ndarray], size: int = _BLOCK) -> np.ndarray:
+    """Concatenate ``block(rng, count)`` over fixed-size blocks (``size`` draws), one child stream each."""
+    starts = list(range(0, draws, size))
     streams = np.random.SeedSequence(seed).spawn(len(starts))
 
     def run(index: int) -> np.ndarray:
-        count = min(_BLOCK, draws - starts[index])
+        count = min(size, draws - starts[index])
         return block(np.random.default_rng(streams[index]), count)
 
     if len(starts) == 1 or _THREADS == 1:
@@ -180,7 +180,7 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
                          reference: float = 0.8, alpha: float | np.ndarray = 1.0,
                          beta: float | np.ndarray = 1.0, mass: float = 0.95,
                          averaged: Sequence[int] | None = None, per_class: bool = False,
-                         keep_draws: bool = False) -> dict[str, Any]:
+                         keep_draws: bool = False, block_size: int = _BLOCK) -> dict[str, Any]:
     """Posterior of micro- and macro-averaged F1 from a K x K confusion matrix.
 
     Seed 002, Sec. 2.1 (model) and Table 1 (summary). Rows are true classes,
@@ -227,7 +227,9 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
         return np.concatenate([micro_macro, precision.T.astype(float), recall.T.astype(float),
                                f1.T.astype(float)], axis=0)
 
-    sampled = _blockwise(draws=draws, seed=seed, block=block)
+    # Smaller blocks let a modest number of draws use both threads; the draws depend on the seed, the
+    # number of draws and the block size (each block has its own child stream).
+    sampled = _blockwise(draws=draws, seed=seed, block=block, size=block_size)
     micro, macro = sampled[0], sampled[1]
 
     score_micro, score_macro = _f1_from_joint(matrix, index)
