@@ -37,7 +37,9 @@ hashed character 4-grams. Here:
   and would be repeated by every shard; the file is ~8 MB. Scores do not depend on the shard split
   (each document is scored alone), so 1 and 4 shards give the same classifier (tested).
 - **Scoring**: the whole corpus in chunks of SCORE_CHUNK documents (memory: the chunk's texts plus 12
-  bytes per document for ids and scores); scores are stored as ClassifierScore rows, like an uploaded
+  bytes per document for ids and scores). Features come from `char_hashing.char_wb_transform`, numpy's copy of
+  the HashingVectorizer (the same matrix, entry for entry; documents whose lower-cased text is not ASCII go
+  through the HashingVectorizer itself), 4-5 times faster than scikit-learn's Python analyser; scores are stored as ClassifierScore rows, like an uploaded
   scores classifier, and the retrieved set is score ≥ threshold.
 """
 from __future__ import annotations
@@ -56,6 +58,7 @@ from django.db import connection, transaction
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierScore, Corpus, Document, Label, Topic
+from annotation.services.char_hashing import char_wb_transform
 from annotation.services.classifiers import ClassifierError, classifier_store
 from annotation.services.retrieved_sets import bitmap_from_bytes, corpus_bitmap
 
@@ -355,7 +358,7 @@ def trained_score_range(*, corpus: Corpus, fields: Sequence[str], model: Any, oo
     batch_texts: list[str] = []
 
     def flush() -> None:
-        scores = model.predict_proba(vec.transform(batch_texts))[:, 1]
+        scores = model.predict_proba(char_wb_transform(batch_texts, n_features=N_FEATURES, fallback=vec))[:, 1]
         for i, pk in enumerate(batch_pks):
             held_out = oof.get(pk)
             if held_out is not None:
