@@ -106,6 +106,53 @@ def cpu_sample(corpus, documents: int) -> None:
           f"{verdict(per_million / 2, TARGET_SECONDS)} (scoring only, a free core per worker, storing not included)")
 
 
+def features_sample(documents: int) -> None:
+    """CPU seconds per 1M documents of scoring with scikit-learn's HashingVectorizer vs char_hashing, same sample.
+
+    The first `documents` records of the 1M corpus file (the body, as the bench's classifier reads it), a model
+    fitted on 4,000 of them (label: topics contains gold, as the bench's noisy labels), chunks of SCORE_CHUNK.
+    Reads the corpus file only: no database, no workers. Also checks the two paths give the same matrix.
+    """
+    import gzip
+    import json
+
+    import numpy as np
+
+    from annotation.services import trained
+    from annotation.services.char_hashing import char_wb_transform
+
+    texts, labels = [], []
+    with gzip.open(corpus_file(1_000_000), "rt", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            texts.append(record.get("body") or "")
+            labels.append("gold" in (record.get("topics") or []))
+            if len(texts) >= documents:
+                break
+    vec = trained.vectorizer()
+    rng = np.random.default_rng(1)
+    rows = rng.choice(len(texts), size=min(4000, len(texts)), replace=False)
+    train_labels = np.array(labels)[rows] ^ (rng.random(len(rows)) < 0.2)  # both classes even without gold
+    model = trained.model_fit(features=vec.transform([texts[i] for i in rows]), labels=train_labels, seed=1)
+    chunks = [texts[i:i + trained.SCORE_CHUNK] for i in range(0, len(texts), trained.SCORE_CHUNK)]
+    figures = {}
+    scores = {}
+    for name, transform in (("HashingVectorizer", vec.transform),
+                            ("char_hashing", lambda c: char_wb_transform(c, n_features=trained.N_FEATURES,
+                                                                         fallback=vec))):
+        before = loadavg()
+        cpu = time.process_time()
+        scores[name] = np.concatenate([model.predict_proba(transform(chunk))[:, 1] for chunk in chunks])
+        cpu = time.process_time() - cpu
+        figures[name] = cpu * 1_000_000 / len(texts)
+        print(f"{name}: {len(texts):,} documents scored in {cpu:.1f} s CPU (load {before} → {loadavg()}); "
+              f"CPU per 1M documents {figures[name]:.0f} s, / 2 workers = {figures[name] / 2:.0f} s")
+    same = all((vec.transform(c) != char_wb_transform(c, fallback=vec)).nnz == 0 for c in chunks[:2])
+    diff = float(np.max(np.abs(scores["HashingVectorizer"] - scores["char_hashing"])))
+    print(f"speed-up {figures['HashingVectorizer'] / figures['char_hashing']:.2f}x; same matrix on the first chunks: "
+          f"{same}; largest score difference {diff:.2e} (features and scoring only, no database reads)")
+
+
 def classifier_drop(classifier_id: int) -> None:
     from django.db import connection, transaction
 
@@ -126,8 +173,14 @@ def main() -> None:
     parser.add_argument("--cpu-sample", type=int, default=0,
                         help="score the first N documents in this process with the last build's saved model; "
                              "print wall and CPU seconds (no workers, nothing stored)")
+    parser.add_argument("--features-sample", type=int, default=0,
+                        help="score this many documents of the corpus file with scikit-learn's HashingVectorizer and "
+                             "with char_hashing; print CPU seconds per 1M documents of each (no database)")
     args = parser.parse_args()
     vendor = django_setup()
+    if args.features_sample:
+        features_sample(args.features_sample)
+        return
     from django.conf import settings
 
     from annotation.models import Classifier, ClassifierBuild, Corpus
