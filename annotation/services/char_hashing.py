@@ -86,13 +86,10 @@ def _ascii_triplets(texts: Sequence[str], n_features: int) -> tuple[np.ndarray, 
     joined = (" " + " ".join(texts) + " ").encode("ascii").translate(_TO_SPACE)
     buf = np.frombuffer(joined, dtype=np.uint8)
     lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=n)
-    # Document d occupies buf[starts[d] : starts[d] + lengths[d]]; separators lie between.
-    starts = np.empty(n, dtype=np.int64)
-    if n:
-        starts[0] = 1
-        np.cumsum(lengths[:-1] + 1, out=starts[1:])
-        starts[1:] += 1
     word = buf != _SPACE
+    # The document of each byte of the buffer (separators count with the document before them).
+    doc_of = np.repeat(np.arange(n, dtype=np.int32), lengths + 1) if n else np.empty(0, np.int32)
+    doc_of = np.concatenate([np.zeros(1, np.int32), doc_of])
     rows_parts: list[np.ndarray] = []
     cols_parts: list[np.ndarray] = []
     if len(buf) >= 4:
@@ -100,13 +97,13 @@ def _ascii_triplets(texts: Sequence[str], n_features: int) -> tuple[np.ndarray, 
         p = np.flatnonzero(word[1:-2] & word[2:-1])
         keys = (buf[p].astype(np.uint32) | (buf[p + 1].astype(np.uint32) << 8)
                 | (buf[p + 2].astype(np.uint32) << 16) | (buf[p + 3].astype(np.uint32) << 24))
-        rows_parts.append(np.searchsorted(starts, p + 1, side="right") - 1)
+        rows_parts.append(doc_of[p + 1])
         cols_parts.append(_index(murmurhash3_32_block4(keys), n_features))
     if len(buf) >= 3:
         # 3-grams: one-letter words " x ", centred at i.
         i = np.flatnonzero(word[1:-1] & ~word[:-2] & ~word[2:]) + 1
         keys = (np.uint32(_SPACE) | (buf[i].astype(np.uint32) << 8) | (np.uint32(_SPACE) << 16)).astype(np.uint32)
-        rows_parts.append(np.searchsorted(starts, i, side="right") - 1)
+        rows_parts.append(doc_of[i])
         cols_parts.append(_index(murmurhash3_32_tail3(keys), n_features))
     if not rows_parts:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
@@ -127,26 +124,43 @@ def char_wb_transform(texts: Sequence[str], *, n_features: int = N_FEATURES_DEFA
     Texts whose lower-cased form is not ASCII go through ``fallback`` (that vectorizer; built when None).
     """
     lowered = [t.lower() for t in texts]
-    ascii_rows = np.array([t.isascii() for t in lowered], dtype=bool)
+    ascii_rows = np.fromiter((t.isascii() for t in lowered), dtype=bool, count=len(lowered))
+    if ascii_rows.all():
+        rows, cols, values = _ascii_triplets(lowered, n_features)
+        return _csr(rows, cols, values, len(texts), n_features)
     ascii_at = np.flatnonzero(ascii_rows)
-    rows, cols, values = _ascii_triplets([lowered[int(i)] for i in ascii_at], n_features)
-    rows = ascii_at[rows] if len(ascii_at) else rows
     other_at = np.flatnonzero(~ascii_rows)
-    if len(other_at):
-        if fallback is None:
-            from sklearn.feature_extraction.text import HashingVectorizer
+    if fallback is None:
+        from sklearn.feature_extraction.text import HashingVectorizer
 
-            fallback = HashingVectorizer(analyzer="char_wb", ngram_range=(4, 4), n_features=n_features,
-                                         alternate_sign=False)
-        other = sparse.coo_matrix(fallback.transform([texts[int(i)] for i in other_at]))
-        rows = np.concatenate([rows, other_at[other.row]])
-        cols = np.concatenate([cols, other.col.astype(np.int64)])
-        values = np.concatenate([values, other.data])
-        order = np.lexsort((cols, rows))
-        rows, cols, values = rows[order], cols[order], values[order]
+        fallback = HashingVectorizer(analyzer="char_wb", ngram_range=(4, 4), n_features=n_features,
+                                     alternate_sign=False)
+    ascii_part = _csr(*_ascii_triplets([lowered[int(i)] for i in ascii_at], n_features), len(ascii_at), n_features)
+    other_part = sparse.csr_matrix(fallback.transform([texts[int(i)] for i in other_at]))
+    other_part.sort_indices()
+    # Interleave the two groups' rows back into the texts' order (no sort: each row is copied whole).
+    counts = np.zeros(len(texts), dtype=np.int64)
+    counts[ascii_at] = np.diff(ascii_part.indptr)
+    counts[other_at] = np.diff(other_part.indptr)
     indptr = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=len(texts)), out=indptr[1:])
-    matrix = sparse.csr_matrix((values, cols.astype(np.int32), indptr.astype(np.int32)),
-                               shape=(len(texts), n_features))
+    np.cumsum(counts, out=indptr[1:])
+    cols = np.empty(int(indptr[-1]), dtype=np.int32)
+    values = np.empty(int(indptr[-1]), dtype=np.float64)
+    for at, part in ((ascii_at, ascii_part), (other_at, other_part)):
+        part_counts = np.diff(part.indptr)
+        local_rows = np.repeat(np.arange(len(at)), part_counts)
+        destination = indptr[at[local_rows]] + (np.arange(part.nnz) - part.indptr[local_rows])
+        cols[destination] = part.indices
+        values[destination] = part.data
+    matrix = sparse.csr_matrix((values, cols, indptr.astype(np.int32)), shape=(len(texts), n_features))
+    matrix.has_sorted_indices = True
+    return matrix
+
+
+def _csr(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int, n_features: int) -> sparse.csr_matrix:
+    """A CSR matrix from triplets sorted by (row, col)."""
+    indptr = np.zeros(n_rows + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    matrix = sparse.csr_matrix((values, cols.astype(np.int32), indptr), shape=(n_rows, n_features))
     matrix.has_sorted_indices = True
     return matrix
