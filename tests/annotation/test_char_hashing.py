@@ -109,3 +109,12 @@ def test_scores_equal_the_previous_scoring_path():
     ours = model.predict_proba(char_wb_transform(fresh, n_features=trained.N_FEATURES, fallback=vec))[:, 1]
     assert np.ptp(previous) > 0.1  # the model separates something: equal scores are not trivially equal
     np.testing.assert_allclose(ours, previous, rtol=0, atol=1e-9)
+
+
+def test_all_texts_non_ascii_and_int_min_index():
+    _assert_equal(_vectorizer().transform(NON_ASCII_TEXTS), char_wb_transform(NON_ASCII_TEXTS))
+    # _hashing_fast.pyx maps h = -2**31 to (2147483647 - (n_features - 1)) % n_features, not abs(h) % n.
+    from annotation.services.char_hashing import _index
+
+    h = np.array([-(2**31), -5, 7, 2**31 - 1], dtype=np.int32)
+    np.testing.assert_array_equal(_index(h, 1000), [(2147483647 - 999) % 1000, 5, 7, (2**31 - 1) % 1000])
