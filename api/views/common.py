@@ -1,20 +1,24 @@
 """Shared pieces of the API views: object lookups, raw request bodies, schema snippets."""
 from __future__ import annotations
 
+import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
 from typing import Any
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 from annotation.models import Classifier, Corpus, Topic
 from api.serializers import ProblemSerializer
+from api.services import idempotency_begin, idempotency_finish, request_fingerprint
 
 CHUNK = 1 << 20
 
@@ -69,6 +73,29 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> dict
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+def idempotent_post(*, request: Request, serializer_class: type[serializers.Serializer], status: int,
+                    run: Callable[[dict[str, Any]], dict[str, Any]]) -> Response:
+    """A POST that an Idempotency-Key makes safe to retry: the first answer is stored and replayed.
+
+    The key is required; the validated body is fingerprinted (a reused key with another body is refused by
+    idempotency_begin); `run(data)` and the record of its answer share one transaction.
+    """
+    key = request.headers.get("Idempotency-Key", "")
+    if not key.strip():
+        raise exceptions.ValidationError({"Idempotency-Key": ["Send an Idempotency-Key header (a new key per launch)."]})
+    data = validated(serializer_class, request.data)
+    body = json.dumps({k: str(v) for k, v in sorted(data.items())}).encode()
+    with transaction.atomic():
+        replay = idempotency_begin(user=request.user, key=key, endpoint=f"POST {request.path}",
+                                   request_hash=request_fingerprint(body=body))
+        if replay is not None:
+            assert replay.status_code is not None  # idempotency_begin returns finished records only
+            return Response(replay.response, status=replay.status_code, headers={"Idempotent-Replayed": "true"})
+        result = run(data)
+        idempotency_finish(user=request.user, key=key, status_code=status, response=result)
+    return Response(result, status=status)
 
 
 def body_chunks(request: Request) -> Iterator[bytes]:

@@ -5,18 +5,15 @@ A topic set is a Topic of kind "multiclass"; its report is the topic's report (`
 The views parse, call annotation.services.topic_sets / routers, and answer; the rules live there."""
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import PurePath
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -56,13 +53,13 @@ from api.serializers import (
     TopicSetPreviewSerializer,
     TopicSetSerializer,
 )
-from api.services import idempotency_begin, idempotency_finish, request_fingerprint
 from api.views.common import (
     CONFLICT,
     PROBLEMS,
     CsvParser,
     body_chunks,
     id_param,
+    idempotent_post,
     media_type,
     unsupported,
     validated,
@@ -370,20 +367,8 @@ class TopicSetLaunch(APIView):
                                "Idempotency-Key works as for the topics' launch: a retry gets the first answer.")
     def post(self, request: Request, topic_id: int) -> Response:
         topic = topic_set_or_404(topic_id)
-        key = request.headers.get("Idempotency-Key", "")
-        if not key.strip():
-            raise ValidationError({"Idempotency-Key": ["Send an Idempotency-Key header (a new key per launch)."]})
-        data = validated(TopicSetLaunchSerializer, request.data)
-        body = json.dumps({k: str(v) for k, v in sorted(data.items())}).encode()
-        with transaction.atomic():
-            replay = idempotency_begin(user=request.user, key=key, endpoint=f"POST {request.path}",
-                                       request_hash=request_fingerprint(body=body))
-            if replay is not None:
-                assert replay.status_code is not None  # idempotency_begin returns finished records only
-                return Response(replay.response, status=replay.status_code, headers={"Idempotent-Replayed": "true"})
-            result = _launch(topic, data)
-            idempotency_finish(user=request.user, key=key, status_code=201, response=result)
-        return Response(result, status=201)
+        return idempotent_post(request=request, serializer_class=TopicSetLaunchSerializer, status=201,
+                               run=lambda data: _launch(topic, data))
 
 
 def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:

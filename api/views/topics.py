@@ -2,7 +2,6 @@
 samples, HITs and raw judgments (read)."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, is_dataclass
 from decimal import Decimal
 from typing import Any
@@ -11,7 +10,6 @@ from django.db import transaction
 from django.db.models import Count, Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,8 +39,7 @@ from api.serializers import (
     TopicSerializer,
     TopicSettingsSerializer,
 )
-from api.services import idempotency_begin, idempotency_finish, request_fingerprint
-from api.views.common import CONFLICT, PROBLEMS, id_param, topic_or_404, validated
+from api.views.common import CONFLICT, PROBLEMS, id_param, idempotent_post, topic_or_404, validated
 from estimation.selectors import topic_snapshot_latest
 
 SETTINGS = ("confidence", "crowd", "aggregator", "hit_size", "reward_per_hit", "budget")
@@ -194,20 +191,8 @@ class TopicLaunch(APIView):
                                "the quote's cost. The draw runs in a task; poll `…/progress/`.")
     def post(self, request: Request, topic_id: int) -> Response:
         topic = _binary_only(topic_or_404(topic_id))
-        key = request.headers.get("Idempotency-Key", "")
-        if not key.strip():
-            raise ValidationError({"Idempotency-Key": ["Send an Idempotency-Key header (a new key per launch)."]})
-        data = validated(LaunchSerializer, request.data)
-        body = json.dumps({k: str(v) for k, v in sorted(data.items())}).encode()
-        with transaction.atomic():
-            replay = idempotency_begin(user=request.user, key=key, endpoint=f"POST {request.path}",
-                                       request_hash=request_fingerprint(body=body))
-            if replay is not None:
-                assert replay.status_code is not None  # idempotency_begin returns finished records only
-                return Response(replay.response, status=replay.status_code, headers={"Idempotent-Replayed": "true"})
-            result = _launch(topic, data)
-            idempotency_finish(user=request.user, key=key, status_code=202, response=result)
-        return Response(result, status=202)
+        return idempotent_post(request=request, serializer_class=LaunchSerializer, status=202,
+                               run=lambda data: _launch(topic, data))
 
 
 def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
