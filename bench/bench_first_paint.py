@@ -13,7 +13,9 @@ What it does (all untimed until the loads):
   cannot serve plain http on loopback: it sets secure-only cookies and redirects to https.
 * Playwright on /usr/bin/chromium signs the annotator in through the login form, takes a HIT from the Annotate
   page, then loads the HIT page `--loads` times: in one browser context (static files cached: an annotator
-  moving from HIT to HIT) and in a fresh context each time (nothing cached: the first HIT of a session).
+  moving from HIT to HIT), in the same tab with the HTTP cache cleared before each load (nothing of the site
+  cached: the first HIT of a session, in a browser already running), and in a fresh context each time (nothing
+  cached and a new renderer: mostly what creating a context costs headless Chromium).
 
 It reports, per case, the median and p95 of first-contentful-paint (performance.getEntriesByType("paint")),
 navigation responseStart (time to the first byte of the HTML) and domContentLoadedEventEnd, all in ms from
@@ -202,10 +204,17 @@ def measure(base: str, loads: int) -> None:
         stylesheets = page.locator("head link[rel=stylesheet]").count()
         cookies = context.cookies()
         cases: dict[str, list[dict]] = {"warm (static cached, same context)": [],
+                                        "cold cache (same tab, HTTP cache cleared)": [],
                                         "cold (new context each load)": []}
         _load(page, url)  # the first load of the HIT page fills the cache for the warm case
         for _ in range(loads):
             cases["warm (static cached, same context)"].append(_load(page, url))
+        # A session's first HIT: the browser is running (its renderer too), nothing of the site is cached.
+        devtools = context.new_cdp_session(page)
+        for _ in range(loads):
+            devtools.send("Network.clearBrowserCache")
+            cases["cold cache (same tab, HTTP cache cleared)"].append(_load(page, url))
+        devtools.detach()
         for _ in range(loads):
             fresh = browser.new_context(viewport={"width": 1280, "height": 900})
             fresh.add_cookies(cookies)  # type: ignore[arg-type]

@@ -60,6 +60,8 @@ ANSWER_CODES = {value: code for code, value in ANSWER_VALUES.items()}
 CLASS_CODE = re.compile(r"c(\d{1,2})")
 # The HIT page's stylesheets, inlined into the page (no request before its first paint).
 HIT_PAGE_STYLESHEETS = ("css/app.css", "css/annotator.css")
+# Its script, inlined too (with the response's CSP nonce): a first HIT of a session paints without fetching it.
+HIT_PAGE_SCRIPT = "js/annotator.js"
 STALE_TAB_MESSAGE = (
     "This HIT had already been submitted (from another tab or window) with different answers. "
     "The answers submitted first are the ones recorded; the ones you just sent were not."
@@ -135,7 +137,7 @@ def _codes(topic: Topic, recorded: dict) -> dict[str, str]:
     return {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
 
 
-def _read_stylesheet(path: str) -> str:
+def _read_static(path: str) -> str:
     found = finders.find(path)
     if not found:
         return ""
@@ -145,7 +147,7 @@ def _read_stylesheet(path: str) -> str:
 
 @lru_cache(maxsize=1)
 def _hit_page_css_cached() -> str:
-    css = "\n".join(_read_stylesheet(path) for path in HIT_PAGE_STYLESHEETS)
+    css = "\n".join(_read_static(path) for path in HIT_PAGE_STYLESHEETS)
     # Comments out (they name analyst features, e.g. gold documents, that a worker's page must not mention),
     # runs of white space made one space: about a third smaller.
     return re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", "", css, flags=re.S)).strip()
@@ -227,6 +229,20 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
     return _hit_page(request, worker, assignment, chosen=chosen, error=error, status=status)
 
 
+@lru_cache(maxsize=1)
+def _hit_page_js_cached() -> str:
+    script = _read_static(HIT_PAGE_SCRIPT)
+    # Our own file: refuse to inline one that could close the <script> element early.
+    return "" if "</" in script.lower() else script
+
+
+def hit_page_js() -> str:
+    """The HIT page's script, inlined at the end of its <body> ("" falls back to the static file)."""
+    if settings.DEBUG:
+        _hit_page_js_cached.cache_clear()
+    return _hit_page_js_cached()
+
+
 def _topic_context(topic: Topic) -> dict:
     """What the HIT page needs of its topic: a topic set's classes are read here, once (no query per document)."""
     return {
@@ -235,6 +251,7 @@ def _topic_context(topic: Topic) -> dict:
         "multiclass": topic.is_multiclass,
         "classes": topic_set_classes(topic=topic) if topic.is_multiclass else [],
         "inline_css": hit_page_css(),
+        "inline_js": hit_page_js(),
     }
 
 

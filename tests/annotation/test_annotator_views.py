@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -59,7 +61,9 @@ def test_take_judge_submit_and_progress(client, groups, world):
     content = page.content.decode()
     assert page.status_code == 200
     assert "Read &lt;carefully&gt;." in content and "<p>Then answer.</p>" in content
-    assert 'src="/static/js/annotator.js"' in content and "https://" not in content  # no CDN
+    # The script is inlined with the response's CSP nonce (nothing to fetch before the page works); no CDN.
+    nonce = re.search(r"script-src[^;]*'nonce-([^']+)'", page["Content-Security-Policy"]).group(1)
+    assert f'<script nonce="{nonce}">' in content and "localStorage" in content and "https://" not in content
     for doc_id in HitItem.objects.filter(hit=assignment.hit).values_list("document_id", flat=True):
         assert f'name="doc-{doc_id}"' in content
     assert "is_gold" not in content and "gold" not in content.lower()
