@@ -25,11 +25,13 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
+UserModel = get_user_model()
 
 VERSION_KEY = "auth-perms:version"
 # The account's creation time is part of the key: an id that a deleted account freed (SQLite can reuse one)
@@ -64,7 +66,22 @@ def permissions_version_bump() -> None:
 
 
 class CachedPermissionsBackend(ModelBackend):
-    """ModelBackend whose `get_all_permissions` is served from the shared cache (module docstring)."""
+    """ModelBackend whose `get_all_permissions` is served from the shared cache (module docstring).
+
+    `get_user` (the signed-in user of every request) also loads the one-to-one relations named in
+    `AUTH_USER_SELECT_RELATED` in the same query: the annotator pages need the user's worker on every
+    request, and this saves them a query each.
+    """
+
+    def get_user(self, user_id: Any) -> Any:
+        related = tuple(getattr(settings, "AUTH_USER_SELECT_RELATED", ()))
+        if not related:
+            return super().get_user(user_id)
+        try:
+            user = UserModel._default_manager.select_related(*related).get(pk=user_id)
+        except UserModel.DoesNotExist:
+            return None
+        return user if self.user_can_authenticate(user) else None
 
     def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
         ttl = permissions_cache_seconds()

@@ -42,7 +42,7 @@ from django.utils import timezone
 from annotation.events import LabelsCompleted, event_send_on_commit
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass, Worker
 from annotation.services.gold import worker_gold_check_for_topic
-from annotation.services.labels import LabelsComplete, labels_votes_add, labels_votes_change, topic_gold_document_ids
+from annotation.services.labels import LabelsComplete, labels_votes_add, labels_votes_change
 from core.errors import ApplicationError
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
@@ -116,12 +116,13 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 # --------------------------------------------------------------------------- claim
 
 
-def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int],
-                    skip_returned: bool = False) -> list[tuple[int, int]]:
+def _candidate_hits(*, worker: Worker, topic_id: int, exclude_ids: set[int],
+                    skip_returned: bool = False) -> list[tuple[int, int, int]]:
     """Up to CANDIDATE_HITS open HITs of the topic, oldest first, with a free place the worker may take.
 
-    Walks the partial index hit_open_by_topic in id order and stops at the first
-    matches, so the cost does not grow with the number of open HITs.
+    (HIT id, places, places live now.) Walks the partial index hit_open_by_topic in id order and stops
+    at the first matches, so the cost does not grow with the number of open HITs. The topic must still
+    be sampling (checked here too, so a topic paused since the caller listed it is never served).
     ``skip_returned``: not the HITs this worker returned either (in the same query).
     """
     held = ~Q(status="expired") | Q(feedback=RELEASED_FEEDBACK) if skip_returned else ~Q(status="expired")
@@ -132,57 +133,76 @@ def _candidate_hits(*, worker: Worker, topic: Topic, exclude_ids: set[int],
         .annotate(n=Count("pk"))
         .values("n")
     )
+    # Gold documents recur across HITs: skip HITs holding a gold document the worker has already seen in
+    # the topic. In the same query (an index probe per document of a HIT looked at), not a query before it.
+    gold = Label.objects.filter(topic_id=OuterRef("topic_id"), document_id=OuterRef("document_id"), gold__isnull=False)
+    seen = Assignment.objects.filter(
+        worker=worker, status__in=NON_EXPIRED, hit__topic_id=OuterRef("topic_id"), hit__items__document=OuterRef("document")
+    )
+    repeat = HitItem.objects.filter(Exists(gold), hit=OuterRef("pk")).filter(Exists(seen))
     hits = (
-        Hit.objects.filter(topic=topic, status=Hit.Status.OPEN)
+        Hit.objects.filter(topic_id=topic_id, status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE)
         .exclude(pk__in=exclude_ids)
         .annotate(live=Coalesce(Subquery(live), 0))
         .filter(live__lt=F("max_assignments"))
         .exclude(Exists(Assignment.objects.filter(held, hit=OuterRef("pk"), worker=worker)))
+        .exclude(Exists(repeat))
     )
-    # Gold documents recur across HITs: skip HITs holding a document the worker has seen in the topic.
-    gold = topic_gold_document_ids(topic=topic)
-    if gold:
-        seen = Assignment.objects.filter(
-            worker=worker,
-            status__in=NON_EXPIRED,
-            hit__topic=topic,
-            hit__items__document=OuterRef("document"),
-        )
-        repeat = HitItem.objects.filter(hit=OuterRef("pk"), document_id__in=gold).filter(Exists(seen))
-        hits = hits.exclude(Exists(repeat))
-    return list(hits.order_by("id").values_list("pk", "max_assignments")[:CANDIDATE_HITS])
+    return list(hits.order_by("id").values_list("pk", "max_assignments", "live")[:CANDIDATE_HITS])
 
 
-def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
-    """The topic asked for if it is sampling, else every sampling topic with open HITs (oldest first).
+def _topics_to_serve(*, topic: Topic | None) -> list[int]:
+    """The topic asked for if it is sampling, else every sampling topic with open HITs (oldest first): ids.
 
     Only built-in-crowd topics: Mechanical Turk manages its HITs' places itself
     (its workers arrive through assignment_claim_for_hit).
     """
     topics = Topic.objects.filter(status=Topic.Status.ACTIVE, crowd=Topic.Crowd.LOCAL)
     if topic is not None:
-        return [topic] if topics.filter(pk=topic.pk).exists() else []
+        return [topic.pk] if topics.filter(pk=topic.pk).exists() else []
     open_hits = Hit.objects.filter(topic=OuterRef("pk"), status=Hit.Status.OPEN)
-    return list(topics.filter(Exists(open_hits)).order_by("id"))
+    return list(topics.filter(Exists(open_hits)).order_by("id").values_list("pk", flat=True))
 
 
-def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, **extra) -> Assignment | None:
-    """Try the HIT's free slots; None when they were all taken by others first."""
+def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime, **extra) -> Assignment | None:
+    """Take this place of the HIT unless someone holds it; the worker's place in the HIT (HIT and topic loaded).
+
+    INSERT … ON CONFLICT DO NOTHING: a lost race is no error, so no savepoint is needed around it. Read
+    back, the worker's live place in the HIT is the one just made, or one they held already (a parallel
+    request of theirs: Mechanical Turk's, which does not take the claim lock); None if the place was taken.
+    """
+    Assignment.objects.bulk_create(
+        [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra)], ignore_conflicts=True
+    )
+    return (
+        Assignment.objects.select_related("hit__topic")
+        .filter(hit_id=hit_id, worker=worker)
+        .exclude(status=Assignment.Status.EXPIRED)
+        .first()
+    )
+
+
+def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, live: int | None = None,
+               **extra) -> Assignment | None:
+    """A free place in the HIT for the worker (HIT and topic loaded); None when others took them all first.
+
+    ``live``: the places held when the caller looked. Places are numbered from 0 and mostly held
+    without gaps, so place ``live`` is tried first, blind; only if that fails (an expiry left a gap,
+    or a race) are the held places read.
+    """
+    if live is not None and live < max_assignments:
+        assignment = _slot_insert(hit_id=hit_id, slot=live, worker=worker, now=now, **extra)
+        if assignment is not None:
+            return assignment
     taken = set(
         Assignment.objects.filter(hit_id=hit_id, status__in=Assignment.LIVE_STATUSES).values_list("slot", flat=True)
     )
     for slot in range(max_assignments):
-        if slot in taken:
+        if slot in taken or slot == live:
             continue
-        try:
-            # A savepoint: a lost race leaves the claim's transaction usable.
-            with transaction.atomic():
-                return Assignment.objects.create(
-                    hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra
-                )
-        except IntegrityError:
-            if Assignment.objects.filter(hit_id=hit_id, worker=worker).exclude(status="expired").exists():
-                return None  # the worker already holds this HIT (a parallel claim of theirs)
+        assignment = _slot_insert(hit_id=hit_id, slot=slot, worker=worker, now=now, **extra)
+        if assignment is not None:
+            return assignment
     return None
 
 
@@ -239,25 +259,25 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
         if resumed is not None:
             return resumed
         for serving in _topics_to_serve(topic=topic):
-            assignment = _claim_in_topic(worker=worker, topic=serving, now=now, skip_returned=skip_returned)
+            assignment = _claim_in_topic(worker=worker, topic_id=serving, now=now, skip_returned=skip_returned)
             if assignment is not None:
                 return assignment
         return None
 
 
-def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, skip_returned: bool) -> Assignment | None:
+def _claim_in_topic(*, worker: Worker, topic_id: int, now: datetime, skip_returned: bool) -> Assignment | None:
     tried: set[int] = set()
     for _ in range(CLAIM_ROUNDS):
-        candidates = _candidate_hits(worker=worker, topic=topic, exclude_ids=tried, skip_returned=skip_returned)
+        candidates = _candidate_hits(worker=worker, topic_id=topic_id, exclude_ids=tried, skip_returned=skip_returned)
         if not candidates:
             return None
         # Spread concurrent claimers over the candidates instead of all racing for the first HIT
         # (by worker, not at random, so a seeded simulation replays the same way).
         offset = worker.pk % len(candidates)
         candidates = candidates[offset:] + candidates[:offset]
-        for hit_id, max_assignments in candidates:
+        for hit_id, max_assignments, live in candidates:
             tried.add(hit_id)
-            assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, worker=worker, now=now)
+            assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, live=live, worker=worker, now=now)
             if assignment is not None:
                 return assignment
     return None
@@ -388,9 +408,10 @@ def assignment_submit(
     """
     now = now or timezone.now()
     with transaction.atomic():
-        # Lock the assignment row only (not the joined HIT and topic rows).
+        # Lock the assignment and its HIT (whose counter this transaction updates anyway, so the lock is
+        # taken a few statements earlier; what it buys: the HIT's count read here is current). Not the topic.
         assignment = (
-            Assignment.objects.select_for_update(of=("self",))
+            Assignment.objects.select_for_update(of=("self", "hit"))
             .filter(pk=assignment_id, worker=worker)
             .select_related("hit__topic")
             .first()
@@ -459,14 +480,12 @@ def assignment_submit(
             worker_gold_check_for_topic(worker=worker, topic=topic)
         if completed:
             _labels_changed(topic=topic)
-        completed_count, max_assignments = Hit.objects.filter(pk=hit.pk).values_list(
-            "completed_assignments", "max_assignments"
-        )[0]
         return SubmitResult(
             assignment_id=assignment.pk,
             hit_id=hit.pk,
             judgments=len(items),
-            hit_complete=completed_count >= max_assignments,
+            # The HIT row is locked since it was read: its count then, plus this submission.
+            hit_complete=hit.completed_assignments + 1 >= hit.max_assignments,
             labels_completed=tuple(completed),
         )
 

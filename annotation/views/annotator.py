@@ -278,7 +278,7 @@ def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, c
             "progress": queue,
             # "HIT 4 of about 30": the HITs done, this one, and those still open for this worker.
             "queue_position": queue.hits_done + 1,
-            "queue_total": queue.hits_done + 1 + queue.hits_left,
+            "queue_total": queue.hits_done + 1 + min(queue.hits_left, queue.cap),
             # An expired assignment may still be submitted while its place is free (the service decides).
             "editable": assignment.status == Assignment.Status.CLAIMED
             or (assignment.status == Assignment.Status.EXPIRED and not returned),
