@@ -13,11 +13,11 @@ from decimal import Decimal
 
 import numpy as np
 from django.db import connections
-from django.db.models import Count, DecimalField, Exists, F, OuterRef, Q, Subquery, Sum
+from django.db.models import Count, DecimalField, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
-from annotation.services.assignments import RELEASED_FEEDBACK
+from annotation.services.assignments import hits_open_count
 from annotation.services.labels import topic_gold_answers, topic_gold_document_ids
 from annotation.services.retrieved_sets import region_counts
 
@@ -62,23 +62,7 @@ def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
 
 
 def _hits_left(*, worker: Worker, cap: int = HITS_LEFT_CAP) -> int:
-    live = (
-        Assignment.objects.filter(hit=OuterRef("pk"), status__in=Assignment.LIVE_STATUSES)
-        .order_by()
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    mine = Assignment.objects.filter(hit=OuterRef("pk"), worker=worker).exclude(
-        Q(status="expired") & ~Q(feedback=RELEASED_FEEDBACK)
-    )
-    hits = (
-        Hit.objects.filter(status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE, topic__crowd=Topic.Crowd.LOCAL)
-        .annotate(live=Coalesce(Subquery(live), 0))
-        .filter(live__lt=F("max_assignments"))
-        .exclude(Exists(mine))
-    )
-    return len(hits.values_list("pk", flat=True)[: cap + 1])
+    return hits_open_count(worker=worker, cap=cap)
 
 
 @dataclass(frozen=True)
