@@ -168,6 +168,7 @@ class Stats:
     dropped: int = 0  # arrivals still waiting for an idle annotator when the drain time ran out
     claim_follow: list[float] = field(default_factory=list)  # the GET after "Take the next HIT"
     claim_before: list[float] = field(default_factory=list)  # each annotator's first claim of the step
+    timeline: list[tuple[float, float]] = field(default_factory=list)  # (scheduled arrival, submit latency)
     elapsed: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -300,6 +301,7 @@ class Annotator:
             with stats.lock:
                 stats.post.append(posted - started)
                 stats.submit.append(finished - scheduled)
+                stats.timeline.append((scheduled, finished - scheduled))
                 stats.lag.append(max(0.0, started - scheduled))
                 stats.judgments += done
         except Exception as exc:  # noqa: BLE001 - counted
@@ -321,14 +323,18 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
     arrivals: queue.Queue[float | None] = queue.Queue()
 
     def serve(annotator: Annotator) -> None:
-        annotator.claim(stats)
+        # Each annotator takes a HIT before the clock starts; from the second step on they are still on
+        # the page of the HIT they were given last (claiming again would only resume it, and those 3 x 200
+        # requests would land in the step's first seconds: the ready-wait below counts annotators with a HIT).
+        if not annotator.docs:
+            annotator.claim(stats)
         while True:
             scheduled = arrivals.get()
             if scheduled is None:
                 return
             annotator.submit(scheduled, stats)
 
-    # Each annotator takes a HIT before the clock starts (their claim is timed on its own).
+    # The claims are timed on their own (claim_before), not as submits.
     threads = [threading.Thread(target=serve, args=(a,), daemon=True) for a in annotators]
     for t in threads:
         t.start()
@@ -337,7 +343,7 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
             and time.perf_counter() < ready_by:
         time.sleep(0.2)
     stats.claim_before = list(stats.claim)
-    for values in (stats.submit, stats.post, stats.next, stats.lag):
+    for values in (stats.submit, stats.post, stats.next, stats.lag, stats.timeline):
         values.clear()
     stats.judgments = 0
     rng = random.Random(seed)
@@ -368,7 +374,20 @@ def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size
     for t in threads:
         t.join(timeout=max(0.1, deadline + 60 - time.perf_counter()))
     stats.elapsed = time.perf_counter() - start
+    stats.timeline = [(at - start, latency) for at, latency in stats.timeline]
     return stats
+
+
+def timeline_report(stats: Stats, window: float = 5.0) -> str:
+    """Submit latency p50/p95 (ms) and served judgments per window of arrivals: where a step's tail comes from."""
+    rows = []
+    end = max((at for at, _ in stats.timeline), default=0.0)
+    start = 0.0
+    while start <= end:
+        inside = [latency for at, latency in stats.timeline if start <= at < start + window]
+        rows.append(f"{start:4.0f}s n={len(inside):3d} p50={_pct(inside, 0.5):6.0f} p95={_pct(inside, 0.95):6.0f}")
+        start += window
+    return "    " + "\n    ".join(rows)
 
 
 def _wait_ready(port: int, proc: subprocess.Popen, timeout: float = 300, name: str = "gunicorn") -> None:
@@ -525,6 +544,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments_add(parser)
     parser.add_argument("--keep-server", action="store_true", help="leave gunicorn running (prints its pid)")
+    parser.add_argument("--timeline", action="store_true", help="per 5 s of each step: submits, p50, p95")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the servers are stopped (finally)
     rates = [float(r) for r in args.rates.split(",")]
@@ -537,6 +557,8 @@ def main() -> None:
         for i, rate in enumerate(rates):
             stats = run_step(annotators, rate, args.duration, 5, seed=i)
             print(step_report(rate, stats, args.duration), flush=True)
+            if args.timeline:
+                print(timeline_report(stats), flush=True)
         print(_check(topic_id, sent), flush=True)
     finally:
         if args.keep_server:
