@@ -1,20 +1,22 @@
 """Assignments: a worker claims a place (slot 0–2) in a HIT, then submits one answer per document.
 
 Claiming never locks HITs. It picks a few candidate HITs with a free slot that
-the worker may take, and tries to insert an assignment for a free slot inside
-a savepoint; the partial unique constraints `assignment_slot_unique_live` (one
-live assignment per slot) and `assignment_one_live_per_worker` (one per worker
-and HIT) turn a lost race into an IntegrityError, and the claimer moves on to
-the next slot or HIT. (Turkle locks every unfinished task of a batch to hand
+the worker may take, and inserts an assignment for a free slot with
+INSERT … ON CONFLICT DO NOTHING; the partial unique constraints
+`assignment_slot_unique_live` (one live assignment per slot) and
+`assignment_one_live_per_worker` (one per worker and HIT) turn a lost race into
+no row, and the claimer moves on to the next slot or HIT (no savepoint needed). (Turkle locks every unfinished task of a batch to hand
 out one, and serialises all annotators: about 2 judgments/s at 32 of them.)
 The only lock a claim takes is the claiming worker's own (an advisory lock on
 PostgreSQL), so one worker's double click takes one HIT while different
 workers never wait for each other. Candidates come from the partial index
 `hit_open_by_topic` in id order, so a claim costs the same with ten open HITs
-or a hundred thousand.
+or a hundred thousand. The annotator path's hottest queries (_open_hits_sql) are
+plain SQL: the ORM's cost of building them was most of their price.
 
-Submitting locks only the assignment row, then the HIT row (to count the
-completion with an F() expression) and the HIT's labels in document order.
+Submitting locks the assignment row and its HIT row (in one SELECT … FOR UPDATE;
+the HIT's completion is counted with an F() expression), then the HIT's labels
+in document order.
 Every path takes these locks in that order, so submissions cannot deadlock.
 
 Correcting one's own submitted answers (judgment_correct) locks the assignment row,
