@@ -22,7 +22,6 @@ def worker_for_user(*, user: User) -> Worker:
     except Worker.DoesNotExist:
         pass
     worker, _ = Worker.objects.get_or_create(user=user)
-    user.worker = worker  # type: ignore[union-attr]
     return worker
 
 
