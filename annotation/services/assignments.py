@@ -213,7 +213,8 @@ def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
     ))
 
 
-def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime, **extra) -> Assignment | None:
+def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
+                 mturk_assignment_id: str | None = None) -> Assignment | None:
     """Take this place of the HIT unless someone holds it; the worker's place in the HIT (HIT and topic loaded).
 
     INSERT … ON CONFLICT DO NOTHING: a lost race is no error, so no savepoint is needed around it. Read
@@ -221,7 +222,9 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime, **ext
     request of theirs: Mechanical Turk's, which does not take the claim lock); None if the place was taken.
     """
     Assignment.objects.bulk_create(
-        [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now), **extra)], ignore_conflicts=True
+        [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now),
+                    mturk_assignment_id=mturk_assignment_id)],
+        ignore_conflicts=True,
     )
     return (
         Assignment.objects.select_related("hit__topic")
@@ -232,7 +235,7 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime, **ext
 
 
 def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, live: int | None = None,
-               **extra) -> Assignment | None:
+               mturk_assignment_id: str | None = None) -> Assignment | None:
     """A free place in the HIT for the worker (HIT and topic loaded); None when others took them all first.
 
     ``live``: the places held when the caller looked. Places are numbered from 0 and mostly held
@@ -240,7 +243,8 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
     or a race) are the held places read.
     """
     if live is not None and live < max_assignments:
-        assignment = _slot_insert(hit_id=hit_id, slot=live, worker=worker, now=now, **extra)
+        assignment = _slot_insert(hit_id=hit_id, slot=live, worker=worker, now=now,
+                                  mturk_assignment_id=mturk_assignment_id)
         if assignment is not None:
             return assignment
     taken = set(
@@ -249,7 +253,8 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
     for slot in range(max_assignments):
         if slot in taken or slot == live:
             continue
-        assignment = _slot_insert(hit_id=hit_id, slot=slot, worker=worker, now=now, **extra)
+        assignment = _slot_insert(hit_id=hit_id, slot=slot, worker=worker, now=now,
+                                  mturk_assignment_id=mturk_assignment_id)
         if assignment is not None:
             return assignment
     return None
@@ -349,8 +354,8 @@ def assignment_claim_for_hit(
             Assignment.objects.filter(pk=existing.pk).update(mturk_assignment_id=mturk_assignment_id)
             existing.mturk_assignment_id = mturk_assignment_id
         return existing
-    extra = {"mturk_assignment_id": mturk_assignment_id} if mturk_assignment_id else {}
-    assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now, **extra)
+    assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now,
+                            mturk_assignment_id=mturk_assignment_id or None)
     if assignment is None:
         existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
         if existing is not None:

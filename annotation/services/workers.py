@@ -18,7 +18,7 @@ GOLD_MIN_ANSWERS = 5
 def worker_for_user(*, user: User) -> Worker:
     """The user's worker, created on first use; no query when the user was loaded with it (core.auth)."""
     try:
-        return user.worker  # type: ignore[union-attr]
+        return user.worker
     except Worker.DoesNotExist:
         pass
     worker, _ = Worker.objects.get_or_create(user=user)
