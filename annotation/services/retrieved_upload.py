@@ -16,8 +16,9 @@ same set uploaded as a text file of ids):
 
 docs/scaling.md shows a PySpark and a pandas snippet producing each file.
 
-Ids are resolved to Document pks batch by batch (`RESOLVE_BATCH`); ids that are not documents of the
-corpus are counted and the first `UNKNOWN_EXAMPLES` named. More than
+A bitmap's values are tested against the corpus's ids in one pass (the bitmap is the only set held);
+Parquet ids are resolved to Document pks batch by batch (`RESOLVE_BATCH`). Ids that are not documents of
+the corpus are counted and the first `UNKNOWN_EXAMPLES` named. More than
 `UNKNOWN_SHARE_MAX` unknown ids (or none known at all) refuses the upload: such a file
 was almost certainly made for another corpus or with the wrong id column.
 """
@@ -39,7 +40,7 @@ from annotation.services.classifiers import (
     _file_sha256,
     classifier_store,
 )
-from annotation.services.id_resolution import document_ids_resolve
+from annotation.services.id_resolution import document_ids_resolve, document_ids_resolve_bitmap
 
 READ_ROWS = 10_000  # Parquet rows per record batch
 # Ids resolved per call of document_ids_resolve: large enough that a large upload is resolved by its one
@@ -148,9 +149,13 @@ def classifier_create_from_bitmap(
     """
     path = Path(path)
     bitmap = _bitmap_read(path)
-    resolution = _Resolution()
-    for external_ids in _batches((str(value) for value in bitmap), RESOLVE_BATCH):
-        resolution.add(corpus=corpus, external_ids=external_ids)
+    # Tested against the bitmap itself (one pass over a large corpus, no batch of id strings).
+    retrieved, found = document_ids_resolve_bitmap(corpus=corpus, values=bitmap)
+    unknown = bitmap - found
+    resolution = _Resolution(
+        retrieved=retrieved, read=len(bitmap), unknown_count=len(unknown),
+        unknown_examples=[str(value) for value in itertools.islice(unknown, UNKNOWN_EXAMPLES)],
+    )
     return _store(
         corpus=corpus, name=name, path=path, resolution=resolution,
         definition={"format": "roaring"}, unknown_share_max=unknown_share_max,

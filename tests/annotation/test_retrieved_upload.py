@@ -53,20 +53,40 @@ def test_bitmap_of_integer_external_ids_becomes_an_ids_classifier(corpus, tmp_pa
     assert same.fingerprint == classifier.fingerprint
 
 
-def test_bitmap_resolves_across_several_batches(corpus, tmp_path, monkeypatch):
-    monkeypatch.setattr(retrieved_upload, "RESOLVE_BATCH", 7)
-    sizes = []
-    resolve = retrieved_upload.document_ids_resolve
+def test_a_large_bitmap_is_one_pass_over_the_corpus_testing_the_bitmap_itself(corpus, tmp_path, monkeypatch):
+    from annotation.services import id_resolution
 
-    def spy(*, corpus, external_ids):
-        sizes.append(len(external_ids))
-        return resolve(corpus=corpus, external_ids=external_ids)
+    passes = []
+    pairs = id_resolution.corpus_id_pairs
 
-    monkeypatch.setattr(retrieved_upload, "document_ids_resolve", spy)
-    wanted = list(range(1000, 1100))
-    result = classifier_create_from_bitmap(corpus=corpus, name="b", path=write_bitmap(tmp_path / "r.bin", wanted))
-    assert result.classifier.retrieved_count == 100 and result.read == 100
-    assert sizes == [7] * 14 + [2]  # bounded batches, never the whole upload at once
+    def spy(*, corpus):
+        passes.append(corpus.pk)
+        yield from pairs(corpus=corpus)
+
+    monkeypatch.setattr(id_resolution, "corpus_id_pairs", spy)
+    monkeypatch.setattr(id_resolution, "document_ids_resolve_chunked", None)  # the pass, not lookups
+    # Ids that are not canonical decimals never match a value: "042" is not 42, "７" (full width) is not 7.
+    DocumentFactory(corpus=corpus, external_id="042")
+    DocumentFactory(corpus=corpus, external_id="７")
+    DocumentFactory(corpus=corpus, external_id="99999999999")  # beyond 32 bits
+    wanted = [*range(1000, 1100), 42, 7]
+    result = classifier_create_from_bitmap(corpus=corpus, name="b", path=write_bitmap(tmp_path / "r.bin", wanted),
+                                           unknown_share_max=0.05)
+    assert passes == [corpus.pk]  # one pass, whatever the size
+    assert set(classifier_bitmap(classifier=result.classifier)) == {corpus.pks[str(v)] for v in range(1000, 1100)}
+    assert result.read == 102 and result.unknown_count == 2 and result.unknown_examples == ["7", "42"]
+
+
+def test_a_small_bitmap_is_looked_up_and_gives_the_same_set(corpus, tmp_path, monkeypatch):
+    from annotation.services import id_resolution
+
+    monkeypatch.setattr(id_resolution, "corpus_id_pairs", None)  # lookups, not the pass
+    big = CorpusFactory(name="big")
+    big.document_count = 100_000  # 3 ids of a corpus this size: index lookups
+    big.save(update_fields=["document_count"])
+    pks = {v: DocumentFactory(corpus=big, external_id=str(v)).pk for v in (5, 6, 7)}
+    result = classifier_create_from_bitmap(corpus=big, name="s", path=write_bitmap(tmp_path / "s.bin", [5, 7]))
+    assert set(classifier_bitmap(classifier=result.classifier)) == {pks[5], pks[7]} and result.unknown_count == 0
 
 
 def test_a_few_unknown_ids_are_counted_and_named(corpus, tmp_path):
