@@ -10,6 +10,9 @@ integers 1 … N (the bitmap contract: value n is the document whose id is "n"),
 * the earlier path, for comparison: the values as strings resolved by `document_ids_resolve` in batches of
   250,000 (one streamed pass over the corpus per batch).
 It checks both give the same set and prints wall time, this process's CPU time and peak RSS growth.
+
+`--parquet` uploads the same ids as a Parquet column instead (`classifier_create_from_parquet`), once with the
+product's `RESOLVE_BATCH` and once with `--old-batch` (250,000, the batch before 2026-11-25), same minutes.
 """
 from __future__ import annotations
 
@@ -58,6 +61,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--share", type=float, default=0.1)
+    parser.add_argument("--parquet", action="store_true")
+    parser.add_argument("--old-batch", type=int, default=250_000)
     args = parser.parse_args()
     django_setup()
     from pyroaring import BitMap
@@ -71,6 +76,9 @@ def main() -> None:
     values = BitMap(random.Random(7).sample(range(1, args.documents + 1), int(args.documents * args.share)))
     with open("/proc/loadavg") as handle:
         print(f"load before: {handle.read().split()[:3]}")
+    if args.parquet:
+        _parquet(corpus, values, args.old_batch)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "retrieved.roaring"
         path.write_bytes(values.serialize())
@@ -91,6 +99,34 @@ def main() -> None:
         Classifier.objects.filter(corpus=corpus, name__startswith="bench-bitmap").delete()
     with open("/proc/loadavg") as handle:
         print(f"load after: {handle.read().split()[:3]}")
+
+
+def _parquet(corpus, values, old_batch: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from annotation.models import Classifier
+    from annotation.services import retrieved_upload
+    from annotation.services.retrieved_sets import classifier_bitmap
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "retrieved.parquet"
+        pq.write_table(pa.table({"id": [str(v) for v in values]}), path)
+        results = []
+        for batch in (retrieved_upload.RESOLVE_BATCH, old_batch):
+            Classifier.objects.filter(corpus=corpus, name__startswith="bench-parquet").delete()
+            saved, retrieved_upload.RESOLVE_BATCH = retrieved_upload.RESOLVE_BATCH, batch
+            try:
+                rss, cpu, wall = _peak_mib(), time.process_time(), time.perf_counter()
+                result = retrieved_upload.classifier_create_from_parquet(corpus=corpus, name="bench-parquet", path=path)
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            finally:
+                retrieved_upload.RESOLVE_BATCH = saved
+            results.append(classifier_bitmap(classifier=result.classifier))
+            print(f"Parquet, {len(values):,} ids, batches of {batch:,}: {wall:.2f} s wall, {cpu:.2f} s CPU, "
+                  f"peak RSS +{_peak_mib() - rss:.0f} MiB (a later, smaller peak shows +0)")
+        Classifier.objects.filter(corpus=corpus, name__startswith="bench-parquet").delete()
+        print(f"same set: {results[0] == results[1]}")
 
 
 if __name__ == "__main__":

@@ -43,10 +43,11 @@ from annotation.services.classifiers import (
 from annotation.services.id_resolution import document_ids_resolve, document_ids_resolve_bitmap
 
 READ_ROWS = 10_000  # Parquet rows per record batch
-# Ids resolved per call of document_ids_resolve: large enough that a large upload is resolved by its one
-# streamed pass over the corpus per batch (measured 11 s for 100,000 ids on a 1M corpus, against 37 s for
-# 10,000 ids by index probes on a busy machine: docs/scaling.md), small enough to bound memory (~30 MB).
-RESOLVE_BATCH = 250_000
+# Parquet ids resolved per call of document_ids_resolve, each one streamed pass over the corpus: large
+# enough that an upload of up to a million ids is one pass (1M ids of a 10M corpus took four passes,
+# 55 s, with batches of 250,000), small enough to bound memory: a full batch peaks about 210 MiB above the
+# process's size (the ids, their set and the resolved dict; bench/bench_retrieved_bitmap.py --parquet).
+RESOLVE_BATCH = 1_000_000
 UNKNOWN_SHARE_MAX = 0.01  # refuse when more than 1% of the uploaded ids are not documents of the corpus
 BITMAP_MAX_BYTES = 512 * 2**20  # a full 32-bit bitmap serialises to about 512 MiB: anything larger is not one
 
