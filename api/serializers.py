@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from annotation.models import (
     Classifier,
+    ClassifierBuild,
     Corpus,
     CorpusUpload,
     Hit,
@@ -533,3 +534,55 @@ class LockSerializer(serializers.Serializer):
 
 class JsonObjectSerializer(serializers.Serializer):
     """A free-form JSON object (a report, a plan description): its members are documented in docs/api.md."""
+
+
+class ClassifierBuildSerializer(serializers.ModelSerializer):
+    """A classifier being built by a task (annotation ClassifierBuild): poll `url` until `status` is done or failed."""
+
+    url = serializers.SerializerMethodField(help_text="Where to poll this build (also the 202's `Location`).")
+    kind = serializers.CharField(read_only=True, help_text="`keywords`, `ids` or `scores`.")
+    classifier_id = serializers.IntegerField(allow_null=True, read_only=True,
+                                             help_text="The classifier's id once the build is done, else null.")
+    retrieved = serializers.SerializerMethodField(help_text="Documents retrieved, once done.")
+    warnings = serializers.SerializerMethodField(help_text="Coverage warnings (matches nothing, most of the corpus).")
+    unknown_count = serializers.SerializerMethodField(help_text="Uploaded ids that are no document of the corpus.")
+    unknown_examples = serializers.SerializerMethodField(help_text="The first few of them.")
+
+    class Meta:
+        model = ClassifierBuild
+        fields = ["id", "url", "corpus", "name", "kind", "status", "processed", "total", "shards", "error",
+                  "classifier_id", "retrieved", "warnings", "unknown_count", "unknown_examples", "created_at",
+                  "started_at", "finished_at"]
+        read_only_fields = fields
+        extra_kwargs = {"processed": {"help_text": "Documents scanned (keywords) or ids read (uploads) so far."},
+                        "total": {"help_text": "Documents of the corpus (keywords) or ids of the file (uploads)."},
+                        "error": {"help_text": "Why the build failed (empty otherwise)."}}
+
+    def get_url(self, build: ClassifierBuild) -> str:
+        return reverse("api:classifier_build", args=[build.pk])
+
+    def _details(self, build: ClassifierBuild) -> dict:
+        return build.details if isinstance(build.details, dict) else {}
+
+    def get_retrieved(self, build: ClassifierBuild) -> int | None:
+        return self._details(build).get("retrieved")
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_warnings(self, build: ClassifierBuild) -> list[str]:
+        return list(self._details(build).get("warnings") or [])
+
+    def get_unknown_count(self, build: ClassifierBuild) -> int:
+        return int(self._details(build).get("unknown_count") or 0)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_unknown_examples(self, build: ClassifierBuild) -> list[str]:
+        return list(self._details(build).get("unknown_examples") or [])
+
+
+class ClassifierBuildFileSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    kind = serializers.ChoiceField(choices=["ids", "scores"], help_text="`ids`: one external id per line; "
+                                                                       "`scores`: CSV `id,score`.")
+    file = serializers.FileField()
+    threshold = serializers.FloatField(required=False, allow_null=True,
+                                       help_text="Scores only: retrieved = score ≥ threshold.")

@@ -2,7 +2,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import account, classifiers, corpora, reports, topic_sets, topics
+from api.views import account, classifier_builds, classifiers, corpora, reports, topic_sets, topics
 
 app_name = "api"
 
@@ -20,6 +20,10 @@ v1 = [
     path("corpora/<int:corpus_id>/classifiers/retrieved/", classifiers.RetrievedCreate.as_view(),
          name="classifier_retrieved"),
     path("classifiers/<int:classifier_id>/", classifiers.ClassifierDetail.as_view(), name="classifier"),
+    path("corpora/<int:corpus_id>/classifier-builds/", classifier_builds.ClassifierBuildCreate.as_view(),
+         name="classifier_builds"),
+    path("classifier-builds/<int:build_id>/", classifier_builds.ClassifierBuildDetail.as_view(),
+         name="classifier_build"),
     path("topics/", topics.TopicList.as_view(), name="topics"),
     path("topics/<int:topic_id>/", topics.TopicDetail.as_view(), name="topic"),
     path("topics/<int:topic_id>/plan/", topics.TopicPlan.as_view(), name="topic_plan"),

@@ -54,6 +54,9 @@ from api.views.common import (
     validated,
 )
 
+IN_REQUEST = (" Built in the request: for corpora up to about a million documents; "
+              "`POST /corpora/{id}/classifier-builds/` builds by a task (202, then poll).")
+
 
 def _result(result: ClassifierResult) -> Response:
     data = {"classifier": result.classifier, "read": result.read, "unknown_count": result.unknown_count,
@@ -91,7 +94,8 @@ class KeywordsCreate(APIView):
     permission_classes = [Configure]
 
     @extend_schema(request=KeywordsCreateSerializer, responses={201: ClassifierSerializer, **PROBLEMS},
-                   tags=["classifiers"])
+                   tags=["classifiers"], description="A keyword classifier (one pass over the text for all terms)."
+                   + IN_REQUEST)
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         data = validated(KeywordsCreateSerializer, request.data)
@@ -118,7 +122,7 @@ class IdsCreate(APIView):
         parameters=[OpenApiParameter("name", str, description="the new classifier's name (text/plain and JSON)")],
         responses={201: ClassifierResultSerializer, **PROBLEMS}, tags=["classifiers"],
         description="A classifier whose retrieved set is the listed documents: one external id per line "
-                    "(`text/plain`, streamed), a JSON list, or a multipart `file`. Unknown ids are counted.")
+                    "(`text/plain`, streamed), a JSON list, or a multipart `file`. Unknown ids are counted." + IN_REQUEST)
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         kind = media_type(request)
@@ -146,7 +150,7 @@ class ScoresCreate(APIView):
         parameters=[OpenApiParameter("name", str), OpenApiParameter("threshold", float)],
         responses={201: ClassifierResultSerializer, **PROBLEMS}, tags=["classifiers"],
         description="Scores as CSV `id,score` (header optional); retrieved = score ≥ threshold. The scores are "
-                    "kept, so the threshold can move later (PATCH the classifier).")
+                    "kept, so the threshold can move later (PATCH the classifier)." + IN_REQUEST)
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         kind = media_type(request)

@@ -310,6 +310,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Router and classifier builds share their states (pending, running, done, failed): one enum, named.
+    "ENUM_NAME_OVERRIDES": {"BuildStatusEnum": "annotation.models.ClassifierBuild.Status"},
 }
 
 LOGGING = {

@@ -28,6 +28,8 @@ ENDPOINTS = [
     ("post", "/api/v1/corpora/{corpus}/classifiers/scores/", ANALYST),
     ("post", "/api/v1/corpora/{corpus}/classifiers/retrieved/", ANALYST),
     ("get", "/api/v1/classifiers/{classifier}/", ANALYST),
+    ("post", "/api/v1/corpora/{corpus}/classifier-builds/", ANALYST),
+    ("get", "/api/v1/classifier-builds/999999/", ANALYST),
     ("patch", "/api/v1/classifiers/{classifier}/", ANALYST),
     ("get", "/api/v1/topics/", ANALYST),
     ("post", "/api/v1/topics/", ANALYST),

@@ -1,0 +1,93 @@
+"""Classifiers built by tasks through the API (issue 15: creation never runs in a request).
+
+`POST /corpora/{id}/classifier-builds/` validates what it can at once (a mistake is a 400 and starts nothing),
+stores an uploaded file, queues the build and answers 202 with the build; `GET /classifier-builds/{id}/` is
+its progress and, once done, the classifier. The same services as the analyst pages
+(annotation.services.classifier_builds). The older `/classifiers/keywords|ids|scores/` endpoints create in
+the request and remain for small corpora and existing clients.
+"""
+from __future__ import annotations
+
+from pathlib import Path, PurePath
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Classifier, ClassifierBuild
+from annotation.services.classifier_builds import classifier_build_file_save, classifier_build_start
+from api.permissions import Configure
+from api.serializers import ClassifierBuildFileSerializer, ClassifierBuildSerializer, KeywordsCreateSerializer
+from api.views.common import PROBLEMS, corpus_or_404, media_type, unsupported, validated
+from core.errors import ApplicationError
+
+BUILD_STARTED = (
+    "Answered **202** with the build (`Location` = its `url`): poll `GET /api/v1/classifier-builds/{id}/` until "
+    "`status` is `done` (then `classifier_id`) or `failed` (`error`). Without a task broker the build runs before "
+    "the answer and the 202 already says done or failed. Mistakes found in the request (a name taken or being "
+    "built, no usable term, an unknown field, a file in the wrong format, with its line) are 400 and start nothing."
+)
+
+
+def _named(message: str, *, stored: str, source: str) -> str:
+    """"<stored path>:<line>: reason" as "<file name>, line <line>: reason"; never the server's path."""
+    if message.startswith(stored + ":"):
+        head, sep, tail = message[len(stored) + 1:].partition(":")
+        if sep and head.isdigit():
+            return f"{source}, line {head}:{tail}"
+        return f"{source}: {message[len(stored) + 1:].strip()}"
+    return message.replace(stored, source)
+
+
+def _accepted(build: ClassifierBuild) -> Response:
+    data = ClassifierBuildSerializer(ClassifierBuild.objects.get(pk=build.pk)).data
+    return Response(data, status=202, headers={"Location": data["url"]})
+
+
+class ClassifierBuildCreate(APIView):
+    permission_classes = [Configure]
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        request={"application/json": KeywordsCreateSerializer, "multipart/form-data": ClassifierBuildFileSerializer},
+        responses={202: ClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
+        description="Build a classifier by a task: keywords as JSON `{name, terms, fields}` (one pass over the "
+                    "corpus, in id-range shards across the workers), or a multipart `file` with `kind` `ids` (one "
+                    "external id per line) or `scores` (CSV `id,score`, with `threshold`). " + BUILD_STARTED)
+    def post(self, request: Request, corpus_id: int) -> Response:
+        corpus = corpus_or_404(corpus_id)
+        kind = media_type(request)
+        if kind == "application/json":
+            data = validated(KeywordsCreateSerializer, request.data)
+            definition = {"terms": data["terms"], **({"fields": data["fields"]} if data.get("fields") else {})}
+            build = classifier_build_start(corpus=corpus, name=data["name"], kind=Classifier.Kind.KEYWORDS,
+                                           definition=definition, user=request.user)
+        elif kind == "multipart/form-data":
+            form = validated(ClassifierBuildFileSerializer, request.data)
+            source = PurePath(form["file"].name or f"{form['kind']}.txt").name
+            # Streamed under MEDIA_ROOT; the build task reads it, then removes it (a refused file is removed too).
+            relative = classifier_build_file_save(original_name=source, chunks=form["file"].chunks())
+            try:
+                build = classifier_build_start(
+                    corpus=corpus, name=form["name"], kind=form["kind"], user=request.user,
+                    definition={"file": relative, "source": source, "threshold": form.get("threshold")})
+            except ApplicationError as exc:  # the file's problems name the stored copy: name the upload instead
+                exc.message = _named(exc.message, stored=str(Path(settings.MEDIA_ROOT) / relative), source=source)
+                raise
+        else:
+            raise unsupported(request)
+        return _accepted(build)
+
+
+class ClassifierBuildDetail(APIView):
+    permission_classes = [Configure]
+
+    @extend_schema(responses={200: ClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
+                   description="A classifier build: `status` (pending, running, done, failed), `processed` of "
+                               "`total`, and once done the `classifier_id`; once failed the `error`.")
+    def get(self, request: Request, build_id: int) -> Response:
+        return Response(ClassifierBuildSerializer(get_object_or_404(ClassifierBuild, pk=build_id)).data)
