@@ -6,14 +6,14 @@ import io
 import pytest
 
 from annotation.models import Classifier, ClassifierBuild, Corpus
-from tests.factories import CorpusFactory, make_documents
+from tests.factories import make_documents
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def corpus() -> Corpus:
-    corpus = CorpusFactory(name="wire")
+    corpus = Corpus.objects.create(name="wire")
     make_documents(corpus, 40, texts=["coffee prices rose" if i % 4 == 0 else "wheat harvest news" for i in range(40)])
     corpus.refresh_from_db()
     return corpus
