@@ -309,6 +309,7 @@ class GoldDocumentRow:
     correct: int
     sample_judged: bool  # a judged sample document used as gold: it is out of the recall estimate
     blockers: tuple[str, ...]  # why it cannot be removed; empty when it can
+    gold_class: int | None = None  # a topic set's known class 0..M (0: none of these); None for a single topic
 
     @property
     def accuracy(self) -> float | None:
@@ -316,8 +317,31 @@ class GoldDocumentRow:
 
 
 def topic_gold_documents(*, topic: Topic) -> list[GoldDocumentRow]:
-    """The topic's gold documents with how many judgments they got, how many were right, and what keeps them."""
+    """The topic's gold documents with how many judgments they got, how many were right, and what keeps them.
+
+    In a topic set a judgment is right when its class (``Judgment.choice``) is the known class (``gold_class``)."""
     from annotation.services.gold import gold_remove_blockers
+
+    if topic.is_multiclass:
+        labels = list(Label.objects.filter(topic=topic, gold_class__isnull=False).select_related("document")
+                      .only("document_id", "gold_class", "votes_total", "document__external_id", "document__title")
+                      .order_by("document_id"))
+        ids = [label.document_id for label in labels]
+        choices: dict[int, dict[int | None, int]] = {}
+        for doc_id, choice, n in (Judgment.objects.filter(topic=topic, document_id__in=ids).values("document_id", "choice")
+                                  .annotate(n=Count("pk")).values_list("document_id", "choice", "n")):
+            choices.setdefault(doc_id, {})[choice] = n
+        blockers = gold_remove_blockers(topic=topic, document_ids=ids)
+        sampled = set(SampledDocument.objects.filter(topic=topic, document_id__in=ids).values_list("document_id", flat=True))
+        rows = []
+        for label in labels:
+            counts = choices.get(label.document_id, {})  # an unsure answer (choice NULL) is never right
+            rows.append(GoldDocumentRow(
+                document_id=label.document_id, external_id=label.document.external_id, title=label.document.title,
+                gold=False, seen=sum(counts.values()), correct=counts.get(label.gold_class, 0),
+                sample_judged=label.votes_total >= Hit.ASSIGNMENTS_PER_HIT and label.document_id in sampled,
+                blockers=tuple(blockers.get(label.document_id, ())), gold_class=label.gold_class))
+        return rows
 
     labels = list(Label.objects.filter(topic=topic, gold__isnull=False).select_related("document")
                   .only("document_id", "gold", "majority", "document__external_id", "document__title")
@@ -341,7 +365,14 @@ def topic_gold_documents(*, topic: Topic) -> list[GoldDocumentRow]:
 
 
 def topic_judged_documents(*, topic: Topic):
-    """The topic's fully judged, non-gold labels with their document (a queryset, for a paginator)."""
+    """The topic's fully judged, non-gold labels with their document (a queryset, for a paginator).
+
+    In a topic set: the labels with all their votes (ties included) and no known class yet."""
+    if topic.is_multiclass:
+        return (Label.objects.filter(topic=topic, votes_total__gte=Hit.ASSIGNMENTS_PER_HIT, gold_class__isnull=True)
+                .select_related("document").only("document_id", "votes_total", "votes_unsure", "class_votes",
+                                                 "majority_class", "document__external_id", "document__title")
+                .order_by("document_id"))
     return (Label.objects.filter(topic=topic, majority__isnull=False, gold__isnull=True)
             .select_related("document").only("document_id", "votes_relevant", "votes_total", "majority",
                                              "document__external_id", "document__title")

@@ -14,6 +14,9 @@ What a gold document changes, said on the gold page:
 * Every judgment on a gold document counts towards its workers' gold accuracy,
   the ones made before it became gold included (``worker_gold_score`` reads them all).
 
+A topic set's gold file names a class instead of a yes/no answer (columns ``id`` and ``class``):
+the class's name (any case), its position 1..M, or "none", "none of these" or 0.
+
 A CSV upload is parsed first (``gold_csv_parse``): every bad line is reported with
 its line number and nothing is added; the good lines are added only when the user
 confirms (``gold_csv_apply``), all in one transaction.
@@ -36,13 +39,15 @@ GOLD_CSV_MAX_BYTES = 1_000_000
 GOLD_CSV_MAX_ROWS = 5_000
 ID_COLUMN = "id"
 RELEVANT_COLUMN = "relevant"
+CLASS_COLUMN = "class"
+_NONE_NAMES = frozenset({"none", "none of these", "0"})
 _TRUE = frozenset({"yes", "y", "1", "true"})
 _FALSE = frozenset({"no", "n", "0", "false"})
 _LOOKUP_CHUNK = 500
 
 
 class GoldCsvError(ApplicationError):
-    """The whole file cannot be read (too large, not text, no id/relevant header)."""
+    """The whole file cannot be read (too large, not text, no id/relevant (topic set: id/class) header)."""
 
 
 class GoldDocumentRefused(ApplicationError):
@@ -51,13 +56,19 @@ class GoldDocumentRefused(ApplicationError):
 
 @dataclass(frozen=True)
 class GoldCsvLine:
-    """A good line: the document it names and the known answer."""
+    """A good line: the document it names and the known answer (``relevant``, or a topic set's ``gold_class``)."""
 
     line: int
     external_id: str
     document_id: int
-    relevant: bool
-    previous: bool | None  # the known answer it replaces, None when the document is not gold yet
+    relevant: bool | None  # None in a topic set
+    previous: bool | int | None  # the known answer (a class in a topic set) it replaces, None when not gold yet
+    gold_class: int | None = None  # a topic set's known class 0..M (0: none of these); None for a single topic
+
+    @property
+    def answer(self) -> bool | int:
+        """The known answer: a topic set's class, else relevant (True/False)."""
+        return self.gold_class if self.gold_class is not None else bool(self.relevant)
 
 
 @dataclass(frozen=True)
@@ -85,16 +96,45 @@ def _short(value: str, limit: int = 60) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
+def _class_lookup(topic: Topic) -> tuple[dict[str, int], list[str]]:
+    """({lower-case name, none words: position}, the names by position) of a topic set's classes."""
+    from annotation.services.topic_sets import topic_set_class_names
+
+    names = topic_set_class_names(topic=topic)
+    positions = {" ".join(name.split()).lower(): position for position, name in enumerate(names) if position}
+    positions.update(dict.fromkeys(_NONE_NAMES, 0))
+    return positions, names
+
+
+def _class_of(raw: str, *, positions: dict[str, int], count: int) -> int | str:
+    """The class position a cell names, or why it names none (a reason for the problem list)."""
+    value = " ".join(raw.split()).lower()
+    by_name = positions.get(value)
+    if value.isdigit() and value.isascii():
+        number = int(value)
+        if by_name is not None and by_name != number:
+            return f"class {_short(raw.strip())!r} is both the name of class {by_name} and the number of class {number}"
+        if number <= count:
+            return number
+    if by_name is not None:
+        return by_name
+    return ""
+
+
 def gold_csv_parse(*, topic: Topic, data: bytes) -> GoldCsvParse:
-    """Read a gold CSV (columns ``id`` = a document's external id, ``relevant`` = yes/no/1/0/true/false).
+    """Read a gold CSV (columns ``id`` = a document's external id, ``relevant`` = yes/no/1/0/true/false;
+    in a topic set ``class`` = a class name (any case), its position 1..M, or none / none of these / 0).
 
     Nothing is written. Raises GoldCsvError when the file as a whole is unusable; a bad line
-    (empty id, an answer that is not yes/no, an id not in the topic's corpus, an id given
-    twice) is a problem with its line number, and the other lines are still read.
+    (empty id, an answer that is not yes/no or not a class of the topic set, an id not in the
+    topic's corpus, an id given twice) is a problem with its line number, and the other lines are still read.
     """
-    if topic.is_multiclass:
-        raise GoldCsvError("A gold file gives yes/no answers, and a topic set's gold documents take one of its "
-                           "topics: mark them one by one from the judged documents instead.")
+    multiclass = topic.is_multiclass
+    answer_column = CLASS_COLUMN if multiclass else RELEVANT_COLUMN
+    positions: dict[str, int] = {}
+    class_names: list[str] = []
+    if multiclass:
+        positions, class_names = _class_lookup(topic)
     if len(data) > GOLD_CSV_MAX_BYTES:
         raise GoldCsvError(f"The file is {len(data):,} bytes; the limit is {GOLD_CSV_MAX_BYTES:,} bytes. "
                            "Split it into smaller files.")
@@ -110,13 +150,15 @@ def gold_csv_parse(*, topic: Topic, data: bytes) -> GoldCsvParse:
     except csv.Error as exc:
         raise GoldCsvError(f"Line 1 cannot be read as CSV: {exc}.") from None
     columns = [name.strip().lower() for name in header or []]
-    if ID_COLUMN not in columns or RELEVANT_COLUMN not in columns:
-        raise GoldCsvError(f"The first line must name the columns {ID_COLUMN!r} and {RELEVANT_COLUMN!r} "
+    if ID_COLUMN not in columns or answer_column not in columns:
+        kind = (" (a topic set's gold documents take one of its topics, by name or number, or none)"
+                if multiclass else "")
+        raise GoldCsvError(f"The first line must name the columns {ID_COLUMN!r} and {answer_column!r}{kind} "
                            f"(found: {', '.join(repr(_short(c)) for c in columns) or 'nothing'}).")
-    id_at, relevant_at = columns.index(ID_COLUMN), columns.index(RELEVANT_COLUMN)
+    id_at, relevant_at = columns.index(ID_COLUMN), columns.index(answer_column)
 
     problems: list[GoldCsvProblem] = []
-    wanted: list[tuple[int, str, bool]] = []
+    wanted: list[tuple[int, str, bool | int]] = []
     first_line_of: dict[str, int] = {}
     rows = 0
     while True:
@@ -137,10 +179,21 @@ def gold_csv_parse(*, topic: Topic, data: bytes) -> GoldCsvParse:
                                                  f"the header names {len(columns)}"))
             continue
         external_id, raw_answer = row[id_at].strip(), row[relevant_at]
-        answer = _answer(raw_answer)
+        answer: bool | int | None
         if not external_id:
             problems.append(GoldCsvProblem(line, "the id is empty"))
             continue
+        if multiclass:
+            found_class = _class_of(raw_answer, positions=positions, count=len(class_names) - 1)
+            if isinstance(found_class, str):
+                problems.append(GoldCsvProblem(line, found_class or (
+                    f"class is {_short(raw_answer.strip())!r}, not a class of this topic set; write one of "
+                    + ", ".join(repr(_short(name)) for name in class_names[1:])
+                    + f", none of these, or a class number 0 to {len(class_names) - 1}")))
+                continue
+            answer = found_class
+        else:
+            answer = _answer(raw_answer)
         if answer is None:
             problems.append(GoldCsvProblem(line, f"relevant is {_short(raw_answer.strip())!r}; "
                                                  "write yes, no, 1, 0, true or false"))
@@ -161,8 +214,12 @@ def gold_csv_parse(*, topic: Topic, data: bytes) -> GoldCsvParse:
             problems.append(GoldCsvProblem(line, f"no document with the id {_short(external_id)!r} in the corpus "
                                                  f"{_short(topic.corpus.name)!r}"))
             continue
-        lines.append(GoldCsvLine(line=line, external_id=external_id, document_id=document_id, relevant=answer,
-                                 previous=current.get(document_id)))
+        if multiclass:
+            lines.append(GoldCsvLine(line=line, external_id=external_id, document_id=document_id, relevant=None,
+                                     previous=current.get(document_id), gold_class=int(answer)))
+        else:
+            lines.append(GoldCsvLine(line=line, external_id=external_id, document_id=document_id,
+                                     relevant=bool(answer), previous=current.get(document_id)))
     return GoldCsvParse(lines=tuple(lines), problems=tuple(sorted(problems, key=lambda p: p.line)))
 
 
@@ -175,18 +232,24 @@ def _documents_by_external_id(*, topic: Topic, external_ids: Sequence[str]) -> d
     return found
 
 
-def _gold_answers_of(*, topic: Topic, document_ids: Iterable[int]) -> dict[int, bool]:
+def _gold_answers_of(*, topic: Topic, document_ids: Iterable[int]) -> dict[int, bool | int]:
     ids = list(document_ids)
-    answers: dict[int, bool] = {}
+    answers: dict[int, bool | int] = {}
     for start in range(0, len(ids), _LOOKUP_CHUNK):
-        rows = Label.objects.filter(topic=topic, document_id__in=ids[start:start + _LOOKUP_CHUNK],
-                                    gold__isnull=False).values_list("document_id", "gold")
-        answers.update({doc_id: bool(gold) for doc_id, gold in rows})
+        chunk = Label.objects.filter(topic=topic, document_id__in=ids[start:start + _LOOKUP_CHUNK])
+        if topic.is_multiclass:
+            classes = chunk.filter(gold_class__isnull=False).values_list("document_id", "gold_class")
+            answers.update({doc_id: gold_class for doc_id, gold_class in classes if gold_class is not None})
+        else:
+            rows = chunk.filter(gold__isnull=False).values_list("document_id", "gold")
+            answers.update({doc_id: bool(gold) for doc_id, gold in rows})
     return answers
 
 
-def gold_csv_apply(*, topic: Topic, answers: Sequence[tuple[int, bool]]) -> int:
-    """Add the confirmed lines ((document id, known answer) pairs) as gold, all or none; returns how many."""
+def gold_csv_apply(*, topic: Topic, answers: Sequence[tuple[int, bool | int]]) -> int:
+    """Add the confirmed lines ((document id, known answer) pairs) as gold, all or none; returns how many.
+
+    The known answer is relevant (True/False) for a single topic, a class position 0..M for a topic set."""
     with transaction.atomic():
         documents = {}
         ids = [doc_id for doc_id, _ in answers]
@@ -197,7 +260,13 @@ def gold_csv_apply(*, topic: Topic, answers: Sequence[tuple[int, bool]]) -> int:
             if document is None:
                 raise GoldDocumentRefused("A document of the file no longer exists; nothing was added. "
                                           "Upload the file again.")
-            gold_document_add(topic=topic, document=document, relevant=bool(relevant))
+            if topic.is_multiclass:
+                if isinstance(relevant, bool):
+                    raise GoldDocumentRefused("A topic set's gold document takes a class, not yes/no; nothing was "
+                                              "added. Upload the file again.")
+                gold_document_add(topic=topic, document=document, gold_class=int(relevant))
+            else:
+                gold_document_add(topic=topic, document=document, relevant=bool(relevant))
     return len(answers)
 
 
@@ -260,7 +329,8 @@ def gold_document_remove(*, topic: Topic, document_id: int) -> None:
         # Lock order as in the HIT and sampling services: topic first, then its rows. HIT creation
         # holds the topic lock, so no HIT can take the document as its gold check meanwhile.
         Topic.objects.select_for_update().filter(pk=topic.pk).values_list("pk", flat=True).first()
-        label = (Label.objects.select_for_update().filter(topic=topic, document_id=document_id, gold__isnull=False)
+        known = {"gold_class__isnull": False} if topic.is_multiclass else {"gold__isnull": False}
+        label = (Label.objects.select_for_update().filter(topic=topic, document_id=document_id, **known)
                  .select_related("document").first())
         if label is None:
             raise GoldDocumentRefused("This document is not a gold document of the topic (any more).")
@@ -273,6 +343,9 @@ def gold_document_remove(*, topic: Topic, document_id: int) -> None:
                   and not SampledDocument.objects.filter(topic=topic, document_id=document_id).exists())
         if unused:
             label.delete()
+        elif topic.is_multiclass:
+            label.gold_class = None
+            label.save(update_fields=["gold_class", "updated_at"])
         else:
             label.gold = None
             label.save(update_fields=["gold", "updated_at"])

@@ -5,7 +5,8 @@ The worker-quality page may be read by analysts and managers; only analysts bloc
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.core import signing
@@ -16,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import GoldCsvForm, WorkerBlockForm
-from annotation.models import Topic, Worker
+from annotation.models import Label, Topic, Worker
 from annotation.roles import CONFIGURE, READ_REPORTS, role_required
 from annotation.selectors import (
     WorkerQualityRow,
@@ -34,6 +35,7 @@ from annotation.services.gold import (
     gold_csv_parse,
     gold_document_remove,
 )
+from annotation.services.topic_sets import topic_set_class_names
 from annotation.services.workers import GOLD_MIN_ANSWERS, worker_block, worker_unblock
 from core.errors import ApplicationError
 from core.web import form_error
@@ -51,19 +53,65 @@ def _csv_salt(topic: Topic) -> str:
     return f"gold-csv:{topic.pk}"
 
 
+@dataclass(frozen=True)
+class JudgedClassRow:
+    """A topic set's judged document on the gold page: its votes and majority in words."""
+
+    label: Label
+    votes: str  # e.g. "Oil 2, none 1"
+    majority: str  # the majority class's name, "tie" or "no sure vote"
+
+
+def _class_votes_words(label: Label, names: Sequence[str]) -> str:
+    counts = [(int(n), position) for position, n in enumerate(label.class_votes or []) if n]
+    counts.sort(key=lambda c: (-c[0], c[1]))
+    words = [f"{'none' if position == 0 else names[position] if position < len(names) else f'class {position}'} {n}"
+             for n, position in counts]
+    if label.votes_unsure:
+        words.append(f"unsure {label.votes_unsure}")
+    return ", ".join(words) or "no vote"
+
+
+def _judged_class_rows(labels: Sequence[Label], names: Sequence[str]) -> list[JudgedClassRow]:
+    rows = []
+    for label in labels:
+        sure = sum(int(n) for n in label.class_votes or [])
+        if label.majority_class is not None and label.majority_class < len(names):
+            majority = names[label.majority_class]
+        else:
+            majority = "tie" if sure else "no sure vote"
+        rows.append(JudgedClassRow(label=label, votes=_class_votes_words(label, names), majority=majority))
+    return rows
+
+
 def _gold_page(request: HttpRequest, topic: Topic, *, form: GoldCsvForm | None = None,
                parsed: GoldCsvParse | None = None, status: int = 200) -> HttpResponse:
     page = Paginator(topic_judged_documents(topic=topic), JUDGED_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"topic": topic, "gold": topic_gold_documents(topic=topic), "judged": page,
-               "form": form or GoldCsvForm(), "min_answers": GOLD_MIN_ANSWERS}
+    gold = topic_gold_documents(topic=topic)
+    form = form or GoldCsvForm()
+    context: dict[str, object] = {"topic": topic, "gold": gold, "judged": page,
+                                  "form": form, "min_answers": GOLD_MIN_ANSWERS}
+    if topic.is_multiclass:
+        names = topic_set_class_names(topic=topic)
+        form.fields["file"].help_text = (
+            "Columns id (the document's id in the corpus) and class (a topic's name, its number, or none), "
+            "with a header line. At most 1 MB.")
+        context["class_names"] = names
+        # (position, name) in the order of the choice: the topics 1..M, then "None of these" (0).
+        context["class_choices"] = [*enumerate(names)][1:] + [(0, names[0])]
+        context["judged_rows"] = _judged_class_rows(list(page.object_list), names)
+        context["gold_rows"] = [(g, names[g.gold_class] if g.gold_class is not None and g.gold_class < len(names)
+                                 else f"class {g.gold_class}") for g in gold]
+    else:
+        context["gold_rows"] = [(g, "relevant" if g.gold else "not relevant") for g in gold]
     if parsed is not None:
         context["parsed"] = parsed
         context["problems"] = parsed.problems[:PROBLEMS_SHOWN]
         context["changed"] = sum(1 for line in parsed.lines if line.previous is not None
-                                 and line.previous != line.relevant)
+                                 and line.previous != line.answer)
         if parsed.lines:
             context["confirm_token"] = signing.dumps(
-                [[line.document_id, line.relevant] for line in parsed.lines], salt=_csv_salt(topic), compress=True)
+                [[line.document_id, line.answer] for line in parsed.lines], salt=_csv_salt(topic), compress=True)
     return render(request, "analyst/gold_documents.html", context, status=status)
 
 
@@ -83,12 +131,30 @@ def _back_to_gold(request: HttpRequest, topic: Topic) -> HttpResponse:
 @require_POST
 def gold_add_judged(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = _topic(topic_id)
+    if topic.is_multiclass:
+        return _gold_add_judged_class(request, topic)
     document_id, answer = request.POST.get("document", ""), request.POST.get("relevant", "")
     if not document_id.isdigit() or answer not in ("yes", "no"):
         raise ApplicationError("Choose a judged document and whether it is relevant.")
     label = gold_add_from_judged(topic=topic, document_id=int(document_id), relevant=answer == "yes")
     messages.success(request, f"Document {label.document.external_id!r} is now gold "
                               f"({'relevant' if label.gold else 'not relevant'}); the report leaves it out from its next recompute.")
+    return _back_to_gold(request, topic)
+
+
+def _gold_add_judged_class(request: HttpRequest, topic: Topic) -> HttpResponse:
+    """A topic set's judged document becomes gold with the posted class (``gold_class``, a position 0..M)."""
+    names = topic_set_class_names(topic=topic)
+    document_id, raw_class = request.POST.get("document", ""), request.POST.get("gold_class", "").strip()
+    if not document_id.isdigit() or not document_id.isascii():
+        raise ApplicationError("Choose a judged document and its class.")
+    if not (raw_class.isdigit() and raw_class.isascii() and int(raw_class) < len(names)):
+        raise ApplicationError(f"Choose the document's class: one of the topic set's {len(names) - 1} topics "
+                               f"or “{names[0]}” (class numbers 0 to {len(names) - 1}).")
+    gold_class = int(raw_class)
+    label = gold_add_from_judged(topic=topic, document_id=int(document_id), gold_class=gold_class)
+    messages.success(request, f"Document {label.document.external_id!r} is now gold ({names[gold_class]}); "
+                              "the report counts it with this class from its next recompute.")
     return _back_to_gold(request, topic)
 
 
@@ -114,7 +180,7 @@ def gold_csv_upload(request: HttpRequest, topic_id: int) -> HttpResponse:
     if parsed.problems:
         # Nothing is added: the page lists the bad lines and asks before adding the good ones.
         return _gold_page(request, topic, parsed=parsed)
-    added = gold_csv_apply(topic=topic, answers=[(line.document_id, line.relevant) for line in parsed.lines])
+    added = gold_csv_apply(topic=topic, answers=[(line.document_id, line.answer) for line in parsed.lines])
     messages.success(request, f"{added} gold document{'s' if added != 1 else ''} added from the file.")
     return redirect("analyst:gold", topic_id=topic.pk)
 
@@ -129,7 +195,8 @@ def gold_csv_confirm(request: HttpRequest, topic_id: int) -> HttpResponse:
         raise GoldCsvError("The confirmation waited more than an hour; nothing was added. Upload the file again.") from None
     except signing.BadSignature:
         raise GoldCsvError("The confirmation could not be read; nothing was added. Upload the file again.") from None
-    added = gold_csv_apply(topic=topic, answers=[(int(doc_id), bool(relevant)) for doc_id, relevant in answers])
+    added = gold_csv_apply(topic=topic, answers=[
+        (int(doc_id), int(answer) if topic.is_multiclass else bool(answer)) for doc_id, answer in answers])
     messages.success(request, f"{added} gold document{'s' if added != 1 else ''} added; the bad lines were skipped.")
     return redirect("analyst:gold", topic_id=topic.pk)
 
