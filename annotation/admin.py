@@ -13,8 +13,8 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.utils.html import format_html
 
 from annotation import models
-from annotation.services.corpus_import import corpus_totals_refresh
-from annotation.services.retrieved_sets import bitmap_from_bytes
+from annotation.services.corpora.corpus_import import corpus_totals_refresh
+from annotation.services.corpora.retrieved_sets import bitmap_from_bytes
 
 
 def bitmap_summary(data) -> str:
@@ -155,7 +155,7 @@ class TopicAdmin(admin.ModelAdmin):
     search_fields = ["name", "instructions"]
     # Status moves through the sampling services, not by hand.
     readonly_fields = ["corpus", "status", "created_at"]
-    # Frozen once sampling starts (annotation.services.topic_settings): HITs already exist.
+    # Frozen once sampling starts (annotation.services.topics.topic_settings): HITs already exist.
     frozen_after_draft = ["crowd", "hit_size"]
     inlines = [ClassifierPairInline, TopicClassifierInline]
 
@@ -209,7 +209,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
     @admin.action(description="Block the selected workers")
     def block(self, request, queryset):
-        from annotation.services.workers import worker_block
+        from annotation.services.crowd.workers import worker_block
 
         for worker in queryset:
             worker_block(worker=worker, reason=f"blocked in the admin by {request.user.get_username()}")
@@ -217,7 +217,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
     @admin.action(description="Unblock the selected workers")
     def unblock(self, request, queryset):
-        from annotation.services.workers import worker_unblock
+        from annotation.services.crowd.workers import worker_unblock
 
         for worker in queryset:
             worker_unblock(worker=worker)
@@ -247,7 +247,7 @@ class HitAdmin(ReadOnlyAdmin):
 
 
 class MturkConfirmationFilter(admin.SimpleListFilter):
-    """MTurk answers waiting for MTurk's confirmation, or never confirmed (annotation.services.mturk)."""
+    """MTurk answers waiting for MTurk's confirmation, or never confirmed (annotation.services.crowd.mturk)."""
 
     title = "MTurk confirmation"
     parameter_name = "mturk_confirmation"
@@ -328,7 +328,7 @@ class CorpusUploadAdmin(ReadOnlyAdmin):
 
 @admin.register(models.ClassifierBuild)
 class ClassifierBuildAdmin(ReadOnlyAdmin):
-    """Builds are written by their tasks only (annotation/services/classifier_builds.py)."""
+    """Builds are written by their tasks only (annotation/services/classifiers/classifier_builds.py)."""
 
     list_display = ["id", "name", "corpus", "kind", "status", "processed", "total", "shards", "created_at"]
     list_filter = ["status", "kind"]
@@ -337,7 +337,7 @@ class ClassifierBuildAdmin(ReadOnlyAdmin):
 
 @admin.register(models.RouterBuild)
 class RouterBuildAdmin(ReadOnlyAdmin):
-    """Router builds are written by their task only (annotation/services/router_builds.py)."""
+    """Router builds are written by their task only (annotation/services/classifiers/router_builds.py)."""
 
     list_display = ["id", "name", "topic", "kind", "status", "processed", "total", "created_at"]
     list_filter = ["status", "kind"]

@@ -324,7 +324,7 @@ class RenameForm(forms.Form):
 
 
 class GoldCsvForm(forms.Form):
-    """A gold CSV upload (issue 12 item 7); the size limit and the lines are checked by annotation.services.gold."""
+    """A gold CSV upload (issue 12 item 7); the size limit and the lines are checked by annotation.services.crowd.gold."""
 
     file = forms.FileField(label="Gold CSV file",
                            help_text="Columns id (the document's id in the corpus) and relevant (yes/no, 1/0 or "

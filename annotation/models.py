@@ -413,7 +413,7 @@ class SampleDraw(models.Model):
     drawn = models.PositiveIntegerField(default=0)
     # Roaring bitmap of the ids excluded from the region when this draw was made
     # (earlier draws of the same stratum, caller's exclusions): with the seed, it
-    # re-derives the drawn ids exactly (annotation.services.sampling.sample_draw_reproduce).
+    # re-derives the drawn ids exactly (annotation.services.sampling.draws.sample_draw_reproduce).
     excluded_bitmap = models.BinaryField(default=b"", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -534,7 +534,7 @@ class Assignment(models.Model):
     mturk_assignment_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     feedback = models.CharField(max_length=1024, blank=True)
     # Mechanical Turk answers ({document id: relevant}) waiting for MTurk to confirm the
-    # assignment (annotation.services.mturk): they count only once confirmed, when they become
+    # assignment (annotation.services.crowd.mturk): they count only once confirmed, when they become
     # judgments and this is cleared. Pending while "claimed"; kept, never counted, once "expired".
     provisional_answers = models.JSONField(null=True, blank=True)
 
@@ -559,7 +559,7 @@ class Judgment(models.Model):
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="judgments")
     # NULL: the worker answered "unsure" (only where Topic.allow_unsure); it fills the worker's place but is
-    # left out of the majority (annotation.services.labels).
+    # left out of the majority (annotation.services.crowd.labels).
     relevant = models.BooleanField(null=True)
     # Topic sets only: the class position chosen (0: none of these); NULL there means "unsure". Binary
     # topics leave it NULL; a judgment never carries both a relevance and a class.

@@ -17,9 +17,9 @@ from django.db.models import Count, DecimalField, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
-from annotation.services.assignments import hits_open_count
-from annotation.services.labels import topic_gold_answers, topic_gold_document_ids
-from annotation.services.retrieved_sets import region_counts
+from annotation.services.corpora.retrieved_sets import region_counts
+from annotation.services.crowd.assignments import hits_open_count
+from annotation.services.crowd.labels import topic_gold_answers, topic_gold_document_ids
 
 # --------------------------------------------------------------------------- annotators
 
@@ -110,7 +110,7 @@ def assignment_answers(*, assignment: Assignment) -> dict[int, bool | int | None
 
 def annotator_correctable(*, worker: Worker, limit: int = 5) -> list[Assignment]:
     """The worker's most recent submitted HITs whose answers they may still change (judgment_correct)."""
-    from annotation.services.assignments import assignment_correctable
+    from annotation.services.crowd.assignments import assignment_correctable
 
     recent = (
         Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED, hit__topic__crowd=Topic.Crowd.LOCAL)
@@ -320,7 +320,7 @@ def topic_gold_documents(*, topic: Topic) -> list[GoldDocumentRow]:
     """The topic's gold documents with how many judgments they got, how many were right, and what keeps them.
 
     In a topic set a judgment is right when its class (``Judgment.choice``) is the known class (``gold_class``)."""
-    from annotation.services.gold import gold_remove_blockers
+    from annotation.services.crowd.gold import gold_remove_blockers
 
     if topic.is_multiclass:
         labels = list(Label.objects.filter(topic=topic, gold_class__isnull=False).select_related("document")
@@ -505,7 +505,7 @@ class LaunchQuote:
     `regions` holds the new documents per pair region ("N": the dependence check); `further`
     the new documents of each further classifier's precision sample, an upper bound since those
     the pair's sample already holds are queued once. Costs are what the HITs cost if every
-    assignment is done (reward + crowd fees), as annotation.services.hits prices the budget.
+    assignment is done (reward + crowd fees), as annotation.services.crowd.hits prices the budget.
     """
 
     half_width: float
@@ -566,9 +566,9 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) 
     `complement` is the dependence check's total of documents of N (0: none). Raises the
     sampling service's SamplingError when the pair cannot be planned or drawn.
     """
-    from annotation.services.crowds import crowd_cost_per_assignment
-    from annotation.services.hits import topic_committed_cost
-    from annotation.services.sampling import planned_region_sizes
+    from annotation.services.crowd.crowds import crowd_cost_per_assignment
+    from annotation.services.crowd.hits import topic_committed_cost
+    from annotation.services.sampling.draws import planned_region_sizes
 
     targets: dict[str, int] = dict(planned_region_sizes(topic=topic, half_width=half_width))
     if complement:

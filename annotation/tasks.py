@@ -15,11 +15,11 @@ from django.db import InterfaceError, OperationalError, transaction
 
 from annotation.events import LabelPosteriorsUpdated, event_send_on_commit
 from annotation.models import Topic
-from annotation.services.assignments import assignments_expire
-from annotation.services.corpus_uploads import corpus_upload_run, corpus_uploads_stuck_fail
-from annotation.services.labels import labels_posteriors_recompute
-from annotation.services.mturk_reconcile import mturk_reconcile_all
-from annotation.services.sampling import samples_launch
+from annotation.services.corpora.corpus_uploads import corpus_upload_run, corpus_uploads_stuck_fail
+from annotation.services.crowd.assignments import assignments_expire
+from annotation.services.crowd.labels import labels_posteriors_recompute
+from annotation.services.crowd.mturk_reconcile import mturk_reconcile_all
+from annotation.services.sampling.draws import samples_launch
 
 
 @shared_task(name="annotation.tasks.samples_draw_task")

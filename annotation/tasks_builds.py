@@ -1,4 +1,4 @@
-"""Celery tasks of classifier builds (annotation/services/classifier_builds.py): thin, by build id, safe twice.
+"""Celery tasks of classifier builds (annotation/services/classifiers/classifier_builds.py): thin, by build id, safe twice.
 
 `classifier_build_task` starts a build: a keyword build becomes a chord — one `classifier_build_shard_task`
 per id range (a group, spread over the workers), then `classifier_build_finish_task` with their results —
@@ -12,7 +12,7 @@ from typing import Any
 from celery import chord, shared_task
 
 from annotation.models import Classifier
-from annotation.services.classifier_builds import (
+from annotation.services.classifiers.classifier_builds import (
     classifier_build_begin,
     classifier_build_fail,
     classifier_build_finish,

@@ -1,4 +1,4 @@
-"""Celery task of router builds (annotation/services/router_builds.py): thin, by build id, safe twice.
+"""Celery task of router builds (annotation/services/classifiers/router_builds.py): thin, by build id, safe twice.
 
 Imported by annotation/tasks.py so Celery's autodiscovery registers it in a real worker.
 """
@@ -8,7 +8,7 @@ from typing import Any
 
 from celery import shared_task
 
-from annotation.services.router_builds import router_build_fail, router_build_run, router_builds_stuck_fail
+from annotation.services.classifiers.router_builds import router_build_fail, router_build_run, router_builds_stuck_fail
 from core.errors import ApplicationError
 
 

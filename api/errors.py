@@ -18,11 +18,11 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from annotation.services.corpus_uploads import CorpusUploadTooLarge
-from annotation.services.hits import BudgetExceeded
-from annotation.services.retrieved_upload import RetrievedUploadTooLarge
-from annotation.services.sampling import SamplingError
-from annotation.services.topic_settings import TopicStatusError
+from annotation.services.classifiers.retrieved_upload import RetrievedUploadTooLarge
+from annotation.services.corpora.corpus_uploads import CorpusUploadTooLarge
+from annotation.services.crowd.hits import BudgetExceeded
+from annotation.services.sampling.draws import SamplingError
+from annotation.services.topics.topic_settings import TopicStatusError
 from api.services import IdempotencyConflict
 from core.errors import ApplicationError
 from estimation.services.certification_plans import CertificationError

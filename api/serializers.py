@@ -22,7 +22,7 @@ from annotation.models import (
     SampleDraw,
     Topic,
 )
-from annotation.services import keywords
+from annotation.services.classifiers import keywords
 from api.models import ApiToken
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import DEFAULT_DELTA1_BAND
@@ -407,7 +407,7 @@ class RouterBuildSerializer(serializers.ModelSerializer):
 
 
 def router_build_error_lines(*, error: str) -> list[dict[str, Any]]:
-    """The `line N: problem` lines of a build's error (annotation/services/router_builds.py writes them)."""
+    """The `line N: problem` lines of a build's error (annotation/services/classifiers/router_builds.py writes them)."""
     found = (re.fullmatch(r"line (\d+): (.+)", text.strip()) for text in (error or "").splitlines()[1:])
     return [{"line": int(match.group(1)), "problem": match.group(2)} for match in found if match]
 

@@ -47,7 +47,7 @@ def corpus_ensure(name: str, documents: int, *, relevant_every: int = 0):
     from django.db import connection, transaction
 
     from annotation.models import Corpus
-    from annotation.services.corpus_import import corpus_totals_refresh
+    from annotation.services.corpora.corpus_import import corpus_totals_refresh
 
     corpus = Corpus.objects.filter(name=name).first()
     if corpus is not None and corpus.document_count == documents:
@@ -76,10 +76,10 @@ def corpus_ensure(name: str, documents: int, *, relevant_every: int = 0):
 def report_topic():
     """A 3,000-document topic whose sample a simulated crowd judged, with its report snapshot (untimed)."""
     from annotation.models import Topic
-    from annotation.services.classifiers import classifier_create_from_ids
-    from annotation.services.crowd_simulation import crowd_simulate
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
+    from annotation.services.classifiers.classifier import classifier_create_from_ids
+    from annotation.services.crowd.crowd_simulation import crowd_simulate
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
     from estimation.services.recompute import topic_snapshot_create
 
     name = "bench-api-report"

@@ -50,7 +50,7 @@ def main() -> None:
 
 def run(*, documents: int, repeats: int, dependence: bool) -> None:
     from annotation.models import SampleDraw
-    from annotation.services.sampling import samples_draw
+    from annotation.services.sampling.draws import samples_draw
     from estimation.services import certification_verdicts
     from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
     from tests.factories import UserFactory, c1, certification_ids, judge, make_pair_world, pilot

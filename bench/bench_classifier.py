@@ -72,7 +72,7 @@ def _worker_stop(worker: subprocess.Popen) -> None:
 def _sharded_build(corpus, *, name: str, terms: list[str], shards: int) -> tuple[float, Any]:
     """Start a build (queued to the worker pool) and wait for it; wall seconds from start to stored classifier."""
     from annotation.models import ClassifierBuild
-    from annotation.services.classifier_builds import classifier_build_start
+    from annotation.services.classifiers.classifier_builds import classifier_build_start
 
     started = time.perf_counter()
     build = classifier_build_start(corpus=corpus, name=name, kind="keywords", definition={"terms": terms},
@@ -92,7 +92,7 @@ def scale_out(corpus, *, vendor: str, tag: str, workers: list[int], shards: int,
     """One-process build vs the sharded build on worker pools of each size; same set and fingerprint checked."""
     from django.conf import settings
 
-    from annotation.services.classifiers import classifier_create_keywords
+    from annotation.services.classifiers.classifier import classifier_create_keywords
 
     if settings.CELERY_TASK_ALWAYS_EAGER or vendor != "postgresql":
         raise SystemExit("--workers needs REDIS_URL (a broker) and a PostgreSQL DATABASE_URL")
@@ -134,8 +134,12 @@ def main() -> None:
     args = parser.parse_args()
     vendor = django_setup()
     from annotation.models import Classifier, Corpus
-    from annotation.services.classifiers import classifier_create_keywords, keyword_preview, neighbour_terms_suggest
-    from annotation.services.corpus_import import corpus_import
+    from annotation.services.classifiers.classifier import (
+        classifier_create_keywords,
+        keyword_preview,
+        neighbour_terms_suggest,
+    )
+    from annotation.services.corpora.corpus_import import corpus_import
 
     name = corpus_name(args.documents)
     if not Corpus.objects.filter(name=name).exists():

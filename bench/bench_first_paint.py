@@ -97,10 +97,10 @@ def build() -> None:
 
     from annotation.models import Corpus, Document, Topic
     from annotation.roles import roles_ensure
-    from annotation.services.classifiers import classifier_create_keywords
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
+    from annotation.services.classifiers.classifier import classifier_create_keywords
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
 
     User = get_user_model()
     user, _ = User.objects.get_or_create(username=USERNAME)

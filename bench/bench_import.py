@@ -23,9 +23,9 @@ def main() -> None:
     vendor = django_setup()
     import logging
 
-    from annotation.services.corpus_import import corpus_import
+    from annotation.services.corpora.corpus_import import corpus_import
 
-    logging.getLogger("annotation.services.corpus_import").setLevel(logging.DEBUG)
+    logging.getLogger("annotation.services.corpora.corpus_import").setLevel(logging.DEBUG)
 
     name = corpus_name(args.documents)
     corpus_drop(name)

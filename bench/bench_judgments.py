@@ -64,8 +64,8 @@ def _build(documents: int, annotators: int) -> int:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Classifier, ClassifierPair, Corpus, Document, Topic, Worker
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-    from annotation.services.sampling import samples_launch
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.sampling.draws import samples_launch
 
     corpus = Corpus.objects.create(name="bench")
     n = documents * 4
@@ -99,7 +99,7 @@ def _annotate_in_process(worker_ids: list[int], topic_id: int, db_name: str, red
 
     connections["default"].settings_dict["NAME"] = db_name
     from annotation.models import HitItem, Topic, Worker
-    from annotation.services.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
 
     topic = Topic.objects.get(pk=topic_id)
     waiting = collections.deque(Worker.objects.filter(pk__in=worker_ids))

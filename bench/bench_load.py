@@ -100,8 +100,8 @@ def _build(*, sample_documents: int, annotators: int, text_chars: int) -> tuple[
     from django.utils.module_loading import import_string
 
     from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic, Worker
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-    from annotation.services.sampling import samples_launch
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.sampling.draws import samples_launch
 
     rng = random.Random(20261124)
     words = ("recall estimate classifier sample document topic crowd label judgment annotator report "

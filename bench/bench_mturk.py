@@ -72,7 +72,7 @@ def main() -> None:
 
 def run(n_hits: int) -> None:
     from annotation.models import Assignment, Hit, HitItem, Label, Topic
-    from annotation.services.mturk_reconcile import mturk_reconcile_all
+    from annotation.services.crowd.mturk_reconcile import mturk_reconcile_all
     from tests.factories import DocumentFactory, TopicFactory
 
     settings.MTURK_EXTERNAL_BASE_URL = "https://recall.example.org"

@@ -79,8 +79,8 @@ def build(documents: int):
     from django.db import connection, transaction
 
     from annotation.models import Corpus, Document
-    from annotation.services.classifiers import classifier_create_keywords
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.classifiers.classifier import classifier_create_keywords
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 
     name = f"bench-pages-{documents}"
     corpus = Corpus.objects.filter(name=name).first()
@@ -119,9 +119,9 @@ def build(documents: int):
 
 def judge(corpus) -> None:
     from annotation.models import Classifier, Label, Topic
-    from annotation.services.crowd_simulation import crowd_simulate
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
+    from annotation.services.crowd.crowd_simulation import crowd_simulate
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
     from estimation.services.recompute import topic_snapshot_create
 
     topic = Topic.objects.filter(name=TOPIC_NAME).first()
@@ -131,7 +131,7 @@ def judge(corpus) -> None:
     c1, c2 = (Classifier.objects.get(corpus=corpus, name=n) for n in ("title oil", "body crude"))
     extra = Classifier.objects.filter(corpus=corpus, name="title oil or crude").first()
     if topic is None:
-        from annotation.services.classifiers import classifier_create_keywords
+        from annotation.services.classifiers.classifier import classifier_create_keywords
 
         extra = extra or classifier_create_keywords(corpus=corpus, name="title oil or crude", terms=["oil", "crude"],
                                                     fields=["title", "text"])
@@ -148,7 +148,7 @@ def judge(corpus) -> None:
 def pad_lists(corpus) -> None:
     """Enough rows for a second page of each searchable list (untimed, once)."""
     from annotation.models import Classifier, Corpus, Topic
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     c1, c2 = (Classifier.objects.get(corpus=corpus, name=n) for n in ("title oil", "body crude"))
     template = Classifier.objects.get(pk=c1.pk)
@@ -175,8 +175,8 @@ def export_topic(corpus):
     from django.utils import timezone
 
     from annotation.models import Assignment, Classifier, Document, Hit, HitItem, Judgment, Label, Topic
-    from annotation.services.crowd_simulation import simulated_workers_ensure
-    from annotation.services.topics import topic_create
+    from annotation.services.crowd.crowd_simulation import simulated_workers_ensure
+    from annotation.services.topics.topic import topic_create
 
     topic = Topic.objects.filter(name=EXPORT_TOPIC_NAME).first()
     if topic is not None and Judgment.objects.filter(topic=topic).count() >= 3 * EXPORT_DOCUMENTS:
@@ -219,9 +219,9 @@ def annotator_assignments(topic):
     from annotation.models import Assignment
     from annotation.roles import roles_ensure
     from annotation.selectors import assignment_items, topic_region_progress
-    from annotation.services.assignments import assignment_claim_fresh, assignment_correctable, assignment_submit
-    from annotation.services.sampling import samples_launch
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim_fresh, assignment_correctable, assignment_submit
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
 
     user, _ = get_user_model().objects.get_or_create(username="bench-annotator")
     user.groups.add(roles_ensure()["annotator"])
@@ -255,7 +255,7 @@ def measure(corpus, repeats: int, only: str = "") -> None:
 
     from annotation.models import Classifier, CorpusUpload, Judgment, Label, Topic
     from annotation.roles import roles_ensure
-    from annotation.services.classifiers import keyword_preview
+    from annotation.services.classifiers.classifier import keyword_preview
 
     topic = Topic.objects.get(name=TOPIC_NAME)
     user, _ = get_user_model().objects.get_or_create(username="bench-analyst")

@@ -87,7 +87,7 @@ def build(rng):
         TopicClassifier,
         Worker,
     )
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 
     corpus = Corpus.objects.create(name="bench-recompute", document_count=CORPUS_SIZE)
     Document.objects.bulk_create([

@@ -24,8 +24,8 @@ def main() -> None:
     args = parser.parse_args()
     vendor = django_setup()
     from annotation.models import Classifier, Corpus
-    from annotation.services import retrieved_sets
-    from annotation.services.retrieved_sets import (
+    from annotation.services.corpora import retrieved_sets
+    from annotation.services.corpora.retrieved_sets import (
         bitmap_draw,
         bitmap_from_ids,
         bitmap_to_bytes,

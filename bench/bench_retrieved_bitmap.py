@@ -36,7 +36,7 @@ def _corpus(documents: int):
     from django.db import connection
 
     from annotation.models import Corpus, Document
-    from annotation.services.corpus_import import corpus_totals_refresh
+    from annotation.services.corpora.corpus_import import corpus_totals_refresh
 
     name = f"bitmap-{documents}"
     corpus = Corpus.objects.filter(name=name).first()
@@ -68,9 +68,9 @@ def main() -> None:
     from pyroaring import BitMap
 
     from annotation.models import Classifier
-    from annotation.services.id_resolution import document_ids_resolve
-    from annotation.services.retrieved_sets import classifier_bitmap
-    from annotation.services.retrieved_upload import classifier_create_from_bitmap
+    from annotation.services.classifiers.retrieved_upload import classifier_create_from_bitmap
+    from annotation.services.corpora.id_resolution import document_ids_resolve
+    from annotation.services.corpora.retrieved_sets import classifier_bitmap
 
     corpus = _corpus(args.documents)
     values = BitMap(random.Random(7).sample(range(1, args.documents + 1), int(args.documents * args.share)))
@@ -106,8 +106,8 @@ def _parquet(corpus, values, old_batch: int) -> None:
     import pyarrow.parquet as pq
 
     from annotation.models import Classifier
-    from annotation.services import retrieved_upload
-    from annotation.services.retrieved_sets import classifier_bitmap
+    from annotation.services.classifiers import retrieved_upload
+    from annotation.services.corpora.retrieved_sets import classifier_bitmap
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "retrieved.parquet"

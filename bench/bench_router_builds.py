@@ -38,9 +38,9 @@ def main() -> None:
 
     from annotation import tasks_routers
     from annotation.models import Router, RouterBuild, Topic
-    from annotation.services import router_builds
-    from annotation.services.routers import router_create_from_keywords
-    from annotation.services.topic_sets import topic_set_create
+    from annotation.services.classifiers import router_builds
+    from annotation.services.classifiers.routers import router_create_from_keywords
+    from annotation.services.topics.topic_sets import topic_set_create
 
     settings.CELERY_TASK_ALWAYS_EAGER = False
     queued: list[int] = []

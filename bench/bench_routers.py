@@ -39,7 +39,7 @@ def corpus_build(documents: int, *, fresh: bool):
     from django.db import connection, transaction
 
     from annotation.models import Corpus, Document
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 
     name = f"bench-routers-{documents}"
     corpus = Corpus.objects.filter(name=name).first()
@@ -84,8 +84,12 @@ def main() -> None:
     vendor = django_setup()
 
     from annotation.models import Topic
-    from annotation.services.routers import router_create_from_csv, router_create_from_keywords, router_predictions
-    from annotation.services.topic_sets import topic_set_create
+    from annotation.services.classifiers.routers import (
+        router_create_from_csv,
+        router_create_from_keywords,
+        router_predictions,
+    )
+    from annotation.services.topics.topic_sets import topic_set_create
 
     corpus = corpus_build(args.documents, fresh=args.fresh)
     Topic.objects.filter(corpus=corpus).delete()

@@ -35,7 +35,7 @@ PER_REGION = 500
 
 def _build(seed: int = 1):
     from annotation.models import Classifier, ClassifierPair, Corpus, Document, Topic
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 
     corpus = Corpus.objects.create(name="bench")
     Document.objects.bulk_create(
@@ -66,7 +66,7 @@ def _build(seed: int = 1):
 
 
 def main() -> None:
-    from annotation.services.sampling import region_bitmap, sample_draw_reproduce, samples_launch
+    from annotation.services.sampling.draws import region_bitmap, sample_draw_reproduce, samples_launch
 
     vendor = connection.vendor
     if vendor == "sqlite":  # a file, like production, not the in-memory test default

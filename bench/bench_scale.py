@@ -139,12 +139,12 @@ def main() -> None:
     from django.db import connection
 
     from annotation.models import Corpus, Label
-    from annotation.services.classifiers import classifier_create_keywords
-    from annotation.services.corpus_import import corpus_import
-    from annotation.services.retrieved_sets import region_counts
-    from annotation.services.retrieved_upload import classifier_create_from_parquet
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
+    from annotation.services.classifiers.classifier import classifier_create_keywords
+    from annotation.services.classifiers.retrieved_upload import classifier_create_from_parquet
+    from annotation.services.corpora.corpus_import import corpus_import
+    from annotation.services.corpora.retrieved_sets import region_counts
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
 
     name = corpus_name(args.documents)
     print(f"[{vendor}] {args.documents:,} documents from {path.name} ({path.stat().st_size / 2**20:,.0f} MiB); "

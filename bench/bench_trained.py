@@ -87,7 +87,7 @@ def build_follow(build_id: int) -> dict[str, float]:
 def cpu_sample(corpus, documents: int) -> None:
     """CPU seconds of scoring `documents` documents in one process, with the last finished build's saved model."""
     from annotation.models import ClassifierBuild, Document
-    from annotation.services import trained
+    from annotation.services.classifiers import trained
 
     build = ClassifierBuild.objects.filter(corpus=corpus, kind="trained", status="done").order_by("-pk").first()
     if build is None:
@@ -118,8 +118,8 @@ def features_sample(documents: int) -> None:
 
     import numpy as np
 
-    from annotation.services import trained
-    from annotation.services.char_hashing import char_wb_transform
+    from annotation.services.classifiers import trained
+    from annotation.services.classifiers.char_hashing import char_wb_transform
 
     texts, labels = [], []
     with gzip.open(corpus_file(1_000_000), "rt", encoding="utf-8") as handle:
@@ -184,9 +184,9 @@ def main() -> None:
     from django.conf import settings
 
     from annotation.models import Classifier, ClassifierBuild, Corpus
-    from annotation.services.classifier_builds import classifier_build_start
-    from annotation.services.corpus_import import corpus_import
-    from annotation.services.field_values import classifier_create_field_values
+    from annotation.services.classifiers.classifier_builds import classifier_build_start
+    from annotation.services.classifiers.field_values import classifier_create_field_values
+    from annotation.services.corpora.corpus_import import corpus_import
 
     name = corpus_name(args.documents)
     if not Corpus.objects.filter(name=name).exists():

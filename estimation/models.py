@@ -101,7 +101,7 @@ class CertificationPlanDraw(models.Model):
     """A draw of a plan's certification sample: the link lives here, annotation only keeps an opaque key.
 
     The draw's ``stratum_key`` is ``certification_stratum_key(plan)``, which keeps the plan's sample a
-    stratum of its own in ``annotation.services.sampling``; this row says which plan it belongs to.
+    stratum of its own in ``annotation.services.sampling.draws``; this row says which plan it belongs to.
     """
 
     plan = models.ForeignKey(CertificationPlan, on_delete=models.PROTECT, related_name="draw_links")

@@ -33,8 +33,8 @@ from annotation.models import (
     Worker,
 )
 from annotation.roles import roles_ensure
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from annotation.services.sampling import region_bitmap, region_sample_draw, samples_draw
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from annotation.services.sampling.draws import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan
 from estimation.selectors import certification_sampled_documents
 

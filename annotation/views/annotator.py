@@ -1,7 +1,7 @@
 """The built-in annotator pages: progress, take the next HIT, judge its documents, submit or return it.
 
 Thin: each view reads through annotation.selectors and writes through
-annotation.services.assignments. A worker only ever reaches their own
+annotation.services.crowd.assignments. A worker only ever reaches their own
 assignments (anyone else's is a 404, like a missing one).
 
 The HIT page's script (static/js/annotator.js) keeps the answers in the
@@ -34,7 +34,7 @@ from annotation.selectors import (
     assignment_for_worker,
     assignment_items,
 )
-from annotation.services.assignments import (
+from annotation.services.crowd.assignments import (
     RELEASED_FEEDBACK,
     AssignmentExpired,
     AssignmentNotFound,
@@ -48,8 +48,8 @@ from annotation.services.assignments import (
     assignment_submit,
     judgment_correct,
 )
-from annotation.services.topic_sets import topic_set_classes
-from annotation.services.workers import worker_for_user
+from annotation.services.crowd.workers import worker_for_user
+from annotation.services.topics.topic_sets import topic_set_classes
 from annotation.views.highlight import paragraphs
 
 # "u" (unsure) is accepted only where the topic allows it (the service refuses it otherwise).

@@ -1,7 +1,7 @@
 """Analyst pages for the classifier kinds of issue 13: field-value filters and classifiers trained on another view.
 
-Thin: the forms parse, the services (annotation/services/field_values.py, trained.py) decide and refuse; a trained
-classifier is built by a task (annotation/services/classifier_builds.py) whose page follows its progress.
+Thin: the forms parse, the services (annotation/services/classifiers/field_values.py, trained.py) decide and refuse; a trained
+classifier is built by a task (annotation/services/classifiers/classifier_builds.py) whose page follows its progress.
 """
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from annotation.forms import NewClassifierNameMixin
 from annotation.models import Classifier, ClassifierBuild, Corpus, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.services.classifier_builds import classifier_build_start
-from annotation.services.field_values import (
+from annotation.services.classifiers.classifier_builds import classifier_build_start
+from annotation.services.classifiers.field_values import (
     MetadataKey,
     classifier_create_field_values,
     corpus_metadata_keys,
     field_values_preview,
 )
-from annotation.services.trained import COLUMNS, MIN_PER_CLASS
+from annotation.services.classifiers.trained import COLUMNS, MIN_PER_CLASS
 from core.errors import ApplicationError
 from core.web import form_error
 

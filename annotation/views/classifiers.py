@@ -28,12 +28,7 @@ from annotation.forms import (
 from annotation.models import Classifier, ClassifierBuild, Corpus
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import classifiers_for_list
-from annotation.services.classifier_builds import (
-    classifier_build_file_save,
-    classifier_build_start,
-    classifier_build_state,
-)
-from annotation.services.classifiers import (
+from annotation.services.classifiers.classifier import (
     KeywordPreview,
     PreviewDocument,
     classifier_archive,
@@ -45,9 +40,14 @@ from annotation.services.classifiers import (
     classifier_unarchive,
     keyword_preview,
 )
-from annotation.services.keywords import corpus_keyword_fields
-from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.term_suggestions import MIN_SEED_DOCUMENTS, TermSuggestions, term_suggestions_rank
+from annotation.services.classifiers.classifier_builds import (
+    classifier_build_file_save,
+    classifier_build_start,
+    classifier_build_state,
+)
+from annotation.services.classifiers.keywords import corpus_keyword_fields
+from annotation.services.classifiers.term_suggestions import MIN_SEED_DOCUMENTS, TermSuggestions, term_suggestions_rank
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.views.highlight import highlight_pieces
 from core.errors import ApplicationError
 from core.web import form_error

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.forms import CorpusUploadForm, ListSearchForm
 from annotation.models import Corpus, CorpusUpload, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.services.corpus_uploads import (
+from annotation.services.corpora.corpus_uploads import (
     CorpusUploadTooLarge,
     corpus_upload_create,
     corpus_upload_delete,

@@ -3,7 +3,7 @@
 MTurk opens /mturk/hit/<id>/?assignmentId=…&hitId=…&workerId=…&turkSubmitTo=…
 * assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE: a preview (instructions and documents, no form);
 * otherwise the worker's assignment is recorded and the form shown; the POST stores the
-  judgments (annotation.services.mturk) and returns a page that hands the assignment back
+  judgments (annotation.services.crowd.mturk) and returns a page that hands the assignment back
   to MTurk by POSTing to <turkSubmitTo>/mturk/externalSubmit.
 
 Workers are anonymous here (no Django login). Why Django's CSRF middleware is replaced
@@ -17,7 +17,7 @@ HIT, the app assignment, the MTurk ids and turkSubmitTo), and a cross-site Origi
 
 None of this proves the ids are real (MTurk does not sign them): the answers are stored as
 provisional and count only after reconcile has confirmed the assignment with MTurk
-(annotation.services.mturk.mturk_assignment_verify). The page says so.
+(annotation.services.crowd.mturk.mturk_assignment_verify). The page says so.
 """
 from __future__ import annotations
 
@@ -37,8 +37,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.crowds.mturk_client import PREVIEW_ASSIGNMENT_ID, WORKER_FRAME_ANCESTORS, WORKER_SUBMIT_HOSTS
 from annotation.models import Assignment, Hit, HitItem, Topic
-from annotation.services.assignments import SubmitRefused
-from annotation.services.mturk import (
+from annotation.services.crowd.assignments import SubmitRefused
+from annotation.services.crowd.mturk import (
     UNVERIFIED_MESSAGE,
     MturkPageRefused,
     MturkSubmission,
@@ -48,7 +48,7 @@ from annotation.services.mturk import (
     mturk_submission_summary,
     mturk_submit_url,
 )
-from annotation.services.topic_sets import topic_set_classes
+from annotation.services.topics.topic_sets import topic_set_classes
 
 # A topic set's answer: "c<class position>" (0: none of these), as on the annotator's page.
 CLASS_CODE = re.compile(r"c(\d{1,2})")

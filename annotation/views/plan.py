@@ -5,11 +5,11 @@ from dataclasses import asdict
 
 from annotation.models import REGION_NAMES, ClassifierPair, Hit, Topic
 from annotation.selectors import PAIR_REGIONS, topic_region_progress
-from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
-from annotation.services.crowds import crowd_cost_per_assignment
-from annotation.services.retrieved_sets import region_counts
-from annotation.services.sampling import region_precision_guesses
-from annotation.services.topics import pair_design_check
+from annotation.services.classifiers.pairs import pair_design_check
+from annotation.services.corpora.retrieved_sets import region_counts
+from annotation.services.crowd.crowds import crowd_cost_per_assignment
+from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
+from annotation.services.sampling.draws import region_precision_guesses
 from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
 

@@ -26,7 +26,7 @@ from annotation.selectors import (
     topic_judged_documents,
     topic_worker_quality_rows,
 )
-from annotation.services.gold import (
+from annotation.services.crowd.gold import (
     GOLD_CSV_MAX_BYTES,
     GoldCsvError,
     GoldCsvParse,
@@ -35,8 +35,8 @@ from annotation.services.gold import (
     gold_csv_parse,
     gold_document_remove,
 )
-from annotation.services.topic_sets import topic_set_class_names
-from annotation.services.workers import GOLD_MIN_ANSWERS, worker_block, worker_unblock
+from annotation.services.crowd.workers import GOLD_MIN_ANSWERS, worker_block, worker_unblock
+from annotation.services.topics.topic_sets import topic_set_class_names
 from core.errors import ApplicationError
 from core.web import form_error
 

@@ -1,5 +1,5 @@
 """Analyst page: a retrieved set computed by the team's own engine (Spark, Dask, Ray, pandas), uploaded as a
-Roaring bitmap of integer external ids or a Parquet column of ids (annotation/services/retrieved_upload.py)."""
+Roaring bitmap of integer external ids or a Parquet column of ids (annotation/services/classifiers/retrieved_upload.py)."""
 from __future__ import annotations
 
 import tempfile
@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.models import Corpus
 from annotation.roles import CONFIGURE, role_required
-from annotation.services.retrieved_upload import (
+from annotation.services.classifiers.retrieved_upload import (
     BITMAP_MAX_BYTES,
     UNKNOWN_SHARE_MAX,
     classifier_create_from_retrieved_file,

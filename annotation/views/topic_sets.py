@@ -2,7 +2,7 @@
 
 A topic set is a Topic of kind "multiclass": M classes plus "none of these", a uniform sample of the corpus
 judged by three workers, and routers (multi-class classifiers) measured against it. The views parse, call
-annotation.services.topic_sets / routers and render; the single-topic pages send a topic set here (the HIT
+annotation.services.topics.topic_sets / routers and render; the single-topic pages send a topic set here (the HIT
 preview, rename, archive and delete are the single topic's pages, which handle both kinds).
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ from annotation.forms import RouterNameForm, RouterRuleForm, RouterUploadForm, T
 from annotation.models import Corpus, Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress
-from annotation.services.keywords import corpus_keyword_fields
-from annotation.services.router_builds import LIVE, router_build_start, router_build_state
-from annotation.services.routers import (
+from annotation.services.classifiers.keywords import corpus_keyword_fields
+from annotation.services.classifiers.router_builds import LIVE, router_build_start, router_build_state
+from annotation.services.classifiers.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
     router_archive,
@@ -36,7 +36,7 @@ from annotation.services.routers import (
     router_unarchive,
     routers_for_topic,
 )
-from annotation.services.topic_sets import (
+from annotation.services.topics.topic_sets import (
     LaunchPreview,
     topic_set_class_names,
     topic_set_classes,

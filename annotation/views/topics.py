@@ -30,13 +30,11 @@ from annotation.forms import (
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_launch_quote, topic_progress, topics_for_list
-from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN
-from annotation.services.hits import hits_budget_check, topic_committed_cost
-from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.sampling import samples_launch_enqueue
-from annotation.services.topic_sets import topic_set_classes
-from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
-from annotation.services.topics import (
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
+from annotation.services.crowd.hits import hits_budget_check, topic_committed_cost
+from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
+from annotation.services.sampling.draws import samples_launch_enqueue
+from annotation.services.topics.topic import (
     topic_archive,
     topic_create,
     topic_delete,
@@ -44,6 +42,8 @@ from annotation.services.topics import (
     topic_rename,
     topic_unarchive,
 )
+from annotation.services.topics.topic_sets import topic_set_classes
+from annotation.services.topics.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.views.highlight import paragraphs
 from annotation.views.plan import topic_plan_context
 from core.errors import ApplicationError

@@ -3,7 +3,7 @@
 `POST /corpora/{id}/classifier-builds/` validates what it can at once (a mistake is a 400 and starts nothing),
 stores an uploaded file, queues the build and answers 202 with the build; `GET /classifier-builds/{id}/` is
 its progress and, once done, the classifier. The same services as the analyst pages
-(annotation.services.classifier_builds). The older `/classifiers/keywords|ids|scores/` endpoints create in
+(annotation.services.classifiers.classifier_builds). The older `/classifiers/keywords|ids|scores/` endpoints create in
 the request and remain for small corpora and existing clients.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Classifier, ClassifierBuild
-from annotation.services.classifier_builds import classifier_build_file_save, classifier_build_start
+from annotation.services.classifiers.classifier_builds import classifier_build_file_save, classifier_build_start
 from api.permissions import Configure
 from api.serializers import ClassifierBuildFileSerializer, ClassifierBuildSerializer, KeywordsCreateSerializer
 from api.views.common import PROBLEMS, corpus_or_404, media_type, unsupported, validated

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Classifier
-from annotation.services.classifiers import (
+from annotation.services.classifiers.classifier import (
     ClassifierError,
     ClassifierResult,
     classifier_create_from_ids,
@@ -22,7 +22,7 @@ from annotation.services.classifiers import (
     classifier_create_keywords,
     classifier_set_threshold,
 )
-from annotation.services.retrieved_upload import (
+from annotation.services.classifiers.retrieved_upload import (
     classifier_create_from_retrieved_file,
     retrieved_upload_max_bytes,
     retrieved_upload_too_large,

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Corpus, CorpusUpload
-from annotation.services.corpus_uploads import corpus_upload_create
+from annotation.services.corpora.corpus_uploads import corpus_upload_create
 from api.permissions import Configure
 from api.serializers import CorpusFileSerializer, CorpusSerializer, ImportOptionsSerializer, UploadSerializer
 from api.views.common import (

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.services.hits import BudgetExceeded
+from annotation.services.crowd.hits import BudgetExceeded
 from api.errors import ProblemError
 from api.permissions import ReadReports
 from api.serializers import (

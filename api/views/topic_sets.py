@@ -2,7 +2,7 @@
 uploaded CSV or keyword rules, the priced launch preview and the launch (cost confirmed, idempotent).
 
 A topic set is a Topic of kind "multiclass"; its report is the topic's report (`/topics/{id}/report/`).
-The views parse, call annotation.services.topic_sets / routers, and answer; the rules live there."""
+The views parse, call annotation.services.topics.topic_sets / routers, and answer; the rules live there."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -21,15 +21,15 @@ from rest_framework.views import APIView
 
 from annotation.models import Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
 from annotation.selectors import topic_progress
-from annotation.services.router_builds import router_build_start
-from annotation.services.routers import (
+from annotation.services.classifiers.router_builds import router_build_start
+from annotation.services.classifiers.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
     router_archive,
     router_delete,
     routers_for_topic,
 )
-from annotation.services.topic_sets import (
+from annotation.services.topics.topic_sets import (
     LaunchPreview,
     topic_set_class_names,
     topic_set_classes,

@@ -16,11 +16,11 @@ from rest_framework.views import APIView
 
 from annotation.models import Hit, HitItem, Judgment, SampleDraw, Topic
 from annotation.selectors import LaunchQuote, topic_launch_quote, topic_progress
-from annotation.services.complement import DEFAULT_COMPLEMENT_MARGIN
-from annotation.services.hits import hits_budget_check
-from annotation.services.sampling import samples_launch_enqueue
-from annotation.services.topic_settings import topic_pause, topic_resume, topic_settings_update
-from annotation.services.topics import topic_create
+from annotation.services.crowd.hits import hits_budget_check
+from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
+from annotation.services.sampling.draws import samples_launch_enqueue
+from annotation.services.topics.topic import topic_create
+from annotation.services.topics.topic_settings import topic_pause, topic_resume, topic_settings_update
 from annotation.views.plan import topic_plan_context
 from api.errors import ProblemError
 from api.permissions import Configure, ReadReports

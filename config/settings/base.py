@@ -204,7 +204,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-stale-snapshots": {"task": "estimation.tasks.snapshots_refresh_stale_task", "schedule": 60.0},
     # Sends webhook deliveries whose retry time has come, and any whose enqueue was lost (webhooks/tasks.py).
     "send-due-webhooks": {"task": "webhooks.tasks.webhook_deliveries_due_task", "schedule": 60.0},
-    # Fails corpus uploads whose import task is gone (annotation/services/corpus_uploads.py).
+    # Fails corpus uploads whose import task is gone (annotation/services/corpora/corpus_uploads.py).
     "fail-stuck-uploads": {"task": "annotation.tasks_import.corpus_uploads_stuck_task", "schedule": 300.0},
     # Fails classifier builds with no progress for CLASSIFIER_BUILD_STUCK_SECONDS (services/classifier_builds.py).
     "fail-stuck-classifier-builds": {"task": "annotation.tasks_builds.classifier_builds_stuck_task", "schedule": 300.0},

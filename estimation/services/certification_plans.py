@@ -54,12 +54,12 @@ from django.utils import timezone
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, SampledDocument, SampleDraw, Topic
-from annotation.services.classifiers import classifier_freeze
-from annotation.services.complement import complement_prevalence_guess
-from annotation.services.crowds import crowd_cost_per_assignment
-from annotation.services.hits import hits_create_for_draws, hits_publish
-from annotation.services.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
-from annotation.services.sampling import (
+from annotation.services.classifiers.classifier import classifier_freeze
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
+from annotation.services.crowd.crowds import crowd_cost_per_assignment
+from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
+from annotation.services.sampling.complement import complement_prevalence_guess
+from annotation.services.sampling.draws import (
     SampledRegion,
     draw_seed_derive,
     region_bitmap,

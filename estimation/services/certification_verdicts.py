@@ -27,8 +27,8 @@ from django.db import transaction
 from pyroaring import BitMap
 
 from annotation.models import Classifier, Hit, Label, Region
-from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.sampling import region_bitmap
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
+from annotation.services.sampling.draws import region_bitmap
 from estimation.events import CertificationDecided, estimation_event_send_on_commit
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_sampled_documents, certification_shortfall

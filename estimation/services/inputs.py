@@ -69,8 +69,8 @@ from annotation.models import (
     Topic,
     TopicClassifier,
 )
-from annotation.services.crowds import crowd_cost_per_assignment
-from annotation.services.retrieved_sets import classifier_bitmap, region_counts
+from annotation.services.corpora.retrieved_sets import classifier_bitmap, region_counts
+from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from core.errors import ApplicationError
 from estimation.selectors import certification_summary
 

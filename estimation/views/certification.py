@@ -17,8 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Classifier, Topic
 from annotation.roles import READ_REPORTS, role_required
-from annotation.services.hits import BudgetExceeded
-from annotation.services.sampling import SamplingError
+from annotation.services.crowd.hits import BudgetExceeded
+from annotation.services.sampling.draws import SamplingError
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_lock_preview, certification_plan_describe, certification_summary
 from estimation.services.certification_plans import (

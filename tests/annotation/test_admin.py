@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import models
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 from estimation import models as emodels
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, UserFactory
 

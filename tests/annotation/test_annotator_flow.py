@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Assignment, Document, HitItem, Judgment
-from annotation.services.sampling import samples_launch
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world, user_with_role
 
 pytestmark = pytest.mark.django_db

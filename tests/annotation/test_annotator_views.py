@@ -5,8 +5,8 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Document, HitItem, Judgment
 from annotation.roles import roles_ensure
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_for_user
+from annotation.services.crowd.workers import worker_for_user
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import ClassifierFactory, CorpusFactory, TopicFactory, UserFactory, make_documents, make_pair_world
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic
-from annotation.services.assignments import (
+from annotation.services.crowd.assignments import (
     AssignmentExpired,
     AssignmentNotFound,
     AssignmentReleased,
@@ -19,9 +19,9 @@ from annotation.services.assignments import (
     assignment_submit,
     assignments_expire,
 )
-from annotation.services.hits import hit_cancel
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_block
+from annotation.services.crowd.hits import hit_cancel
+from annotation.services.crowd.workers import worker_block
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

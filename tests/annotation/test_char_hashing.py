@@ -8,8 +8,8 @@ import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.utils import murmurhash3_32
 
-from annotation.services import trained
-from annotation.services.char_hashing import (
+from annotation.services.classifiers import trained
+from annotation.services.classifiers.char_hashing import (
     char_wb_transform,
     murmurhash3_32_block4,
     murmurhash3_32_tail3,
@@ -114,7 +114,7 @@ def test_scores_equal_the_previous_scoring_path():
 def test_all_texts_non_ascii_and_int_min_index():
     _assert_equal(_vectorizer().transform(NON_ASCII_TEXTS), char_wb_transform(NON_ASCII_TEXTS))
     # _hashing_fast.pyx maps h = -2**31 to (2147483647 - (n_features - 1)) % n_features, not abs(h) % n.
-    from annotation.services.char_hashing import _index
+    from annotation.services.classifiers.char_hashing import _index
 
     h = np.array([-(2**31), -5, 7, 2**31 - 1], dtype=np.int32)
     np.testing.assert_array_equal(_index(h, 1000), [(2147483647 - 999) % 1000, 5, 7, (2**31 - 1) % 1000])

@@ -11,16 +11,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Classifier, ClassifierBuild, Corpus, Document
-from annotation.services import classifier_builds as builds
-from annotation.services import keywords
-from annotation.services.classifier_builds import (
+from annotation.services.classifiers import classifier_builds as builds
+from annotation.services.classifiers import keywords
+from annotation.services.classifiers.classifier import ClassifierError, classifier_create_keywords
+from annotation.services.classifiers.classifier_builds import (
     classifier_build_file_save,
     classifier_build_shard_ranges,
     classifier_build_start,
     classifier_builds_stuck_fail,
 )
-from annotation.services.classifiers import ClassifierError, classifier_create_keywords
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
 from annotation.tasks_builds import classifier_build_task
 from tests.factories import user_with_role
 
@@ -243,7 +243,7 @@ def test_title_and_text_definitions_keep_their_fingerprint():
     corpus, _ = make_corpus(30)
     classifier = classifier_create_keywords(corpus=corpus, name="kw", terms=["oil", "gold"])
     assert classifier.definition == {"terms": ["oil", "gold"], "fields": ["title", "text"]}
-    from annotation.services.classifiers import classifier_fingerprint
+    from annotation.services.classifiers.classifier import classifier_fingerprint
 
     assert classifier.fingerprint == classifier_fingerprint(
         kind="keywords", definition={"terms": ["gold", "oil"], "fields": ["text", "title"]},

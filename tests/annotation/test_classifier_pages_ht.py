@@ -7,9 +7,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier
-from annotation.services.classifiers import classifier_archive
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from annotation.services.term_suggestions import MIN_SEED_DOCUMENTS
+from annotation.services.classifiers.classifier import classifier_archive
+from annotation.services.classifiers.term_suggestions import MIN_SEED_DOCUMENTS
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, corpus_build, user_with_role
 
 pytestmark = pytest.mark.django_db

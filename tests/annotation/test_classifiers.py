@@ -2,7 +2,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Classifier, ClassifierScore, Region
-from annotation.services.classifiers import (
+from annotation.services.classifiers.classifier import (
     ClassifierError,
     classifier_create_from_ids,
     classifier_create_from_scores,
@@ -13,8 +13,8 @@ from annotation.services.classifiers import (
     keyword_preview,
     neighbour_terms_suggest,
 )
-from annotation.services.keywords import KeywordMatcher, terms_parse
-from annotation.services.retrieved_sets import bitmap_from_ids, classifier_bitmap
+from annotation.services.classifiers.keywords import KeywordMatcher, terms_parse
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def make_corpus(docs: dict[str, tuple[str, str]]):
     """docs: external id -> (title, text); returns (corpus, {external id: pk}) with the corpus bitmap set."""
     corpus = CorpusFactory.create()
     pks = {eid: DocumentFactory.create(corpus=corpus, external_id=eid, title=t, text=x).pk for eid, (t, x) in docs.items()}
-    from annotation.services.retrieved_sets import bitmap_to_bytes
+    from annotation.services.corpora.retrieved_sets import bitmap_to_bytes
 
     corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(pks.values()))
     corpus.document_count = len(pks)
@@ -84,7 +84,7 @@ def test_keyword_matcher_terms_with_non_word_edges():
 
 
 def test_keyword_scan_over_many_chunks(monkeypatch):
-    monkeypatch.setattr("annotation.services.keywords.SCAN_CHUNK_DOCUMENTS", 3)
+    monkeypatch.setattr("annotation.services.classifiers.keywords.SCAN_CHUNK_DOCUMENTS", 3)
     docs = {f"d{i}": ("", "coffee" if i % 4 == 0 else "tea coffeehouse") for i in range(20)}
     corpus, pks = make_corpus(docs)
     c = classifier_create_keywords(corpus=corpus, name="k", terms=["coffee"])
@@ -222,7 +222,7 @@ def test_keyword_preview_exact_on_small_corpus():
 
 
 def test_keyword_preview_estimates_on_a_sample_of_large_corpus(monkeypatch):
-    monkeypatch.setattr("annotation.services.classifiers.PREVIEW_SAMPLE_DOCUMENTS", 10)
+    monkeypatch.setattr("annotation.services.classifiers.classifier.PREVIEW_SAMPLE_DOCUMENTS", 10)
     corpus, _ = make_corpus({f"d{i}": ("", "coffee" if i < 20 else "tea") for i in range(40)})
     preview = keyword_preview(corpus=corpus, terms=["coffee"], sample_size=3)
     assert preview.estimated and preview.scanned == 10 and preview.corpus_size == 40

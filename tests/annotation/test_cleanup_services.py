@@ -17,8 +17,7 @@ from annotation.models import (
     Topic,
     TopicClassifier,
 )
-from annotation.services.assignments import assignment_claim, assignment_submit
-from annotation.services.classifiers import (
+from annotation.services.classifiers.classifier import (
     ClassifierError,
     classifier_archive,
     classifier_coverage_warnings,
@@ -28,9 +27,10 @@ from annotation.services.classifiers import (
     classifier_rename,
     classifier_unarchive,
 )
-from annotation.services.sampling import SamplingError, samples_launch
-from annotation.services.topic_settings import TopicStatusError, topic_pause, topic_resume
-from annotation.services.topics import (
+from annotation.services.crowd.assignments import assignment_claim, assignment_submit
+from annotation.services.crowd.workers import worker_for_user
+from annotation.services.sampling.draws import SamplingError, samples_launch
+from annotation.services.topics.topic import (
     TopicError,
     topic_archive,
     topic_create,
@@ -39,7 +39,7 @@ from annotation.services.topics import (
     topic_rename,
     topic_unarchive,
 )
-from annotation.services.workers import worker_for_user
+from annotation.services.topics.topic_settings import TopicStatusError, topic_pause, topic_resume
 from tests.factories import ClassifierFactory, corpus_build, make_draw, user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -245,7 +245,7 @@ def test_topic_rename_keeps_names_unique(pair):
 
 
 def test_the_keyword_preview_leaves_archived_classifiers_out_of_its_overlaps(pair):
-    from annotation.services.classifiers import keyword_preview
+    from annotation.services.classifiers.classifier import keyword_preview
 
     corpus, _, c1, c2 = pair
     classifier_archive(classifier=c1)

@@ -10,9 +10,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, Topic
-from annotation.services.classifiers import classifier_archive
-from annotation.services.sampling import samples_launch
-from annotation.services.topics import topic_archive, topic_create
+from annotation.services.classifiers.classifier import classifier_archive
+from annotation.services.sampling.draws import samples_launch
+from annotation.services.topics.topic import topic_archive, topic_create
 from tests.factories import ClassifierFactory, TopicFactory, corpus_build, user_with_role
 
 pytestmark = pytest.mark.django_db

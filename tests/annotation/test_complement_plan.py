@@ -2,8 +2,12 @@
 import pytest
 
 from annotation.models import ClassifierPair, Label, SampledDocument
-from annotation.services.complement import COMPLEMENT_DELTA1_GUESS, complement_plan, complement_prevalence_guess
-from annotation.services.sampling import samples_draw
+from annotation.services.sampling.complement import (
+    COMPLEMENT_DELTA1_GUESS,
+    complement_plan,
+    complement_prevalence_guess,
+)
+from annotation.services.sampling.draws import samples_draw
 from estimation.stats.design_based import complement_sample_size
 from tests.factories import ClassifierFactory, CorpusFactory, TopicFactory, make_documents
 

@@ -5,8 +5,8 @@ import pytest
 from pyroaring import BitMap
 
 from annotation.models import ClassifierPair, Region
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, pair_regions, region_counts
-from annotation.services.sampling import region_bitmap
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, pair_regions, region_counts
+from annotation.services.sampling.draws import region_bitmap
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory, make_pair_world
 
 pytestmark = pytest.mark.django_db

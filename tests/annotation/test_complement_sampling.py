@@ -2,8 +2,8 @@
 import pytest
 
 from annotation.models import Document, HitItem, SampledDocument, SampleDraw, Topic
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from annotation.services.sampling import (
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from annotation.services.sampling.draws import (
     SamplingError,
     region_bitmap,
     sample_draw_reproduce,
@@ -127,7 +127,7 @@ def test_enqueued_launch_passes_the_complement_to_the_task(world, django_capture
 def test_a_nested_pair_from_before_the_rule_is_not_sampled(world):
     """Issue 11 (Reuters `earn`): a partner containing the classifier buys a recall of 1 by construction."""
     from annotation.models import ClassifierPair
-    from annotation.services.sampling import planned_region_sizes
+    from annotation.services.sampling.draws import planned_region_sizes
     from tests.factories import ClassifierFactory
 
     container = ClassifierFactory.create(corpus=world.topic.corpus, name="container", ids=sorted(world.a1 | world.a2))

@@ -12,8 +12,8 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label
-from annotation.services.assignments import assignment_claim, assignment_submit, assignments_expire
-from annotation.services.sampling import samples_launch
+from annotation.services.crowd.assignments import assignment_claim, assignment_submit, assignments_expire
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world, make_worker, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Corpus, Document
-from annotation.services.corpus_import import CorpusImportError, corpus_import
-from annotation.services.retrieved_sets import corpus_bitmap
+from annotation.services.corpora.corpus_import import CorpusImportError, corpus_import
+from annotation.services.corpora.retrieved_sets import corpus_bitmap
 
 pytestmark = pytest.mark.django_db
 
@@ -207,7 +207,7 @@ def test_non_text_field_is_an_error(tmp_path):
 
 
 def test_progress_callback_and_batches(tmp_path, monkeypatch):
-    monkeypatch.setattr("annotation.services.corpus_import.BATCH_SIZE", 2)
+    monkeypatch.setattr("annotation.services.corpora.corpus_import.BATCH_SIZE", 2)
     seen = []
     records = [{"id": str(i), "title": f"t{i}", "body": "b"} for i in range(5)]
     corpus_import(path=write_jsonl(tmp_path / "c.jsonl", records), corpus_name="news", progress=seen.append)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Corpus, CorpusUpload, Document
-from annotation.services import corpus_uploads
-from annotation.services.corpus_import import MAX_JSON_DEPTH, CorpusImportError, corpus_import
+from annotation.services.corpora import corpus_uploads
+from annotation.services.corpora.corpus_import import MAX_JSON_DEPTH, CorpusImportError, corpus_import
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from annotation.models import Corpus, CorpusUpload
-from annotation.services import corpus_uploads
+from annotation.services.corpora import corpus_uploads
 
 
 def _create(content: bytes, name: str = "c.jsonl") -> CorpusUpload:

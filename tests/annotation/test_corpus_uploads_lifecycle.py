@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotation import events, tasks
 from annotation.events import ImportFinished
 from annotation.models import Corpus, CorpusUpload
-from annotation.services import corpus_uploads
+from annotation.services.corpora import corpus_uploads
 from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -206,7 +206,7 @@ def test_a_heartbeat_keeps_a_long_import_alive_and_a_queue_down_upload_is_left_a
 
 
 def test_progress_writes_a_heartbeat(no_queue, monkeypatch):
-    monkeypatch.setattr("annotation.services.corpus_import.BATCH_SIZE", 2)
+    monkeypatch.setattr("annotation.services.corpora.corpus_import.BATCH_SIZE", 2)
     beats = []
     real_set = corpus_uploads._set
 

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, connections
 
 from annotation.models import Corpus, CorpusUpload, Document
-from annotation.services import corpus_import as corpus_import_module
-from annotation.services import corpus_uploads
+from annotation.services.corpora import corpus_import as corpus_import_module
+from annotation.services.corpora import corpus_uploads
 from tests.factories import require_postgres
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic
 from annotation.roles import roles_ensure
-from annotation.services.assignments import (
+from annotation.services.crowd.assignments import (
     AssignmentNotFound,
     CorrectionRefused,
     InvalidAnswers,
@@ -17,8 +17,8 @@ from annotation.services.assignments import (
     assignment_submit,
     judgment_correct,
 )
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_for_user
+from annotation.services.crowd.workers import worker_for_user
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import UserFactory, make_pair_world, make_worker, require_postgres
 
 

@@ -1,4 +1,4 @@
-"""The demo corpus generator (annotation/services/demo.py) and the demo set-up.
+"""The demo corpus generator (annotation/demo.py) and the demo set-up.
 
 The corpus must read like news (judging means reading), keep the planted truth in
 `topics`, and give the demo pair (a headline-keyword and a body-keyword filter) recalls
@@ -13,9 +13,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from annotation.models import Classifier, Corpus, Document, Topic
-from annotation.services import demo
-from annotation.services.demo import (
+from annotation import demo
+from annotation.demo import (
     DEFAULT_TOPICS,
     DEMO_CORPUS_NAME,
     DEMO_DOCUMENTS,
@@ -25,8 +24,9 @@ from annotation.services.demo import (
     demo_corpus_records,
     demo_corpus_write,
 )
-from annotation.services.keywords import KeywordMatcher
-from annotation.services.retrieved_sets import region_counts
+from annotation.models import Classifier, Corpus, Document, Topic
+from annotation.services.classifiers.keywords import KeywordMatcher
+from annotation.services.corpora.retrieved_sets import region_counts
 
 TOPICS = {t.name: t for t in DEFAULT_TOPICS}
 
@@ -180,7 +180,7 @@ def test_generate_corpus_command(tmp_path, capsys):
 @pytest.mark.django_db
 def test_demo_setup_creates_once(settings, tmp_path, capsys, monkeypatch):
     settings.VAR_DIR = tmp_path
-    monkeypatch.setattr("annotation.services.demo.DEMO_DOCUMENTS", 3000)  # keeps the test fast
+    monkeypatch.setattr("annotation.demo.DEMO_DOCUMENTS", 3000)  # keeps the test fast
     call_command("demo_setup")
     out = capsys.readouterr().out
     corpus = Corpus.objects.get(name=DEMO_CORPUS_NAME)

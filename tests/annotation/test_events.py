@@ -5,7 +5,7 @@ import pytest
 
 from annotation import events
 from annotation.events import SampleDrawn
-from annotation.services.sampling import samples_launch
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db

@@ -8,13 +8,13 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, Corpus, Document
-from annotation.services.classifiers import ClassifierError
-from annotation.services.field_values import (
+from annotation.services.classifiers.classifier import ClassifierError
+from annotation.services.classifiers.field_values import (
     classifier_create_field_values,
     corpus_metadata_keys,
     field_values_preview,
 )
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
 from tests.factories import HOSTILE, user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -123,7 +123,7 @@ def test_preview_counts_per_value_and_shows_matching_documents():
 
 
 def test_preview_on_a_large_corpus_is_estimated_on_a_sample(monkeypatch):
-    from annotation.services import field_values
+    from annotation.services.classifiers import field_values
 
     docs = {f"d{i}": {"author": "a" if i % 4 == 0 else "b"} for i in range(400)}
     corpus, _ = make_corpus(docs)
@@ -188,8 +188,8 @@ def test_page_shows_service_errors_above_the_form_and_keeps_input():
 
 def test_the_fingerprint_names_the_field_and_values_not_only_the_retrieved_set():
     """Two filters retrieving the same documents through different values are different classifiers."""
-    from annotation.services.classifiers import classifier_fingerprint
-    from annotation.services.retrieved_sets import bitmap_from_ids
+    from annotation.services.classifiers.classifier import classifier_fingerprint
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids
 
     retrieved = bitmap_from_ids([1, 2, 3])
     one = classifier_fingerprint(kind=Classifier.Kind.FIELD_VALUES, definition={"field": "author", "values": ["a", "b"]},

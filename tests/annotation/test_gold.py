@@ -6,8 +6,8 @@ import pytest
 
 from annotation.models import Hit, HitItem, Judgment, Label
 from annotation.selectors import topic_gold_documents
-from annotation.services.assignments import assignment_claim_for_hit, assignment_submit
-from annotation.services.gold import (
+from annotation.services.crowd.assignments import assignment_claim_for_hit, assignment_submit
+from annotation.services.crowd.gold import (
     GOLD_CSV_MAX_BYTES,
     GOLD_CSV_MAX_ROWS,
     GoldCsvError,
@@ -17,9 +17,9 @@ from annotation.services.gold import (
     gold_csv_parse,
     gold_document_remove,
 )
-from annotation.services.labels import GoldDocumentError, gold_document_add
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_block, worker_unblock
+from annotation.services.crowd.labels import GoldDocumentError, gold_document_add
+from annotation.services.crowd.workers import worker_block, worker_unblock
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import DocumentFactory, TopicFactory, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

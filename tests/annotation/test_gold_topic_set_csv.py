@@ -11,10 +11,10 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Document, Label, Topic
-from annotation.services.gold import GoldCsvError, GoldDocumentRefused, gold_csv_apply, gold_csv_parse
-from annotation.services.labels import GoldDocumentError, gold_document_add, topic_gold_answers
-from annotation.services.topic_sets import topic_set_create
-from annotation.services.topics import topic_create
+from annotation.services.crowd.gold import GoldCsvError, GoldDocumentRefused, gold_csv_apply, gold_csv_parse
+from annotation.services.crowd.labels import GoldDocumentError, gold_document_add, topic_gold_answers
+from annotation.services.topics.topic import topic_create
+from annotation.services.topics.topic_sets import topic_set_create
 from tests.factories import ClassifierFactory, corpus_build
 
 pytestmark = pytest.mark.django_db

@@ -3,10 +3,10 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, Topic
-from annotation.services import crowds
-from annotation.services.hits import BudgetExceeded, hits_create_for_draws, topic_committed_cost
-from annotation.services.labels import gold_document_add
-from annotation.services.sampling import samples_draw, samples_launch
+from annotation.services.crowd import crowds
+from annotation.services.crowd.hits import BudgetExceeded, hits_create_for_draws, topic_committed_cost
+from annotation.services.crowd.labels import gold_document_add
+from annotation.services.sampling.draws import samples_draw, samples_launch
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db

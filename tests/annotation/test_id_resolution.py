@@ -5,8 +5,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.services import id_resolution
-from annotation.services.id_resolution import (
+from annotation.services.corpora import id_resolution
+from annotation.services.corpora.id_resolution import (
     document_ids_resolve,
     document_ids_resolve_chunked,
     document_ids_resolve_scan,

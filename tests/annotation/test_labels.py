@@ -1,14 +1,14 @@
 import pytest
 
 from annotation.models import Label, Topic
-from annotation.services.assignments import assignment_claim_for_hit, assignment_submit
-from annotation.services.labels import (
+from annotation.services.crowd.assignments import assignment_claim_for_hit, assignment_submit
+from annotation.services.crowd.labels import (
     GoldDocumentError,
     gold_document_add,
     labels_posteriors_recompute,
     labels_votes_add,
 )
-from annotation.services.sampling import samples_launch
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import DocumentFactory, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from annotation.models import Judgment, Label, Region, SampleDraw, Topic
-from annotation.services.assignments import assignment_claim_for_hit, assignment_submit
-from annotation.services.labels import labels_posteriors_recompute, labels_strata
-from annotation.services.sampling import samples_launch
+from annotation.services.crowd.assignments import assignment_claim_for_hit, assignment_submit
+from annotation.services.crowd.labels import labels_posteriors_recompute, labels_strata
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import build_topic, make_draw, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

@@ -20,10 +20,10 @@ from annotation.crowds.mturk_client import (
     mturk_client_override,
 )
 from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
-from annotation.services import crowds
-from annotation.services import mturk as mturk_service
-from annotation.services.hits import BudgetExceeded, hits_budget_check
-from annotation.services.mturk import (
+from annotation.services.crowd import crowds
+from annotation.services.crowd import mturk as mturk_service
+from annotation.services.crowd.hits import BudgetExceeded, hits_budget_check
+from annotation.services.crowd.mturk import (
     FEEDBACK_APPROVED,
     FEEDBACK_LOW_ACCURACY,
     FEEDBACK_NO_ANSWERS,
@@ -32,7 +32,7 @@ from annotation.services.mturk import (
     mturk_hit_publish,
     mturk_unpublished_count,
 )
-from annotation.services.mturk_reconcile import mturk_reconcile_all
+from annotation.services.crowd.mturk_reconcile import mturk_reconcile_all
 from tests.factories import DocumentFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -817,7 +817,7 @@ def test_verification_waits_while_mturk_is_unreachable(stub):
 
 
 def test_a_pending_submission_holds_its_place_until_the_verify_window_ends(settings):
-    from annotation.services.assignments import assignments_expire
+    from annotation.services.crowd.assignments import assignments_expire
 
     settings.MTURK_VERIFY_WINDOW_SECONDS = 3600
     hit = _published()

@@ -10,16 +10,16 @@ from django.utils import timezone
 from annotation.crowds.mturk_client import mturk_client_override
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic
 from annotation.selectors import assignment_answers
-from annotation.services import mturk as mturk_service
-from annotation.services.assignments import (
+from annotation.services.crowd import mturk as mturk_service
+from annotation.services.crowd.assignments import (
     CorrectionRefused,
     InvalidAnswers,
     assignment_claim_for_hit,
     assignment_submit,
     judgment_correct,
 )
-from annotation.services.labels import labels_posteriors_recompute
-from annotation.services.topic_sets import topic_set_create, topic_set_launch
+from annotation.services.crowd.labels import labels_posteriors_recompute
+from annotation.services.topics.topic_sets import topic_set_create, topic_set_launch
 from tests.factories import CorpusFactory, make_documents, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -121,7 +121,7 @@ def test_out_of_range_and_binary_answers_refused(bad, fragment):
 
 
 def test_a_binary_topic_still_refuses_class_positions():
-    from annotation.services.sampling import samples_launch
+    from annotation.services.sampling.draws import samples_launch
     from tests.factories import make_pair_world
 
     world = make_pair_world(n=300)
@@ -271,7 +271,7 @@ def test_dawid_skene_recovers_planted_classes_from_a_noisy_crowd():
 
 
 def test_gold_documents_of_a_topic_set_take_a_class():
-    from annotation.services.labels import GoldDocumentError, gold_document_add, topic_gold_answers
+    from annotation.services.crowd.labels import GoldDocumentError, gold_document_add, topic_gold_answers
 
     topic, _ = _topic_set()
     doc = topic.corpus.documents.order_by("pk").last()
@@ -290,7 +290,7 @@ def test_gold_documents_of_a_topic_set_take_a_class():
 
 
 def test_gold_checks_compare_classes_and_block_a_careless_worker():
-    from annotation.services.labels import gold_document_add
+    from annotation.services.crowd.labels import gold_document_add
 
     corpus = CorpusFactory.create()
     make_documents(corpus, 400)
@@ -341,7 +341,7 @@ def test_fleiss_kappa_of_a_topic_set_by_hand():
 
 
 def test_gold_from_a_judged_topic_set_document_and_no_yes_no_gold_file():
-    from annotation.services.gold import GoldCsvError, GoldDocumentRefused, gold_add_from_judged, gold_csv_parse
+    from annotation.services.crowd.gold import GoldCsvError, GoldDocumentRefused, gold_add_from_judged, gold_csv_parse
 
     topic, hit = _topic_set()
     d = _docs(hit)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from annotation.services.retrieved_sets import bitmap_draw, bitmap_from_ids, region_counts
+from annotation.services.corpora.retrieved_sets import bitmap_draw, bitmap_from_ids, region_counts
 from tests.factories import ClassifierFactory, CorpusFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,10 +7,13 @@ import pytest
 from pyroaring import BitMap, BitMap64
 
 from annotation.models import Classifier
-from annotation.services import retrieved_upload
-from annotation.services.classifiers import ClassifierError, classifier_create_from_ids
-from annotation.services.retrieved_sets import classifier_bitmap
-from annotation.services.retrieved_upload import classifier_create_from_bitmap, classifier_create_from_parquet
+from annotation.services.classifiers import retrieved_upload
+from annotation.services.classifiers.classifier import ClassifierError, classifier_create_from_ids
+from annotation.services.classifiers.retrieved_upload import (
+    classifier_create_from_bitmap,
+    classifier_create_from_parquet,
+)
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from tests.factories import CorpusFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +57,7 @@ def test_bitmap_of_integer_external_ids_becomes_an_ids_classifier(corpus, tmp_pa
 
 
 def test_a_large_bitmap_is_one_pass_over_the_corpus_testing_the_bitmap_itself(corpus, tmp_path, monkeypatch):
-    from annotation.services import id_resolution
+    from annotation.services.corpora import id_resolution
 
     passes = []
     pairs = id_resolution.corpus_id_pairs
@@ -78,7 +81,7 @@ def test_a_large_bitmap_is_one_pass_over_the_corpus_testing_the_bitmap_itself(co
 
 
 def test_a_small_bitmap_is_looked_up_and_gives_the_same_set(corpus, tmp_path, monkeypatch):
-    from annotation.services import id_resolution
+    from annotation.services.corpora import id_resolution
 
     monkeypatch.setattr(id_resolution, "corpus_id_pairs", None)  # lookups, not the pass
     big = CorpusFactory(name="big")

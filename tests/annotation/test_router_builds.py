@@ -6,16 +6,16 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Document, Router, RouterBuild, RouterPrediction
-from annotation.services import router_builds, routers
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from annotation.services.router_builds import (
+from annotation.services.classifiers import router_builds, routers
+from annotation.services.classifiers.router_builds import (
     QUEUE_DOWN,
     UNEXPECTED,
     UPLOAD_DIR,
     router_build_run,
     router_build_start,
 )
-from annotation.services.routers import RouterError, router_create_from_csv, router_create_from_keywords
+from annotation.services.classifiers.routers import RouterError, router_create_from_csv, router_create_from_keywords
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 from annotation.tasks_routers import router_build_task
 from tests.factories import CorpusFactory, TopicFactory, make_documents, make_topic_set
 
@@ -281,7 +281,7 @@ def test_builds_stuck_past_the_limit_are_failed_and_their_files_removed(topic, d
 
     from django.utils import timezone
 
-    from annotation.services.router_builds import STUCK, router_builds_stuck_fail
+    from annotation.services.classifiers.router_builds import STUCK, router_builds_stuck_fail
 
     settings.ROUTER_BUILD_STUCK_SECONDS = 600
     rules = [{"class": 1, "terms": ["football"], "fields": ["title"]}]

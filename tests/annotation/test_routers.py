@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Document, Label, Router, RouterPrediction, Topic
-from annotation.services.routers import (
+from annotation.services.classifiers.routers import (
     RouterError,
     router_archive,
     router_create_from_csv,
@@ -15,7 +15,7 @@ from annotation.services.routers import (
     router_predictions,
     routers_for_topic,
 )
-from annotation.services.topics import topic_delete
+from annotation.services.topics.topic import topic_delete
 from tests.factories import HOSTILE, CorpusFactory, make_documents, make_pair_world, make_topic_set
 
 pytestmark = pytest.mark.django_db
@@ -143,7 +143,7 @@ def four_field_topic():
         for i, (title, text, desk, tags) in enumerate(rows)
     ]
     Document.objects.bulk_create(docs)
-    from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+    from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 
     pks = list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
     corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(pks))
@@ -175,7 +175,7 @@ def test_keyword_rules_first_match_wins(four_field_topic):
 
 
 def test_keyword_router_reads_the_corpus_once(four_field_topic, monkeypatch):
-    from annotation.services import routers
+    from annotation.services.classifiers import routers
 
     monkeypatch.setattr(routers, "SCAN_CHUNK_DOCUMENTS", 3)  # several chunks, still one query
     chunks: list[int] = []
@@ -243,7 +243,7 @@ def test_a_large_upload_is_stored_in_batches():
 def test_keyword_router_agrees_with_the_keyword_classifier_scan(four_field_topic):
     """The router's class for each document is the first rule whose keyword_scan (an independent pass per rule,
     the classifiers' scan) retrieves it; none of these when no rule does."""
-    from annotation.services.keywords import keyword_scan
+    from annotation.services.classifiers.keywords import keyword_scan
 
     topic = four_field_topic
     rules = [

@@ -2,7 +2,7 @@ import pytest
 from pyroaring import BitMap
 
 from annotation.models import Label, Region, SampledDocument, SampleDraw, TopicClassifier
-from annotation.services.sampling import (
+from annotation.services.sampling.draws import (
     SamplingError,
     planned_region_sizes,
     region_bitmap,
@@ -180,7 +180,7 @@ def test_errors_are_clear(world):
 
 def test_launch_task_runs_after_commit_and_is_safe_to_run_twice(world, django_capture_on_commit_callbacks):
     from annotation.models import Hit
-    from annotation.services.sampling import samples_launch_enqueue
+    from annotation.services.sampling.draws import samples_launch_enqueue
     from annotation.tasks import samples_draw_task
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
@@ -230,7 +230,7 @@ def test_certification_draws_are_strata_of_their_own(world):
     ],
 )
 def test_draw_seeds_are_those_recorded_before_the_seed_derivations_merged(seed, stream, shift, expected):
-    from annotation.services.sampling import draw_seed_derive, launch_stream
+    from annotation.services.sampling.draws import draw_seed_derive, launch_stream
 
     if isinstance(stream, tuple):
         region, classifier_id, previous = stream

@@ -5,9 +5,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Assignment, Hit, Judgment, Label, SampledDocument, Worker
-from annotation.services.crowd_simulation import SimulationError, crowd_simulate, document_is_on_topic
-from annotation.services.labels import gold_document_add
-from annotation.services.sampling import samples_launch
+from annotation.services.crowd.crowd_simulation import SimulationError, crowd_simulate, document_is_on_topic
+from annotation.services.crowd.labels import gold_document_add
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db
@@ -123,10 +123,10 @@ def test_end_to_end_recall_interval_contains_the_planted_recall():
 @pytest.mark.slow
 def test_end_to_end_on_the_demo_corpus(tmp_path):
     """The demo set-up (generated corpus, title and body keyword filters, topic) → draw → crowd → report."""
+    from annotation.demo import DEMO_TOPIC, DEMO_TOPIC_NAME, demo_setup_run
     from annotation.models import Document, Topic
-    from annotation.services.demo import DEMO_TOPIC, DEMO_TOPIC_NAME, demo_setup_run
-    from annotation.services.retrieved_sets import classifier_bitmap
-    from annotation.services.sampling import planned_region_sizes
+    from annotation.services.corpora.retrieved_sets import classifier_bitmap
+    from annotation.services.sampling.draws import planned_region_sizes
     from estimation.services.reports import topic_report_build
 
     demo_setup_run(documents=20_000, seed=11, directory=tmp_path)

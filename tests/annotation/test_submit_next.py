@@ -5,7 +5,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Assignment, HitItem, Judgment, Label
-from annotation.services.sampling import samples_launch
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world, user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_no_hit_left_goes_home_with_the_message(client, annotator, world):
     # Every other HIT is taken by someone else's three places: none is left for this worker.
     others = [user_with_role(f"o{i}", "annotator") for i in range(3)]
     from annotation.models import Hit
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.workers import worker_for_user
 
     for hit in Hit.objects.exclude(pk=first.hit_id):
         for slot, user in enumerate(others):

@@ -8,14 +8,14 @@ import random
 
 import pytest
 
-from annotation.services.classifiers import ClassifierError, neighbour_terms_suggest
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
-from annotation.services.term_suggestions import (
+from annotation.services.classifiers.classifier import ClassifierError, neighbour_terms_suggest
+from annotation.services.classifiers.term_suggestions import (
     MIN_SEED_DOCUMENTS,
     STOP_WORDS,
     term_candidates_score,
     term_suggestions_rank,
 )
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
 from tests.factories import CorpusFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db
@@ -122,7 +122,7 @@ def test_bad_parameters_are_refused(reviews):
 
 
 def test_neighbour_terms_suggest_delegates_to_the_filtered_ranking(reviews):
-    """annotation.services.classifiers.neighbour_terms_suggest (the page and the suggest_terms command) gives the
+    """annotation.services.classifiers.classifier.neighbour_terms_suggest (the page and the suggest_terms command) gives the
     same list."""
     assert neighbour_terms_suggest(corpus=reviews, seed_terms=SEEDS, k=6) == term_suggestions_rank(
         corpus=reviews, seed_terms=SEEDS, k=6).terms

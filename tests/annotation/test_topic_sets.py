@@ -14,9 +14,10 @@ from annotation.models import (
     Topic,
     TopicClass,
 )
-from annotation.services.hits import BudgetExceeded
-from annotation.services.sampling import SamplingError, samples_draw, samples_launch
-from annotation.services.topic_sets import (
+from annotation.services.crowd.hits import BudgetExceeded
+from annotation.services.sampling.draws import SamplingError, samples_draw, samples_launch
+from annotation.services.topics.topic import topic_delete
+from annotation.services.topics.topic_sets import (
     TopicSetError,
     topic_set_class_names,
     topic_set_classes,
@@ -24,7 +25,6 @@ from annotation.services.topic_sets import (
     topic_set_launch,
     topic_set_launch_preview,
 )
-from annotation.services.topics import topic_delete
 from tests.factories import HOSTILE, CorpusFactory, make_documents, make_pair_world
 
 pytestmark = pytest.mark.django_db

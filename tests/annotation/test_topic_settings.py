@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import Topic
-from annotation.services.topic_settings import TopicStatusError, topic_pause, topic_resume, topic_settings_update
+from annotation.services.topics.topic_settings import TopicStatusError, topic_pause, topic_resume, topic_settings_update
 from tests.factories import TopicFactory
 
 SETTINGS = dict(confidence=0.9, crowd="mturk", aggregator="dawid_skene", hit_size=8, reward_per_hit=Decimal("0.25"),

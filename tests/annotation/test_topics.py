@@ -3,7 +3,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import ClassifierPair, Topic, TopicClassifier
-from annotation.services.topics import PairRefused, TopicError, pair_design_check, topic_create
+from annotation.services.classifiers.pairs import pair_design_check
+from annotation.services.topics.topic import PairRefused, TopicError, topic_create
 from tests.factories import ClassifierFactory, CorpusFactory
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, ClassifierScore, Corpus, Document, Topic
-from annotation.services import trained
-from annotation.services.classifiers import ClassifierError, classifier_create_keywords
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
-from annotation.services.trained import (
+from annotation.services.classifiers import trained
+from annotation.services.classifiers.classifier import ClassifierError, classifier_create_keywords
+from annotation.services.classifiers.trained import (
     FOLDS,
     classifier_create_trained,
     document_view,
@@ -20,6 +19,7 @@ from annotation.services.trained import (
     model_fit,
     vectorizer,
 )
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
 from tests.factories import HOSTILE, make_label, user_with_role
 
 pytestmark = pytest.mark.django_db

@@ -14,12 +14,12 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Classifier, ClassifierBuild, ClassifierScore, Corpus, Document, Topic
-from annotation.services import classifier_builds as builds
-from annotation.services import trained
-from annotation.services.classifier_builds import classifier_build_start
-from annotation.services.classifiers import ClassifierError
-from annotation.services.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
-from annotation.services.trained import MODEL_DIR, classifier_create_trained, threshold_for_precision
+from annotation.services.classifiers import classifier_builds as builds
+from annotation.services.classifiers import trained
+from annotation.services.classifiers.classifier import ClassifierError
+from annotation.services.classifiers.classifier_builds import classifier_build_start
+from annotation.services.classifiers.trained import MODEL_DIR, classifier_create_trained, threshold_for_precision
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap
 from annotation.tasks_builds import classifier_build_task
 from tests.factories import HOSTILE, make_label, user_with_role
 

@@ -6,15 +6,15 @@ from django.urls import reverse
 from annotation.models import Assignment, HitItem, Judgment, Label, Region, SampleDraw
 from annotation.roles import roles_ensure
 from annotation.selectors import topic_fleiss_kappa, topic_split_votes, worker_quality_for_topic
-from annotation.services.assignments import (
+from annotation.services.crowd.assignments import (
     InvalidAnswers,
     assignment_claim,
     assignment_claim_for_hit,
     assignment_submit,
 )
-from annotation.services.labels import gold_document_add, labels_posteriors_recompute, labels_votes_add
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_gold_score
+from annotation.services.crowd.labels import gold_document_add, labels_posteriors_recompute, labels_votes_add
+from annotation.services.crowd.workers import worker_gold_score
+from annotation.services.sampling.draws import samples_launch
 from estimation.services.inputs import topic_inputs_gather
 from estimation.stats.aggregation import label_quality, unsure_disclosure
 from tests.factories import UserFactory, build_topic, make_draw, make_pair_world, make_worker

@@ -5,10 +5,15 @@ import pytest
 
 from annotation.models import Judgment
 from annotation.selectors import topic_worker_quality_rows
-from annotation.services.assignments import ClaimRefused, assignment_claim, assignment_claim_for_hit, assignment_submit
-from annotation.services.gold import gold_add_from_judged
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import worker_block, worker_unblock
+from annotation.services.crowd.assignments import (
+    ClaimRefused,
+    assignment_claim,
+    assignment_claim_for_hit,
+    assignment_submit,
+)
+from annotation.services.crowd.gold import gold_add_from_judged
+from annotation.services.crowd.workers import worker_block, worker_unblock
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

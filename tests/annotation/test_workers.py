@@ -2,10 +2,15 @@ import pytest
 
 from annotation.models import HitItem, Judgment, Worker
 from annotation.selectors import topic_fleiss_kappa, topic_split_votes, worker_quality_for_topic
-from annotation.services.assignments import ClaimRefused, assignment_claim, assignment_claim_for_hit, assignment_submit
-from annotation.services.labels import gold_document_add
-from annotation.services.sampling import samples_launch
-from annotation.services.workers import GOLD_MIN_ANSWERS, worker_for_mturk_id, worker_for_user, worker_gold_check
+from annotation.services.crowd.assignments import (
+    ClaimRefused,
+    assignment_claim,
+    assignment_claim_for_hit,
+    assignment_submit,
+)
+from annotation.services.crowd.labels import gold_document_add
+from annotation.services.crowd.workers import GOLD_MIN_ANSWERS, worker_for_mturk_id, worker_for_user, worker_gold_check
+from annotation.services.sampling.draws import samples_launch
 from tests.factories import UserFactory, make_pair_world, make_worker
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ import pytest
 from django.db import OperationalError
 
 from annotation.models import Classifier, Hit, Topic
-from annotation.services.crowd_simulation import crowd_simulate
+from annotation.services.crowd.crowd_simulation import crowd_simulate
 from api.services import api_token_create
 from tests.factories import make_pair_world, user_with_role
 

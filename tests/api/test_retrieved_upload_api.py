@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from pyroaring import BitMap
 
 from annotation.models import Classifier
-from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from tests.factories import CorpusFactory, DocumentFactory
 
 pytestmark = pytest.mark.django_db

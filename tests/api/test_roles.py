@@ -73,7 +73,7 @@ ENDPOINTS = [
 def objects(db):
     world = make_pair_world(n=120, prevalence=0.3)
     pair = world.topic.pair
-    from annotation.services.topic_sets import topic_set_create
+    from annotation.services.topics.topic_sets import topic_set_create
 
     topic_set = topic_set_create(corpus=world.topic.corpus, name="roles topic set",
                                  classes=[("Wheat", ""), ("Corn", "")])

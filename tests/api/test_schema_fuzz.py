@@ -41,8 +41,12 @@ def _keep_the_test_connection():
 @pytest.fixture
 def token(db, _keep_the_test_connection) -> str:
     world = make_pair_world(n=150, prevalence=0.3)
-    from annotation.services.router_builds import router_build_start  # and a router build, for /router-builds/
-    from annotation.services.topic_sets import topic_set_create  # a topic set too, for /topic-sets/ and /routers/
+    from annotation.services.classifiers.router_builds import (
+        router_build_start,  # and a router build, for /router-builds/
+    )
+    from annotation.services.topics.topic_sets import (
+        topic_set_create,  # a topic set too, for /topic-sets/ and /routers/
+    )
 
     topic_set = topic_set_create(corpus=world.topic.corpus, name="fuzz set", classes=[("Wheat", ""), ("Corn", "")])
     router_build_start(topic=topic_set, name="fuzz router", kind="keywords", rules=[{"class": 1, "terms": ["a"]}])

@@ -165,7 +165,7 @@ def test_a_taken_name_is_refused_and_the_first_build_is_found_by_name(analyst, t
 def test_without_in_process_tasks_the_request_only_queues_the_build(analyst, topic_set, settings, monkeypatch,
                                                                    django_capture_on_commit_callbacks):
     """With a broker the 202 says pending and no router exists yet; the task builds it, the poll then shows it."""
-    from annotation.services import router_builds
+    from annotation.services.classifiers import router_builds
 
     queued: list[int] = []
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -317,7 +317,7 @@ def test_only_analysts_configure_topic_sets(callers, corpus, role):
 
 
 def test_raw_judgments_carry_the_class_chosen(analyst, manager, topic_set):
-    from annotation.services.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
     from tests.factories import make_worker
 
     assert launch(analyst, topic_set, key="j", documents=5, confirm_cost="1.50").status_code == 201
@@ -335,7 +335,7 @@ def test_end_to_end_the_report_of_a_judged_topic_set_measures_the_router(analyst
     """Launch 5 documents, three workers agree on each, a router that predicts exactly those classes: the report
     (computed on the first read) is multiclass, counts 5 judged documents and puts them all on the diagonal."""
     from annotation.models import Document
-    from annotation.services.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
     from tests.factories import make_worker
 
     assert launch(analyst, topic_set, key="e2e", documents=5, confirm_cost="1.50").status_code == 201

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Assignment, HitItem
 from annotation.roles import ANNOTATE
-from annotation.services.sampling import samples_launch
+from annotation.services.sampling.draws import samples_launch
 from core import auth as core_auth
 from tests.factories import make_pair_world, user_with_role
 

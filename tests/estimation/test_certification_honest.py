@@ -11,8 +11,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import ClassifierPair, Label, SampleDraw
-from annotation.services.retrieved_sets import pair_regions
-from annotation.services.sampling import region_bitmap, region_sample_draw, samples_draw
+from annotation.services.corpora.retrieved_sets import pair_regions
+from annotation.services.sampling.draws import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan, CertificationPlanDraw, CertificationVerdict
 from estimation.selectors import certification_plan_describe, certification_summary
 from estimation.services.certification_plans import (

@@ -5,7 +5,7 @@ import pytest
 from django.db import DatabaseError, transaction
 
 from annotation.models import Label, SampleDraw
-from annotation.services.labels import gold_document_add
+from annotation.services.crowd.labels import gold_document_add
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_summary
 from estimation.services.certification_plans import (
@@ -427,7 +427,7 @@ def test_the_last_judgment_of_the_sample_decides_the_plan_without_the_sweep(
     """The label pipeline's hook: judging the certification HITs through the real submit
     service leaves a verdict (and a report snapshot showing it) with no sweep or manual call."""
     from annotation.models import Label as LabelModel
-    from annotation.services.crowd_simulation import crowd_simulate
+    from annotation.services.crowd.crowd_simulation import crowd_simulate
     from estimation.selectors import topic_report_latest
 
     pilot(world)

@@ -220,7 +220,7 @@ def test_a_plan_drawn_short_of_its_plan_shows_why_it_has_no_verdict(world):
     from django.utils import timezone
 
     from annotation.models import SampleDraw
-    from annotation.services.sampling import region_bitmap, region_sample_draw
+    from annotation.services.sampling.draws import region_bitmap, region_sample_draw
     from estimation.models import CertificationPlanDraw
     from estimation.services.certification_plans import (
         _excluded_documents,

@@ -33,10 +33,10 @@ FORMULAS = ("=HYPERLINK(\"http://evil\")", "+1+2", "-3*4", "@SUM(A1)", "\tTAB", 
 def judged():
     """A launched topic whose first HITs are judged by three workers (one an MTurk worker); some documents have
     external ids a spreadsheet would run as formulas, or hostile markup."""
-    from annotation.services.assignments import assignment_claim, assignment_submit
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
 
     corpus, ids = corpus_build()
     for i, doc_id in enumerate(ids[:len(FORMULAS)]):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from annotation.models import Label, SampledDocument
-from annotation.services.sampling import samples_draw
+from annotation.services.sampling.draws import samples_draw
 from estimation.services.reports import topic_report_build
 from estimation.stats.design_based import complement_noise_floor, majority_false_positive_rate
 from tests.factories import make_pair_world

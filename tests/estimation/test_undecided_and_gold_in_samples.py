@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Label, SampledDocument
-from annotation.services.gold import gold_add_from_judged
-from annotation.services.retrieved_sets import classifier_bitmap
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
+from annotation.services.crowd.gold import gold_add_from_judged
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
 from estimation.services.certification_verdicts import certification_decide

@@ -36,10 +36,10 @@ def accounts(db):
 @pytest.fixture
 def world(accounts):
     """A launched topic whose first HITs are fully judged (three workers)."""
-    from annotation.services.assignments import assignment_claim, assignment_submit
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
 
     corpus, ids = corpus_build()
     c1 = ClassifierFactory.create(corpus=corpus, name="kw " + HOSTILE, ids=ids[0:30])

@@ -243,7 +243,7 @@ def test_empty_states_point_to_the_next_step(analyst):
 
 
 def test_hit_preview_uses_the_annotator_page_with_overlap_documents(analyst, corpus):
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
     topic = topic_create(corpus=corpus, name="t", instructions="Judge oil news", c1=ClassifierFactory.create(corpus=corpus, ids=ids[:10]),
@@ -349,7 +349,7 @@ def test_repeated_preview_is_served_from_the_cache_until_a_classifier_changes(an
 
 
 def _draft_topic(corpus):
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     ids = list(corpus.documents.order_by("pk").values_list("pk", flat=True))
     return topic_create(corpus=corpus, name="t", instructions="Oil?", c1=ClassifierFactory.create(corpus=corpus, ids=ids[:10]),
@@ -367,7 +367,7 @@ def test_an_application_error_without_a_form_becomes_a_flash_message(analyst, co
 
 def test_an_application_error_from_a_form_shows_above_the_form_with_the_input_kept(analyst, corpus, monkeypatch):
     import annotation.views.classifiers as classifier_views
-    from annotation.services.classifiers import ClassifierError
+    from annotation.services.classifiers.classifier import ClassifierError
 
     def refuse(**kwargs):
         raise ClassifierError("that filter is refused <b>here</b>")
@@ -437,7 +437,7 @@ def test_topic_page_warns_about_a_small_overlap(analyst, corpus):
 @pytest.fixture
 def big_topic(db):
     """A draft topic on 3,000 documents: A12 300, B1 200, B2 400, N 2,100."""
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     corpus, ids = corpus_build(name="big", size=3000)
     c1 = ClassifierFactory.create(corpus=corpus, name="title", ids=ids[:500])
@@ -446,8 +446,8 @@ def big_topic(db):
 
 
 def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
-    from annotation.services.complement import complement_plan
-    from annotation.services.sampling import planned_region_sizes
+    from annotation.services.sampling.complement import complement_plan
+    from annotation.services.sampling.draws import planned_region_sizes
 
     topic, _ = big_topic
     html = analyst.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": "0.1"}).content.decode()

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass
-from annotation.services.workers import worker_for_user
+from annotation.services.crowd.workers import worker_for_user
 from tests.factories import HOSTILE, CorpusFactory, TopicFactory, make_documents, user_with_role
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -101,7 +101,7 @@ def test_unsure_offered_only_where_the_topic_allows_it(client):
 
 @pytest.mark.django_db
 def test_binary_page_keeps_its_on_and_off_topic_choices(client):
-    from annotation.services.sampling import samples_launch
+    from annotation.services.sampling.draws import samples_launch
     from tests.factories import make_pair_world
 
     world = make_pair_world(n=300, prevalence=0.2, seed=3)

@@ -34,7 +34,7 @@ def _checked(page) -> dict[int, str]:
 
 def test_unsure_by_keyboard_then_change_my_answers(page, live_server):
     from annotation.models import Assignment, ClassifierPair, HitItem, Judgment
-    from annotation.services.sampling import samples_launch
+    from annotation.services.sampling.draws import samples_launch
     from tests.factories import (
         PASSWORD,
         ClassifierFactory,

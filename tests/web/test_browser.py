@@ -101,8 +101,8 @@ def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_
 
 
 def _launched_topic():
-    from annotation.services.sampling import samples_launch
-    from annotation.services.topics import topic_create
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
     from tests.factories import HOSTILE, ClassifierFactory, corpus_build
 
     corpus, ids = corpus_build(size=40)
@@ -144,8 +144,8 @@ def test_annotator_completes_a_hit(page, live_server):
 
 def test_manager_opens_the_report_and_sees_numbers_and_plots(page, live_server):
     from annotation.models import HitItem
-    from annotation.services.assignments import assignment_claim, assignment_submit
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.workers import worker_for_user
     from tests.factories import user_with_role
 
     topic = _launched_topic()

@@ -59,7 +59,7 @@ def _sign_in(page, live_server, username: str, *, url: str = "/accounts/login/")
 def _topic(per_region: int = 5, texts: list[str] | None = None):
     """A launched topic whose HITs hold 5 documents each (15 documents: three HITs)."""
     from annotation.models import ClassifierPair
-    from annotation.services.sampling import samples_launch
+    from annotation.services.sampling.draws import samples_launch
     from tests.factories import ClassifierFactory, CorpusFactory, TopicFactory, make_documents
 
     corpus = CorpusFactory.create()
@@ -208,8 +208,8 @@ def test_csrf_failure_shows_a_page_with_a_way_back_and_the_answers_survive(page,
 
 def test_skip_returns_the_hit_and_takes_another(page, live_server):
     from annotation.models import Assignment
-    from annotation.services.assignments import assignment_claim_for_hit
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim_for_hit
+    from annotation.services.crowd.workers import worker_for_user
     from tests.factories import user_with_role
 
     _topic()

@@ -49,7 +49,7 @@ def _sign_in(page, live_server, username: str) -> None:
 
 def test_launch_shows_the_cost_and_draws_only_on_confirm(page, live_server):
     from annotation.models import Hit, SampledDocument, Topic
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
     from tests.factories import ClassifierFactory, corpus_build, user_with_role
 
     corpus, ids = corpus_build(size=300)

@@ -28,7 +28,7 @@ def analyst(db):
 
 def _topic(*, crowd: str = "local", budget: str | None = "100.00") -> tuple[Topic, list[int]]:
     """A draft topic on 3,000 documents: A12 300, B1 200, B2 400, N 2,100; $0.10 per HIT of 5 documents."""
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     corpus, ids = corpus_build(name="big", size=3000)
     c1 = ClassifierFactory.create(corpus=corpus, name="title", ids=ids[:500])
@@ -178,7 +178,7 @@ def test_a_budget_below_what_is_committed_is_refused_with_both_amounts(analyst, 
 def test_further_classifiers_are_quoted_as_an_upper_bound_the_launch_stays_within(analyst, db,
                                                                                    django_capture_on_commit_callbacks):
     from annotation.models import HitItem
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     corpus, ids = corpus_build(name="extra", size=600)
     c1 = ClassifierFactory.create(corpus=corpus, name="title", ids=ids[:200])

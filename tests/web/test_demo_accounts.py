@@ -2,8 +2,8 @@
 import pytest
 from django.test import Client
 
+from annotation.demo import demo_accounts_ensure as demo_lines
 from annotation.services import accounts
-from annotation.services.demo import demo_accounts_ensure as demo_lines
 
 
 @pytest.mark.django_db

@@ -70,9 +70,9 @@ def test_manager_pages_escape_names(world, clients):
 
 
 def test_annotator_page_escapes_document_text(world, clients):
-    from annotation.services.assignments import assignment_claim
-    from annotation.services.sampling import samples_launch
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
 
     samples_launch(topic=world["topic"], per_region=7, seed=9)
     assignment = assignment_claim(worker=worker_for_user(user=world["accounts"]["annotator"]), topic=world["topic"])

@@ -18,8 +18,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Document, Label, Topic
-from annotation.services.labels import topic_gold_answers
-from annotation.services.topic_sets import topic_set_create
+from annotation.services.crowd.labels import topic_gold_answers
+from annotation.services.topics.topic_sets import topic_set_create
 from tests.factories import HOSTILE, corpus_build, user_with_role
 
 pytestmark = pytest.mark.django_db

@@ -100,7 +100,7 @@ def test_printable_page_has_print_css_and_no_forms_in_print(world, manager):
 
 
 def test_topic_without_judgments_has_an_empty_report_not_an_error(accounts, db):
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
     from tests.factories import ClassifierFactory, corpus_build
 
     corpus, ids = corpus_build(name="fresh", size=10)
@@ -215,7 +215,7 @@ def test_every_glossary_link_has_its_anchor(world, manager):
 
 
 def test_report_without_judgments_says_why_no_recall_is_shown(manager):
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
     from tests.factories import ClassifierFactory, corpus_build
 
     corpus, ids = corpus_build(name="other corpus")

@@ -16,8 +16,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Hit, HitItem, Label, Worker
-from annotation.services.assignments import ClaimRefused, assignment_claim
-from annotation.services.gold import GOLD_CSV_MAX_BYTES
+from annotation.services.crowd.assignments import ClaimRefused, assignment_claim
+from annotation.services.crowd.gold import GOLD_CSV_MAX_BYTES
 from tests.factories import HOSTILE_TEXT
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"

@@ -71,9 +71,9 @@ def url_patterns() -> list[tuple[str, list[str], str]]:
 
 @pytest.fixture
 def params(world):
-    from annotation.services.assignments import assignment_claim
-    from annotation.services.sampling import samples_launch
-    from annotation.services.workers import worker_for_user
+    from annotation.services.crowd.assignments import assignment_claim
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
 
     hit = Hit.objects.filter(topic=world["topic"]).order_by("pk").first()
     # Views of one's own assignment answer 404 for anybody else's: the annotator account holds this one.

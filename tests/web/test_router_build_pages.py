@@ -13,8 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Router, RouterBuild, Topic
-from annotation.services.router_builds import router_build_start
-from annotation.services.topic_sets import topic_set_create
+from annotation.services.classifiers.router_builds import router_build_start
+from annotation.services.topics.topic_sets import topic_set_create
 from annotation.tasks_routers import router_build_task
 from tests.factories import HOSTILE, corpus_build, user_with_role
 

@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Corpus, Hit, Label, Router, RouterBuild, SampledDocument, Topic, TopicClass
-from annotation.services.routers import router_create_from_csv
-from annotation.services.topic_sets import topic_set_create
+from annotation.services.classifiers.routers import router_create_from_csv
+from annotation.services.topics.topic_sets import topic_set_create
 from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -154,7 +154,7 @@ def test_single_topic_pages_send_a_topic_set_to_its_own_pages(analyst, topic_set
 
 
 def test_a_single_topic_is_sent_back_from_the_topic_set_pages(analyst, corpus):
-    from annotation.services.topics import topic_create
+    from annotation.services.topics.topic import topic_create
 
     _, ids = corpus, list(corpus.documents.values_list("pk", flat=True))
     single = topic_create(corpus=corpus, name="Oil", c1=ClassifierFactory.create(corpus=corpus, name="a", ids=ids[:30]),
@@ -373,7 +373,7 @@ def test_launch_input_mistakes_and_an_archived_set(analyst, topic_set):
     for bad in ("", "0", "abc"):
         response = analyst.post(url, {"documents": bad}, follow=True)
         assert "whole number of documents" in _messages(response)
-    from annotation.services.topics import topic_archive
+    from annotation.services.topics.topic import topic_archive
 
     topic_archive(topic=topic_set)
     archived = analyst.post(url, {"documents": "10"}, follow=True)

@@ -6,8 +6,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Topic
-from annotation.services.sampling import samples_launch
-from annotation.services.topics import topic_archive, topic_create
+from annotation.services.sampling.draws import samples_launch
+from annotation.services.topics.topic import topic_archive, topic_create
 from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
 
 pytestmark = pytest.mark.django_db

@@ -133,7 +133,7 @@ def test_a_draw_whose_documents_all_have_labels_fires_sample_completed_once(rece
 
 @pytest.mark.django_db(transaction=True)  # the upload service commits, then its task imports and announces
 def test_an_upload_imported_by_the_upload_service_fires_import_finished(receiver):
-    from annotation.services.corpus_uploads import corpus_upload_create
+    from annotation.services.corpora.corpus_uploads import corpus_upload_create
 
     webhook_endpoint_create(url=receiver.url(), events=[E.IMPORT_FINISHED])
     lines = b"".join(json.dumps({"id": f"d{i}", "title": f"T{i}", "body": "x"}).encode() + b"\n" for i in range(5))

@@ -4,13 +4,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Corpus
-from annotation.services.classifiers import (
+from annotation.services.classifiers.classifier import (
     ClassifierError,
     classifier_create_from_ids,
     classifier_create_from_scores,
     classifier_create_keywords,
 )
-from annotation.services.keywords import terms_parse
+from annotation.services.classifiers.keywords import terms_parse
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 [--column id] FILE
 
 A retrieved set computed by another engine (Spark, Dask, Ray, pandas): a serialized 32-bit Roaring bitmap of the
-corpus's integer external ids, or a Parquet file with a column of external ids (annotation/services/retrieved_upload.py).
+corpus's integer external ids, or a Parquet file with a column of external ids (annotation/services/classifiers/retrieved_upload.py).
 A file already on the server has no upload size limit; a refused file creates nothing."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Corpus
-from annotation.services.retrieved_upload import FORMATS, classifier_create_from_retrieved_file
+from annotation.services.classifiers.retrieved_upload import FORMATS, classifier_create_from_retrieved_file
 from core.errors import ApplicationError
 
 

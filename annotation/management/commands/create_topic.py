@@ -2,8 +2,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Classifier, Corpus
-from annotation.services.keywords import terms_parse
-from annotation.services.topics import TopicError, topic_create
+from annotation.services.classifiers.keywords import terms_parse
+from annotation.services.topics.topic import TopicError, topic_create
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ Sizes are totals: running it again tops the samples up to the new totals (or dra
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import topic_named
-from annotation.services.crowds import CrowdUnavailable
-from annotation.services.hits import BudgetExceeded
-from annotation.services.sampling import DESIGNS, SamplingError, samples_launch
+from annotation.services.crowd.crowds import CrowdUnavailable
+from annotation.services.crowd.hits import BudgetExceeded
+from annotation.services.sampling.draws import DESIGNS, SamplingError, samples_launch
 
 
 class Command(BaseCommand):

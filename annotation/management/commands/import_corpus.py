@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.corpus_import import CorpusImportError, corpus_import
+from annotation.services.corpora.corpus_import import CorpusImportError, corpus_import
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookups import topic_named
-from annotation.services.crowd_simulation import crowd_simulate
+from annotation.services.crowd.crowd_simulation import crowd_simulate
 from core.errors import ApplicationError
 
 

@@ -2,8 +2,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Corpus
-from annotation.services.classifiers import ClassifierError, neighbour_terms_suggest
-from annotation.services.keywords import terms_parse
+from annotation.services.classifiers.classifier import ClassifierError, neighbour_terms_suggest
+from annotation.services.classifiers.keywords import terms_parse
 
 
 class Command(BaseCommand):

@@ -1,0 +1,1 @@
+"""The crowd: HITs, assignments, judgments, labels, workers, gold, crowd platforms (built-in, MTurk)."""

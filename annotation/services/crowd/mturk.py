@@ -1,0 +1,535 @@
+"""Mechanical Turk: publish HITs, take work from the external HIT page, review and pay.
+
+The app's own records are authoritative for answers, but MTurk is authoritative for
+who did the work: the HIT page cannot tell real assignment and worker ids from invented
+ones (MTurk does not sign them), so a submission is stored as *provisional answers* and
+counts for nothing (no judgment, vote, label, estimate or payment) until reconcile has
+confirmed it with GetAssignment (`mturk_assignment_verify`); then the answers become
+judgments through the same service as local submissions (annotation.services.crowd.assignments),
+and only then may the assignment be approved and paid. Never-confirmed answers expire and
+are kept, marked as not counted. MTurk is told the
+outcome by `mturk_reconcile_all`, which the beat schedule runs every five minutes;
+it also (re)publishes HITs whose first publication failed, so a network failure
+never loses a HIT. docs/mturk.md describes the whole sequence.
+
+Money is Decimal throughout and rounded to cents (ROUND_HALF_UP) where MTurk would
+charge it: `mturk_cost_per_assignment`, the one place the commission is computed
+(`annotation.services.crowd.crowds.crowd_cost_per_assignment` and the budget check use it).
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.crowds.mturk_client import (
+    WORKER_SUBMIT_HOSTS,
+    MturkError,
+    MturkNotConfigured,
+    MturkUnavailable,
+    create_hit_request,
+    error_code,
+    error_message,
+    hit_external_url,
+    is_transient,
+    mturk_client_get,
+    turk_error_code,
+)
+from annotation.models import Assignment, Hit, HitItem, Topic
+from annotation.services.crowd.assignments import (
+    AssignmentExpired,
+    AssignmentNotFound,
+    ClaimRefused,
+    InvalidAnswers,
+    SubmitRefused,
+    answers_normalise,
+    assignment_claim_for_hit,
+    assignment_submit,
+)
+from annotation.services.crowd.workers import worker_for_mturk_id
+
+logger = logging.getLogger(__name__)
+
+CENT = Decimal("0.01")
+COMMISSION_RATE = Decimal("0.20")
+LARGE_HIT_EXTRA_RATE = Decimal("0.20")  # HITs with 10 or more assignments
+LARGE_HIT_ASSIGNMENTS = 10
+MIN_COMMISSION = Decimal("0.01")  # Amazon's minimum fee per assignment
+
+# An ExpireAt in the past expires a HIT at once (UpdateExpirationForHIT).
+EXPIRE_NOW = datetime(2015, 1, 1, tzinfo=UTC)
+
+FEEDBACK_APPROVED = "Thank you: your answers were recorded."
+FEEDBACK_NO_ANSWERS = (
+    "Rejected: no answers were recorded for this assignment. Answers must be given and submitted on the "
+    "HIT page itself."
+)
+FEEDBACK_LOW_ACCURACY = (
+    "Rejected: your answers on control documents, whose correct answers are known, were below the "
+    "required accuracy, so your judgments cannot be used."
+)
+
+# Publish attempts within one call after a timeout or throttling; the same
+# UniqueRequestToken makes every attempt safe. Later attempts happen in reconcile.
+PUBLISH_ATTEMPTS = 2
+HIT_ID_PATTERN = re.compile(r"\b[A-Z0-9]{20,64}\b")
+# HIT, assignment and worker ids as MTurk writes them (upper-case letters and digits).
+MTURK_ID_PATTERN = re.compile(r"[A-Za-z0-9]{1,64}")
+
+
+# --- Costs -------------------------------------------------------------------------
+
+
+def mturk_cost_per_assignment(*, reward: Decimal, assignments: int) -> Decimal:
+    """Reward plus Amazon's commission for one assignment of a HIT with `assignments` assignments.
+
+    Commission: 20% of the reward, plus 20% more when the HIT has 10 or more
+    assignments (ESTIMATION-NOTES §3), rounded half-up to the cent, and at least
+    $0.01 (Amazon's minimum fee per assignment). A zero reward costs nothing.
+    10¢: 0.10 + 0.02 = $0.12; 5¢: 0.05 + 0.01 = $0.06; 2¢: 0.4¢ is below the
+    minimum, 0.02 + 0.01 = $0.03; 10¢ with 10 assignments: 0.10 + 0.04 = $0.14.
+    """
+    reward = Decimal(reward)
+    if reward < 0:
+        raise ValueError(f"a reward cannot be negative ({reward})")
+    if reward == 0:
+        return Decimal("0.00")
+    rate = COMMISSION_RATE + (LARGE_HIT_EXTRA_RATE if assignments >= LARGE_HIT_ASSIGNMENTS else Decimal("0"))
+    commission = max((reward * rate).quantize(CENT, rounding=ROUND_HALF_UP), MIN_COMMISSION)
+    return (reward + commission).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+# --- Status, for the analyst's pages -----------------------------------------------
+
+
+def mturk_configuration_problem() -> str | None:
+    """Why HITs cannot be published right now (settings or credentials), or None."""
+    try:
+        mturk_client_get()
+        hit_external_url(hit_id=1)
+    except MturkNotConfigured as exc:
+        return str(exc)
+    return None
+
+
+def mturk_unpublished_count(*, topic: Topic) -> int:
+    """Open HITs of the topic still waiting for MTurk (reconcile publishes them every 5 minutes)."""
+    return Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, mturk_hit_id__isnull=True).count()
+
+
+# --- The external HIT page ----------------------------------------------------------
+
+
+class MturkPageRefused(MturkError):
+    """The HIT page cannot serve this request; the message is safe to show the worker."""
+
+
+def mturk_submit_url(*, turk_submit_to: str) -> str:
+    """`<turkSubmitTo>/mturk/externalSubmit`, for the two official MTurk worker sites only.
+
+    Anything else is refused, so the HIT page cannot be used to send a browser's
+    POST (the worker's answers) to an address of an attacker's choosing.
+    """
+    value = (turk_submit_to or "").strip()
+    origin = value[:-1] if value.endswith("/") else value
+    if origin not in WORKER_SUBMIT_HOSTS:
+        raise MturkPageRefused("turkSubmitTo must be https://www.mturk.com or https://workersandbox.mturk.com.")
+    return f"{origin}/mturk/externalSubmit"
+
+
+def mturk_hit_on_offer(*, hit: Hit) -> bool:
+    """Whether workers should be able to see and take this HIT now (open, topic sampling)."""
+    return _hit_needed(Hit.objects.select_related("topic").get(pk=hit.pk))
+
+
+def _mturk_id_check(value: str, what: str) -> str:
+    if not MTURK_ID_PATTERN.fullmatch(value or ""):
+        raise MturkPageRefused(f"The {what} given by Mechanical Turk is missing or malformed.")
+    return value
+
+
+def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: str, mturk_worker_id: str) -> Assignment:
+    """The app's assignment for the MTurk worker who accepted this HIT (created on first visit).
+
+    MTurk lets a worker hold one assignment per HIT; the app keeps the same rule
+    (one live assignment per worker and HIT), so a reload returns the same record.
+    An MTurk assignment id already bound to another worker or HIT is refused.
+    """
+    _mturk_id_check(mturk_hit_id, "HIT id")
+    _mturk_id_check(mturk_assignment_id, "assignment id")
+    _mturk_id_check(mturk_worker_id, "worker id")
+    if not hit.mturk_hit_id or mturk_hit_id != hit.mturk_hit_id:
+        raise MturkPageRefused("This page does not belong to that HIT.")
+    bound = Assignment.objects.filter(mturk_assignment_id=mturk_assignment_id).select_related("worker").first()
+    if bound is not None:
+        if bound.hit_id != hit.pk or bound.worker.mturk_worker_id != mturk_worker_id:
+            raise MturkPageRefused("This assignment belongs to another worker or HIT.")
+        # Even when the app's claim expired: MTurk still lets the worker submit, and
+        # assignment_submit accepts a late submission while nobody has taken the slot.
+        return bound
+    if not mturk_hit_on_offer(hit=hit):
+        raise MturkPageRefused("This HIT is no longer available. Please return it; you will not be penalised.")
+    worker = worker_for_mturk_id(mturk_worker_id=mturk_worker_id)
+    try:
+        return assignment_claim_for_hit(worker=worker, hit=hit, mturk_assignment_id=mturk_assignment_id)
+    except ClaimRefused as exc:
+        if worker.blocked:
+            raise MturkPageRefused(
+                "You can no longer take these HITs: your answers on control documents were below the required "
+                "accuracy. Please return this HIT."
+            ) from exc
+        # Usually a worker who returned the HIT on MTurk still holds the app's place
+        # until it times out (MTurk does not tell us about returns).
+        raise MturkPageRefused(
+            "This HIT is full for now: another worker's time on it has not run out. Please return it."
+        ) from exc
+
+
+@dataclass(frozen=True)
+class MturkSubmission:
+    """What the HIT page tells the worker (and MTurk, in the hand-back) after a submit."""
+
+    assignment_id: int
+    answers: int
+    relevant: int
+    # False while the answers wait for MTurk to confirm the assignment (they count only then).
+    counted: bool
+    replayed: bool = False
+
+
+# Shown on the HIT page, and kept as the assignment's feedback, when MTurk never confirmed it.
+UNVERIFIED_MESSAGE = (
+    "Mechanical Turk never confirmed this assignment, so its answers were kept but not counted."
+)
+
+
+def _submission(assignment: Assignment, *, replayed: bool) -> MturkSubmission:
+    if assignment.provisional_answers is not None:
+        values = list(assignment.provisional_answers.values())
+        return MturkSubmission(
+            assignment_id=assignment.pk, answers=len(values), relevant=sum(1 for v in values if v),
+            counted=False, replayed=replayed,
+        )
+    # "relevant": answers on a topic (a single topic's yes, or a topic set's class other than none of these).
+    judged = assignment.judgments.aggregate(
+        n=Count("pk"), relevant=Count("pk", filter=Q(relevant=True) | Q(choice__gte=1))
+    )
+    return MturkSubmission(
+        assignment_id=assignment.pk, answers=judged["n"], relevant=judged["relevant"], counted=True, replayed=replayed
+    )
+
+
+def mturk_submission_summary(*, assignment: Assignment) -> MturkSubmission:
+    """What was stored for this assignment (provisional or counted), to offer the hand-back again."""
+    return _submission(assignment, replayed=True)
+
+
+def _answers_check(*, hit: Hit, answers: Mapping[int, Any]) -> dict[str, Any]:
+    """One yes/no answer for every document of the HIT, as JSON ({"<document id>": bool}).
+
+    A topic set's HIT takes one class position 0..M per document (None: unsure, where the topic allows
+    it), checked exactly as ``assignment_submit`` will check it once MTurk confirms the assignment.
+    """
+    expected = set(HitItem.objects.filter(hit=hit).values_list("document_id", flat=True))
+    if hit.topic.is_multiclass:
+        checked = answers_normalise(topic=hit.topic, answers=answers, expected=expected)
+        return {str(doc_id): checked[doc_id] for doc_id in sorted(checked)}
+    given = {int(doc_id): value for doc_id, value in answers.items()}
+    if any(not isinstance(value, bool) for value in given.values()):
+        raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
+    missing = expected - set(given)
+    if missing:
+        raise InvalidAnswers(f"Please answer every document ({len(missing)} without an answer).")
+    if set(given) - expected:
+        raise InvalidAnswers("Some answers are for documents that are not in this HIT.")
+    return {str(doc_id): given[doc_id] for doc_id in sorted(given)}
+
+
+def mturk_assignment_submit(
+    *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, Any],
+    now: datetime | None = None,
+) -> MturkSubmission:
+    """Store the worker's answers as provisional: nothing counts until MTurk confirms the assignment.
+
+    Only the holder of the app assignment bound to these MTurk ids can submit. The
+    assignment keeps its place in the HIT ("claimed") while it waits, for up to
+    MTURK_VERIFY_WINDOW_SECONDS (the deadline is extended so the expiry sweep leaves it
+    alone); reconcile confirms it (`mturk_assignment_verify`) or gives it up. Idempotent:
+    a replay (double click, reload) stores nothing more and returns what was stored.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("hit")
+            .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=mturk_worker_id)
+            .first()
+        )
+        if assignment is None:
+            raise AssignmentNotFound("This assignment does not exist or is not yours.")
+        if assignment.provisional_answers is not None:
+            if assignment.status == Assignment.Status.EXPIRED:
+                raise SubmitRefused(UNVERIFIED_MESSAGE)
+            return _submission(assignment, replayed=True)
+        if assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED):
+            return _submission(assignment, replayed=True)  # counted earlier
+        if assignment.hit.status == Hit.Status.CANCELLED:
+            raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
+        stored = _answers_check(hit=hit, answers=answers)
+        window = timedelta(seconds=settings.MTURK_VERIFY_WINDOW_SECONDS)
+        update = {
+            "status": Assignment.Status.CLAIMED,
+            "provisional_answers": stored,
+            "submitted_at": now,
+            "deadline": max(assignment.deadline, now + window),
+        }
+        try:
+            # A savepoint: a late submission (the claim expired) takes its place back only while it is free.
+            with transaction.atomic():
+                Assignment.objects.filter(pk=assignment.pk).update(**update)
+        except IntegrityError:
+            raise AssignmentExpired(
+                "Your time for this HIT ran out and another worker has taken your place; your answers were not "
+                "recorded. Please return the HIT."
+            ) from None
+        assignment.provisional_answers = stored
+    logger.info("mturk: assignment %s of HIT %s stored, waiting for MTurk to confirm it", mturk_assignment_id, hit.pk)
+    return _submission(assignment, replayed=False)
+
+
+# --- Verification: provisional answers count only once MTurk confirms the assignment -------
+
+VERIFIED = "verified"
+PENDING = "pending"
+UNVERIFIED = "unverified"
+# MTurk statuses of an assignment whose worker really submitted it.
+CONFIRMED_STATUSES = ("Submitted", "Approved")
+# After MTurk's own deadline for an assignment (accepted + MTURK_ASSIGNMENT_DURATION_SECONDS,
+# and it was accepted before our claim), one MTurk does not know can no longer appear.
+VERIFY_GRACE = timedelta(minutes=10)
+
+
+def _pending_verification() -> Any:
+    return Assignment.objects.filter(status=Assignment.Status.CLAIMED, provisional_answers__isnull=False)
+
+
+def _provisional_give_up(*, assignment: Assignment, reason: str) -> None:
+    """Never counted: the place in the HIT is freed; the answers stay on the row."""
+    Assignment.objects.filter(
+        pk=assignment.pk, status=Assignment.Status.CLAIMED, provisional_answers__isnull=False
+    ).update(status=Assignment.Status.EXPIRED, feedback=f"{UNVERIFIED_MESSAGE} ({reason})"[:1024])
+    # No worker id in the logs: MTurk worker ids can be linked to Amazon profiles.
+    logger.warning(
+        "mturk: assignment %s of HIT %s not counted: %s", assignment.mturk_assignment_id, assignment.hit_id, reason
+    )
+
+
+def _provisional_count(*, assignment: Assignment) -> str:
+    """MTurk confirmed it: the answers become judgments exactly as a local submission's would."""
+    try:
+        with transaction.atomic():
+            locked = (
+                _pending_verification().select_for_update(of=("self",)).select_related("worker")
+                .filter(pk=assignment.pk).first()
+            )
+            if locked is None:
+                return VERIFIED  # a concurrent reconcile run counted (or gave up) first
+            # A single topic's answers are yes/no; a topic set's class positions (None: unsure) stay as stored.
+            answers = {int(doc_id): value if value is None or type(value) is int else bool(value)
+                       for doc_id, value in (locked.provisional_answers or {}).items()}
+            # Back to a plain claim inside this transaction: assignment_submit records it (judgments,
+            # votes, gold check, HIT completion, LabelsCompleted) at the worker's own submission time.
+            assignment_submit(assignment_id=locked.pk, worker=locked.worker, answers=answers, now=locked.submitted_at)
+            Assignment.objects.filter(pk=locked.pk).update(provisional_answers=None)
+    except SubmitRefused as exc:
+        _provisional_give_up(assignment=assignment, reason=f"confirmed by MTurk but not recordable: {exc}")
+        return UNVERIFIED
+    logger.info("mturk: assignment %s of HIT %s confirmed by MTurk and counted",
+                assignment.mturk_assignment_id, assignment.hit_id)
+    return VERIFIED
+
+
+def mturk_assignment_verify(*, assignment: Assignment, client: Any, now: datetime | None = None) -> str:
+    """Ask MTurk (GetAssignment) whether a provisional submission is real; count it if so.
+
+    Confirmed — the assignment exists, its WorkerId is this worker's, its HITId this HIT's,
+    and MTurk holds it as Submitted or Approved: the answers are counted (VERIFIED).
+    Contradicted — another worker or HIT, or already Rejected: given up now (UNVERIFIED).
+    Unknown to MTurk (not handed back yet, or invented): PENDING until MTurk's own deadline
+    for it has passed (claimed_at + MTURK_ASSIGNMENT_DURATION_SECONDS + VERIFY_GRACE), then
+    given up. MTurk not answering (network, throttling) raises: the next run retries.
+    """
+    now = now or timezone.now()
+    hit = Hit.objects.only("mturk_hit_id").get(pk=assignment.hit_id)
+    worker_id = assignment.worker.mturk_worker_id
+    try:
+        found = client.get_assignment(AssignmentId=assignment.mturk_assignment_id)["Assignment"]
+    except ClientError as exc:
+        if is_transient(exc):
+            raise
+        found, unknown = None, f"MTurk does not know it ({error_code(exc)})"
+    if found is not None:
+        if found.get("WorkerId") != worker_id:
+            _provisional_give_up(assignment=assignment, reason="MTurk says another worker holds this assignment")
+            return UNVERIFIED
+        if found.get("HITId") != hit.mturk_hit_id:
+            _provisional_give_up(assignment=assignment, reason="MTurk says this assignment belongs to another HIT")
+            return UNVERIFIED
+        status = found.get("AssignmentStatus")
+        if status in CONFIRMED_STATUSES:
+            return _provisional_count(assignment=assignment)
+        if status == "Rejected":
+            _provisional_give_up(assignment=assignment, reason="MTurk shows it rejected")
+            return UNVERIFIED
+        unknown = f"MTurk shows it {status or 'without a status'}"
+    mturk_deadline = assignment.claimed_at + timedelta(seconds=settings.MTURK_ASSIGNMENT_DURATION_SECONDS)
+    if now > mturk_deadline + VERIFY_GRACE:
+        _provisional_give_up(assignment=assignment, reason=f"{unknown} after the assignment's time ran out")
+        return UNVERIFIED
+    return PENDING
+
+
+def mturk_verification_counts(*, topic: Topic) -> dict[str, int]:
+    """MTurk submissions of the topic waiting for MTurk's confirmation, and those never confirmed."""
+    rows = Assignment.objects.filter(hit__topic=topic, provisional_answers__isnull=False)
+    return {
+        PENDING: rows.filter(status=Assignment.Status.CLAIMED).count(),
+        UNVERIFIED: rows.filter(status=Assignment.Status.EXPIRED).count(),
+    }
+
+
+# --- Publish -----------------------------------------------------------------------
+
+
+def _hit_id_from_duplicate(exc: ClientError, *, client: Any, token: str) -> str | None:
+    """The HITId of the HIT an earlier call with the same token created.
+
+    MTurk answers a repeated token with AWS.MechanicalTurk.HitAlreadyExists and a
+    message containing the HITId; if the message ever lacks it, we look for the
+    HIT carrying our token as its RequesterAnnotation.
+    """
+    match = HIT_ID_PATTERN.search(error_message(exc))
+    if match:
+        return match.group(0)
+    kwargs: dict[str, Any] = {"MaxResults": 100}
+    for _ in range(100):  # at most 10,000 HITs: an account of ours never holds more live ones
+        page = client.list_hits(**kwargs)
+        for found in page.get("HITs", []):
+            if found.get("RequesterAnnotation") == token:
+                return found["HITId"]
+        if not page.get("NextToken") or not page.get("HITs"):
+            return None
+        kwargs["NextToken"] = page["NextToken"]
+    return None
+
+
+def _is_duplicate(exc: Exception) -> bool:
+    if not isinstance(exc, ClientError):
+        return False
+    return turk_error_code(exc) == "AWS.MechanicalTurk.HitAlreadyExists" or "already exist" in error_message(
+        exc
+    ).lower()
+
+
+def _create_hit(*, client: Any, request: Mapping[str, Any]) -> str:
+    last: Exception | None = None
+    for attempt in range(1, PUBLISH_ATTEMPTS + 1):
+        try:
+            return client.create_hit(**request)["HIT"]["HITId"]
+        except (ClientError, BotoCoreError) as exc:
+            if _is_duplicate(exc):
+                hit_id = _hit_id_from_duplicate(exc, client=client, token=request["UniqueRequestToken"])
+                if hit_id:
+                    return hit_id
+                raise MturkError(
+                    f"MTurk says a HIT with token {request['UniqueRequestToken']} exists but did not name it: "
+                    f"{error_message(exc)}"
+                ) from exc
+            if not is_transient(exc):
+                raise MturkError(f"MTurk refused CreateHIT ({error_code(exc)}): {error_message(exc)}") from exc
+            last = exc
+            logger.warning(
+                "mturk: CreateHIT attempt %d/%d for token %s failed (%s); retrying with the same token",
+                attempt, PUBLISH_ATTEMPTS, request["UniqueRequestToken"], error_code(exc),
+            )
+    # PUBLISH_ATTEMPTS >= 1 and every attempt returns, raises or records its transient error.
+    assert last is not None
+    raise MturkUnavailable(f"MTurk did not answer CreateHIT ({error_code(last)}): {error_message(last)}") from last
+
+
+def _publish(*, hit: Hit, client: Any) -> str | None:
+    """Create the MTurk HIT and store its HITId; None if the HIT should not be offered now.
+
+    Raises MturkError (MturkUnavailable when MTurk did not answer).
+    """
+    hit = Hit.objects.select_related("topic").get(pk=hit.pk)
+    if hit.mturk_hit_id:
+        return hit.mturk_hit_id
+    if hit.topic.crowd != Topic.Crowd.MTURK:
+        raise MturkError(f"topic {hit.topic_id} does not use Mechanical Turk (crowd {hit.topic.crowd})")
+    if not _hit_needed(hit):
+        # Reconcile publishes it if the topic becomes active again.
+        logger.info("mturk: HIT %s not published now: %s", hit.pk, _why_not_needed(hit))
+        return None
+    request = create_hit_request(hit=hit, document_count=HitItem.objects.filter(hit=hit, is_gold=False).count())
+    client = client if client is not None else mturk_client_get()
+    mturk_hit_id = _create_hit(client=client, request=request)
+    # Compare-and-set: a concurrent publisher used the same token, so it got the same HITId.
+    Hit.objects.filter(pk=hit.pk, mturk_hit_id__isnull=True).update(mturk_hit_id=mturk_hit_id)
+    logger.info("mturk: HIT %s published as %s", hit.pk, mturk_hit_id)
+    return mturk_hit_id
+
+
+# After MTurk failed to answer, this process leaves publishing to the reconcile task
+# for a while: a launch of 100 HITs must not wait out 100 × the timeouts and retries.
+UNAVAILABLE_PAUSE_SECONDS = 120.0
+_unavailable_until = 0.0
+
+
+def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
+    """Create the MTurk HIT for `hit` and store its HITId; returns it, or None if not published now.
+
+    Never raises for MTurk, network or configuration trouble: the HIT stays
+    unpublished in the app (mturk_hit_id empty) with a log line saying why, and
+    the next `mturk_reconcile_all` tries again with the same UniqueRequestToken.
+    Call it outside any transaction (see `mturk_hit_publish_on_commit`):
+    it waits on the network.
+    """
+    global _unavailable_until
+    if time.monotonic() < _unavailable_until:
+        logger.warning("mturk: HIT %s not published now: MTurk did not answer recently (reconcile will retry)", hit.pk)
+        return None
+    try:
+        return _publish(hit=hit, client=client)
+    except MturkError as exc:
+        if isinstance(exc, MturkUnavailable):
+            _unavailable_until = time.monotonic() + UNAVAILABLE_PAUSE_SECONDS
+        logger.error("mturk: HIT %s not published: %s (reconcile will retry)", hit.pk, exc)
+        return None
+
+
+def mturk_hit_publish_on_commit(*, hit: Hit) -> None:
+    """Publish once the creating transaction commits: a rolled-back HIT must never reach MTurk."""
+    hit_pk = hit.pk
+    transaction.on_commit(lambda: mturk_hit_publish(hit=Hit(pk=hit_pk)), robust=True)
+
+
+def _hit_needed(hit: Hit) -> bool:
+    return hit.status == Hit.Status.OPEN and hit.topic.status == Topic.Status.ACTIVE
+
+
+def _why_not_needed(hit: Hit) -> str:
+    if hit.status != Hit.Status.OPEN:
+        return f"the HIT is {hit.status}"
+    return f"topic {hit.topic_id} is {hit.topic.status}"

@@ -1,0 +1,1 @@
+"""Topics and topic sets: create, settings, pause/resume, launch."""

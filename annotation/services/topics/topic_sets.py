@@ -1,0 +1,265 @@
+"""Topic sets (seed 002): M mutually exclusive topics plus "none of these", judged on a uniform sample.
+
+A topic set is a Topic of kind "multiclass" with M classes (TopicClass, positions 1..M; position 0,
+NONE_OF_THESE, means "none of these topics" and has no row). It has no classifier pair: its sample is
+a simple random sample of the whole corpus (SampleDraw purpose "uniform", region "U"), judged by
+three workers who each choose one class (or "unsure" where the topic allows it) in ordinary HITs.
+Routers (annotation.services.classifiers.routers) are its multi-class classifiers; the report compares their
+predictions with the sample's labels.
+
+The launch goes through the same machinery as a binary topic (``samples_launch``: topic row lock,
+budget check in ``hits_create_for_draws``, one transaction), asking only for a uniform sample.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.db import IntegrityError, transaction
+
+from annotation.models import NONE_OF_THESE, Corpus, Hit, Region, SampledDocument, SampleDraw, Topic, TopicClass
+from annotation.services.corpora.retrieved_sets import corpus_documents
+from annotation.services.crowd.hits import BudgetExceeded, topic_committed_cost
+from annotation.services.crowd.labels import NONE_OF_THESE_NAME, topic_gold_document_ids, topic_set_class_names
+from annotation.services.sampling.draws import Launch, samples_launch
+from core.errors import ApplicationError
+
+MIN_CLASSES = 2
+MAX_CLASSES = 20
+MAX_CLASS_NAME = 200
+MAX_HIT_SIZE = 50
+# Names that would read as the "none of these" answer: a class may not take them.
+_RESERVED_NAMES = {"none", "none of these", "none of the above", "0"}
+
+
+class TopicSetError(ApplicationError):
+    """A topic set that cannot be created or launched as asked; the message says why."""
+
+
+class TopicSetBudgetExceeded(TopicSetError, BudgetExceeded):
+    """The launch would spend more than the topic set's budget (caught as either parent)."""
+
+
+def _decimal(value: Decimal | int | str | float | None, *, what: str) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        amount = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        raise TopicSetError(f"the {what} {value!r} is not an amount of dollars") from None
+    if not amount.is_finite() or amount < 0:
+        raise TopicSetError(f"the {what} must be a non-negative amount, got {value}")
+    if amount != amount.quantize(Decimal("0.01")):
+        raise TopicSetError(f"the {what} has at most two decimals (cents), got {value}")
+    return amount
+
+
+def _classes_clean(classes: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    cleaned: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(classes, start=1):
+        try:
+            name, description = entry
+        except (TypeError, ValueError):
+            raise TopicSetError(f"class {index} must be a (name, description) pair") from None
+        name = " ".join(str(name or "").split())
+        description = str(description or "").strip()
+        if not name:
+            raise TopicSetError(f"class {index} needs a name")
+        if len(name) > MAX_CLASS_NAME:
+            raise TopicSetError(f"class {index}: a class name is at most {MAX_CLASS_NAME} characters")
+        if name.lower() in _RESERVED_NAMES:
+            raise TopicSetError(
+                f"class {index}: {name!r} is reserved for the answer “{NONE_OF_THESE_NAME}”, which every topic set "
+                "offers already; name the class after its topic"
+            )
+        if name.lower() in seen:
+            raise TopicSetError(f"class {index}: the name {name!r} is already class {seen[name.lower()]}")
+        seen[name.lower()] = index
+        cleaned.append((name, description))
+    if not MIN_CLASSES <= len(cleaned) <= MAX_CLASSES:
+        raise TopicSetError(
+            f"a topic set has between {MIN_CLASSES} and {MAX_CLASSES} topics, {len(cleaned)} given "
+            f"(“{NONE_OF_THESE_NAME}” is added for you)"
+        )
+    return cleaned
+
+
+def topic_set_create(
+    *,
+    corpus: Corpus,
+    name: str,
+    classes: Sequence[tuple[str, str]],
+    instructions: str = "",
+    allow_unsure: bool = False,
+    aggregator: str = Topic.Aggregator.MAJORITY,
+    hit_size: int = 5,
+    reward_per_hit: Decimal | None = None,
+    budget: Decimal | None = None,
+) -> Topic:
+    """Create a draft topic set over `corpus` with its M classes (name, description), 2 <= M <= 20.
+
+    Class positions follow the given order (1..M); "none of these" (position 0) is implied. No
+    classifier pair: routers are added afterwards (annotation.services.classifiers.routers).
+    """
+    name = (name or "").strip()
+    if not name:
+        raise TopicSetError("the topic set needs a name")
+    if len(name) > 200:
+        raise TopicSetError("a topic set's name is at most 200 characters")
+    cleaned = _classes_clean(classes)
+    if aggregator not in Topic.Aggregator.values:
+        raise TopicSetError(f"unknown aggregator {aggregator!r}: choose {' or '.join(Topic.Aggregator.values)}")
+    try:
+        hit_size = int(hit_size)
+    except (TypeError, ValueError):
+        raise TopicSetError(f"the HIT size {hit_size!r} is not a whole number") from None
+    if not 1 <= hit_size <= MAX_HIT_SIZE:
+        raise TopicSetError(f"a HIT holds between 1 and {MAX_HIT_SIZE} documents, got {hit_size}")
+    reward = _decimal(reward_per_hit, what="reward per HIT")
+    budget_amount = _decimal(budget, what="budget")
+    if Topic.objects.filter(name=name).exists():
+        raise TopicSetError(f"a topic named {name!r} already exists")
+    fields = {"reward_per_hit": reward} if reward is not None else {}
+    try:
+        with transaction.atomic():
+            topic = Topic.objects.create(
+                corpus=corpus,
+                kind=Topic.Kind.MULTICLASS,
+                name=name,
+                instructions=instructions or "",
+                allow_unsure=bool(allow_unsure),
+                aggregator=aggregator,
+                hit_size=hit_size,
+                budget=budget_amount,
+                **fields,
+            )
+            TopicClass.objects.bulk_create(
+                TopicClass(topic=topic, position=position, name=class_name, description=description)
+                for position, (class_name, description) in enumerate(cleaned, start=1)
+            )
+    except IntegrityError as exc:  # a concurrent create with the same name
+        raise TopicSetError(f"a topic named {name!r} already exists") from exc
+    return topic
+
+
+def _ensure_topic_set(topic: Topic) -> None:
+    if not topic.is_multiclass:
+        raise TopicSetError(f"Topic {topic.name!r} is a single topic, not a topic set.")
+
+
+def topic_set_classes(*, topic: Topic) -> list[TopicClass]:
+    """The topic set's classes in position order (1..M); "none of these" (0) has no row."""
+    return list(TopicClass.objects.filter(topic=topic).order_by("position"))
+
+
+def topic_set_class_count(*, topic: Topic) -> int:
+    """M, the number of classes (positions 1..M); choices run over 0..M."""
+    return TopicClass.objects.filter(topic=topic).count()
+
+
+# --------------------------------------------------------------------------- launch
+
+
+@dataclass(frozen=True)
+class LaunchPreview:
+    """What launching a uniform sample of `documents` (in all) would add and cost, and whether it is refused."""
+
+    new_documents: int
+    hits: int
+    judgments: int
+    cost: Decimal
+    committed: Decimal
+    budget: Decimal | None
+    budget_left: Decimal | None
+    refused: str | None
+
+
+def _documents_check(documents: int) -> int:
+    try:
+        wanted = int(documents)
+    except (TypeError, ValueError):
+        raise TopicSetError(f"the sample size {documents!r} is not a whole number") from None
+    if wanted < 1:
+        raise TopicSetError(f"the sample size must be at least 1 document, got {wanted}")
+    return wanted
+
+
+def _uniform_sampled(topic: Topic) -> int:
+    return SampledDocument.objects.filter(
+        topic=topic, region=Region.UNIFORM, draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key=""
+    ).count()
+
+
+def topic_set_launch_preview(*, topic: Topic, documents: int) -> LaunchPreview:
+    """The launch of a uniform sample of `documents` in all, priced: a repeat draws only the difference.
+
+    A sample larger than the corpus is the corpus. `refused` carries the budget message (with the
+    amounts) when the budget is short; nothing is written.
+    """
+    from annotation.services.crowd.crowds import crowd_cost_per_assignment
+
+    _ensure_topic_set(topic)
+    wanted = _documents_check(documents)
+    corpus_size = len(corpus_documents(corpus_id=topic.corpus_id))
+    new_documents = max(0, min(wanted, corpus_size) - _uniform_sampled(topic))
+    hits = math.ceil(new_documents / topic.hit_size) if new_documents else 0
+    gold_per_hit = 1 if hits and topic_gold_document_ids(topic=topic) else 0
+    per_assignment = crowd_cost_per_assignment(topic)
+    cost = per_assignment * Hit.ASSIGNMENTS_PER_HIT * hits
+    committed = topic_committed_cost(topic=topic)
+    budget = topic.budget
+    budget_left = None if budget is None else budget - committed
+    refused = None
+    if budget is not None and committed + cost > budget:
+        refused = (
+            f"Topic set {topic.name!r}: {hits} new HITs would cost ${cost:.2f} "
+            f"({Hit.ASSIGNMENTS_PER_HIT} assignments each at ${per_assignment:.2f}), bringing the total to "
+            f"${committed + cost:.2f} — over the budget of ${budget:.2f} (${committed:.2f} already committed, "
+            f"${max(budget_left or Decimal('0'), Decimal('0')):.2f} left). Raise the budget or sample fewer documents."
+        )
+    return LaunchPreview(
+        new_documents=new_documents,
+        hits=hits,
+        judgments=Hit.ASSIGNMENTS_PER_HIT * (new_documents + gold_per_hit * hits),
+        cost=cost,
+        committed=committed,
+        budget=budget,
+        budget_left=budget_left,
+        refused=refused,
+    )
+
+
+def topic_set_launch(*, topic: Topic, documents: int, seed: int | None = None, publish: bool = True) -> Launch:
+    """Draw the topic set's uniform sample up to `documents` in all, queue the new ones in HITs, publish.
+
+    One transaction under the topic row lock (``samples_launch``): a budget too small refuses the whole
+    launch (TopicSetBudgetExceeded, with the amounts) and records no draw. The set must have its classes.
+    """
+    _ensure_topic_set(topic)
+    wanted = _documents_check(documents)
+    if topic_set_class_count(topic=topic) < MIN_CLASSES:
+        raise TopicSetError(f"Topic set {topic.name!r} needs at least {MIN_CLASSES} topics before sampling.")
+    try:
+        return samples_launch(topic=topic, publish=publish, per_region=0, uniform=wanted, seed=seed)
+    except BudgetExceeded as exc:
+        if isinstance(exc, TopicSetError):
+            raise
+        raise TopicSetBudgetExceeded(exc.message, extra=exc.extra) from exc
+
+
+__all__ = [
+    "NONE_OF_THESE",
+    "NONE_OF_THESE_NAME",
+    "LaunchPreview",
+    "TopicSetBudgetExceeded",
+    "TopicSetError",
+    "topic_set_class_count",
+    "topic_set_class_names",
+    "topic_set_classes",
+    "topic_set_create",
+    "topic_set_launch",
+    "topic_set_launch_preview",
+]

@@ -1,0 +1,80 @@
+"""Topic settings the analyst pages change after `topic_create`: crowd, reward, budget, goal; pause/resume.
+
+Pausing works because HITs are handed out only for active topics
+(annotation.services.crowd.assignments); assignments already claimed may still be submitted.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import transaction
+
+from annotation.models import Topic
+from annotation.services.crowd.hits import topic_committed_cost
+from core.errors import ApplicationError
+
+
+class TopicStatusError(ApplicationError):
+    pass
+
+
+def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
+                          reward_per_hit: Decimal, budget: Decimal | None, instructions: str | None = None,
+                          target_recall: float | None = None, allow_unsure: bool | None = None) -> Topic:
+    """Set the goal, crowd and money settings of a topic (the database's check constraints guard the ranges).
+
+    Instructions may change at any time (new HITs show the new text); the crowd and the
+    HIT size only while the topic is a draft, since HITs already exist afterwards. A budget
+    below what the topic's HITs already commit is refused with both amounts (issue 12).
+    """
+    if crowd not in Topic.Crowd.values:
+        raise TopicStatusError(f"unknown crowd {crowd!r}")
+    if aggregator not in Topic.Aggregator.values:
+        raise TopicStatusError(f"unknown aggregator {aggregator!r}")
+    with transaction.atomic():
+        locked = Topic.objects.select_for_update().get(pk=topic.pk)
+        if locked.status != Topic.Status.DRAFT and (locked.hit_size != hit_size or locked.crowd != crowd):
+            raise TopicStatusError("the crowd and the HIT size cannot change once sampling has started")
+        if budget is not None:
+            # Under the topic's lock, as hits_create_for_draws checks the budget: no launch slips in between.
+            committed = topic_committed_cost(topic=locked)
+            if budget < committed:
+                raise TopicStatusError(
+                    f"A budget of ${budget:.2f} is below the ${committed:.2f} already committed to this topic's "
+                    f"HITs (their rewards and crowd fees if every assignment is done). Set at least ${committed:.2f}, "
+                    "or leave the budget empty for no limit."
+                )
+        fields = dict(confidence=confidence, crowd=crowd, aggregator=aggregator, hit_size=hit_size,
+                      reward_per_hit=reward_per_hit, budget=budget)
+        if instructions is not None:
+            fields["instructions"] = instructions
+        if target_recall is not None:
+            fields["target_recall"] = target_recall
+        if allow_unsure is not None:  # may change at any time: new HITs offer it (or not) from now on
+            fields["allow_unsure"] = allow_unsure
+        Topic.objects.filter(pk=topic.pk).update(**fields)
+    topic.refresh_from_db()
+    return topic
+
+
+def _move(*, topic: Topic, source: str, target: str, refusal: str) -> Topic:
+    with transaction.atomic():
+        updated = Topic.objects.filter(pk=topic.pk, status=source).update(status=target)
+    topic.refresh_from_db(fields=["status"])
+    if not updated and topic.status != target:
+        raise TopicStatusError(refusal.format(status=topic.get_status_display().lower()))
+    return topic
+
+
+def topic_pause(*, topic: Topic) -> Topic:
+    """Stop handing out HITs of a sampling topic; idempotent."""
+    return _move(topic=topic, source=Topic.Status.ACTIVE, target=Topic.Status.PAUSED,
+                 refusal="only a topic that is sampling can be paused (this one is {status})")
+
+
+def topic_resume(*, topic: Topic) -> Topic:
+    """Hand out HITs again; idempotent. An archived topic stays closed until it is unarchived."""
+    if Topic.objects.filter(pk=topic.pk, archived_at__isnull=False).exists():
+        raise TopicStatusError(f"Topic “{topic.name}” is archived: unarchive it first (it comes back paused).")
+    return _move(topic=topic, source=Topic.Status.PAUSED, target=Topic.Status.ACTIVE,
+                 refusal="only a paused topic can be resumed (this one is {status})")
