@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import factory
@@ -430,3 +433,23 @@ def topic_set_judged_build(
         models.RouterPrediction(router=router, document_id=d, predicted=p)
         for d, p in zip(docs, predicted, strict=True) if p != 0)
     return JudgedTopicSet(topic=topic, router=router, docs=docs, truth=truth, predicted=predicted)
+
+
+# ---------------------------------------------------------------- the command-line client (clients/recall-cli)
+
+CLI_CLIENT_DIR = Path(__file__).resolve().parents[1] / "clients" / "recall-cli"
+
+
+def cli_env(live_server, token: str) -> dict[str, str]:
+    """The environment `recall` runs in: the live server's URL, an API token, the client on PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
+    env.update(RECALL_URL=live_server.url, RECALL_TOKEN=token,
+               PYTHONPATH=str(CLI_CLIENT_DIR) + os.pathsep + env.get("PYTHONPATH", ""))
+    return env
+
+
+def cli_run(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `python -m recall_cli *args` as a pipeline would."""
+    return subprocess.run([sys.executable, "-m", "recall_cli", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+

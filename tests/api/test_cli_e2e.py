@@ -14,16 +14,11 @@ from django.db import OperationalError
 from annotation.models import Classifier, Hit, Topic
 from annotation.services.crowd.crowd_simulation import crowd_simulate
 from api.services import api_token_create
+from tests.factories import cli_env as _env
+from tests.factories import cli_run as _recall
 from tests.factories import make_pair_world, user_with_role
 
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "clients" / "recall-cli"
-
-
-def _env(live_server, token: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
-    env.update(RECALL_URL=live_server.url, RECALL_TOKEN=token,
-               PYTHONPATH=str(CLIENT_DIR) + os.pathsep + env.get("PYTHONPATH", ""))
-    return env
 
 
 def _retrying(call, attempts: int = 50):
@@ -33,11 +28,6 @@ def _retrying(call, attempts: int = 50):
         except OperationalError:
             time.sleep(0.1)
     return call()
-
-
-def _recall(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "recall_cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.mark.django_db(transaction=True)

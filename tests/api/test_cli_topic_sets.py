@@ -10,8 +10,9 @@ import pytest
 
 from annotation.models import Hit, Router, RouterBuild, Topic
 from api.services import api_token_create
-from tests.api.test_cli_e2e import _env, _recall
 from tests.factories import CorpusFactory, make_documents, user_with_role
+from tests.factories import cli_env as _env
+from tests.factories import cli_run as _recall
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "recall-cli"))
 from recall_cli.cli import ApiError, build_wait  # noqa: E402
