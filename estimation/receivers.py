@@ -1,4 +1,4 @@
-"""Estimation's subscriptions to annotation's domain events (annotation/events.py).
+"""Estimation's subscriptions to annotation's domain events (annotation/events.py, on the bus of core/events.py).
 
 Each receiver only schedules tasks; the work happens in the tasks.  Connected
 once, in ``EstimationConfig.ready``.  Deciding certifications is scheduled before
@@ -7,7 +7,8 @@ fresh verdict.
 """
 from __future__ import annotations
 
-from annotation.events import LabelPosteriorsUpdated, LabelsCompleted, event_subscribe
+from annotation.events import LabelPosteriorsUpdated, LabelsCompleted
+from core.events import event_subscribe
 from estimation.services.certification_verdicts import certifications_decide_schedule
 from estimation.services.recompute import topic_recompute_schedule
 

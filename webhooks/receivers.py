@@ -1,4 +1,4 @@
-"""Webhooks' subscriptions to annotation's and estimation's domain events.
+"""Webhooks' subscriptions to annotation's and estimation's domain events (bus: core/events.py).
 
 Connected once, in ``WebhooksConfig.ready``.  Each receiver runs after the fact's
 transaction committed and only creates delivery rows (sent by the task after
@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotation.events import ImportFinished, LabelsCompleted, event_subscribe
-from estimation.events import CertificationDecided, ReportUpdated, estimation_event_subscribe
+from annotation.events import ImportFinished, LabelsCompleted
+from core.events import event_subscribe
+from estimation.events import CertificationDecided, ReportUpdated
 from webhooks.services import events
 
 
-@estimation_event_subscribe(ReportUpdated)
+@event_subscribe(ReportUpdated)
 def report_updated(event: ReportUpdated) -> None:
     events.webhook_report_updated(snapshot_id=event.snapshot_id)
 
 
-@estimation_event_subscribe(CertificationDecided)
+@event_subscribe(CertificationDecided)
 def certification_decided(event: CertificationDecided) -> None:
     events.webhook_certification_decided(verdict_id=event.verdict_id)
 

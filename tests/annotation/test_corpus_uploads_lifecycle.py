@@ -13,10 +13,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import events, tasks
+from annotation import tasks
 from annotation.events import ImportFinished
 from annotation.models import Corpus, CorpusUpload
 from annotation.services.corpora import corpus_uploads
+from core import events
 from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db

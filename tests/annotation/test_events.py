@@ -1,11 +1,11 @@
-"""Annotation announces facts after commit (annotation/events.py); here: a launch announces SampleDrawn."""
+"""Annotation announces facts after commit (annotation/events.py over core/events.py); here: a launch announces SampleDrawn."""
 from __future__ import annotations
 
 import pytest
 
-from annotation import events
 from annotation.events import SampleDrawn
 from annotation.services.sampling.draws import samples_launch
+from core import events
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db

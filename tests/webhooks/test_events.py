@@ -6,8 +6,9 @@ import json
 import pytest
 from django.db import transaction
 
-from annotation.events import ImportFinished, LabelsCompleted, event_send_on_commit
+from annotation.events import ImportFinished, LabelsCompleted
 from annotation.models import CorpusUpload, Label, SampleDraw
+from core.events import event_send_on_commit
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
 from estimation.services.certification_verdicts import certification_decide
