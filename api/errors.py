@@ -1,9 +1,11 @@
 """Errors as RFC 9457 problem details: {type, title, status, detail, errors?} as application/problem+json.
 
 * ``core.errors.ApplicationError`` (a user's request that cannot be carried out) keeps its message as
-  ``detail``: 409 when it conflicts with the state of what exists (a budget, a locked plan, a topic's
-  status), else 400; ``CorpusUploadTooLarge`` (an import body past CORPUS_UPLOAD_MAX_BYTES) is 413 with
-  ``max_bytes``, as is ``RetrievedUploadTooLarge`` (a retrieved-set file past RETRIEVED_UPLOAD_MAX_BYTES).
+  ``detail``; its status and slug are the error's own ``http_status`` and ``code`` (core/errors.py), so no
+  list of classes lives here: 409 ``conflict`` when it conflicts with the state of what exists (a budget, a
+  locked plan, a topic's status), 413 ``too-large`` for a body past its size limit (an import past
+  CORPUS_UPLOAD_MAX_BYTES, a retrieved-set file past RETRIEVED_UPLOAD_MAX_BYTES; with ``max_bytes``), else
+  400 ``invalid-request``.  A file's bad lines (``extra["lines"]``) travel with the problem.
 * DRF's own errors (validation, authentication, permission, not found, parse, throttling) keep their
   status (throttling: 429 with ``Retry-After``, api/throttling.py); validation errors list their field messages under ``errors`` ({field: [messages]}).
 * Anything else is a bug: it propagates (a 500 in the log), as everywhere in the project.
@@ -18,19 +20,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from annotation.services.classifiers.retrieved_upload import RetrievedUploadTooLarge
-from annotation.services.corpora.corpus_uploads import CorpusUploadTooLarge
-from annotation.services.crowd.hits import BudgetExceeded
-from annotation.services.sampling.draws import SamplingError
-from annotation.services.topics.topic_settings import TopicStatusError
-from api.services import IdempotencyConflict
 from core.errors import ApplicationError
-from estimation.services.certification_plans import CertificationError
 
 PROBLEM_TYPE = "https://recall.invalid/problems/"
-# Errors about the state of what exists (retrying the same request will not help until it changes).
-CONFLICTS: tuple[type[ApplicationError], ...] = (BudgetExceeded, TopicStatusError, CertificationError,
-                                                  IdempotencyConflict, SamplingError)
 
 TITLES = {
     400: "Bad request", 401: "Not authenticated", 403: "Not allowed", 404: "Not found",
@@ -90,18 +82,21 @@ def _first_message(errors: dict[str, Any]) -> str:
     return "The request is not valid."
 
 
+def _application_error_extra(exc: ApplicationError) -> dict[str, Any] | None:
+    """The members an ApplicationError's ``extra`` adds to its problem: a size limit, a file's bad lines."""
+    extra: dict[str, Any] = {}
+    if exc.http_status == status.HTTP_413_REQUEST_ENTITY_TOO_LARGE and "max_bytes" in exc.extra:
+        extra["max_bytes"] = exc.extra["max_bytes"]
+    if exc.extra.get("lines"):  # a router's CSV: [{line, problem}]
+        extra["lines"] = exc.extra["lines"]
+    return extra or None
+
+
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, (CorpusUploadTooLarge, RetrievedUploadTooLarge)):  # past the size limit: nothing was kept
-        set_rollback()
-        return problem(status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE, detail=exc.message, slug="too-large",
-                       extra={"max_bytes": exc.extra["max_bytes"]} if "max_bytes" in exc.extra else None)
     if isinstance(exc, ApplicationError):
-        set_rollback()
-        code = status.HTTP_409_CONFLICT if isinstance(exc, CONFLICTS) else status.HTTP_400_BAD_REQUEST
-        slug = "conflict" if code == 409 else "invalid-request"
-        # A file's bad lines (a router's CSV: [{line, problem}]) travel with the problem.
-        extra = {"lines": exc.extra["lines"]} if exc.extra.get("lines") else None
-        return problem(status_code=code, detail=exc.message, slug=slug, extra=extra)
+        set_rollback()  # nothing of a refused request is kept
+        return problem(status_code=exc.http_status, detail=exc.message, slug=exc.code,
+                       extra=_application_error_extra(exc))
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

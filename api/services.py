@@ -30,6 +30,9 @@ class TokenError(ApplicationError):
 class IdempotencyConflict(ApplicationError):
     """The key was used for another request, or its first request is still being carried out."""
 
+    http_status = 409
+    code = "conflict"
+
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
@@ -135,8 +138,3 @@ def idempotency_begin(*, user: User, key: str, endpoint: str,
 
 def idempotency_finish(*, user: User, key: str, status_code: int, response: Any) -> None:
     IdempotencyRecord.objects.filter(user=user, key=key.strip()).update(status_code=status_code, response=response)
-
-
-def idempotency_abandon(*, user: User, key: str) -> None:
-    """Forget a claim whose request failed before doing anything, so the same key may be retried."""
-    IdempotencyRecord.objects.filter(user=user, key=key.strip(), status_code__isnull=True).delete()

@@ -7,15 +7,30 @@ words fit for the page.  Anything else (``ValueError``, ``KeyError``, ...) is a
 programming error and must reach the server log as one, never a polite message.
 
 Views map it in one place (``core.web``): a form error where a form was
-submitted, else a flash message.  The pattern is HackSoft's ``ApplicationError``.
+submitted, else a flash message.  The REST API maps it in one place too
+(``api/errors.py``), by the two class attributes every error carries: its HTTP
+status and a stable code (the problem type's slug).  A subclass sets them when
+the defaults do not fit, e.g. ``http_status = 409; code = "conflict"`` for a
+request that conflicts with the state of what exists (a budget, a locked plan);
+no mapping lists the classes.  The pattern is HackSoft's ``ApplicationError``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ApplicationError(Exception):
-    """A request that cannot be carried out; ``message`` is for the user, ``extra`` for callers."""
+    """A request that cannot be carried out; ``message`` is for the user, ``extra`` for callers.
+
+    ``http_status`` is the status the API answers with: 400 when the request itself is at fault,
+    409 when it conflicts with the state of what exists (retrying will not help until that changes),
+    413 when a body is past its size limit.  ``code`` is the stable slug of the problem type
+    (``invalid-request``, ``conflict``, ``too-large``); clients may branch on it, so it never changes
+    for an existing error.
+    """
+
+    http_status: ClassVar[int] = 400
+    code: ClassVar[str] = "invalid-request"
 
     def __init__(self, message: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
