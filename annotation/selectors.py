@@ -6,8 +6,7 @@ one. Quality reads (worker agreement, split votes) are for analysts.
 """
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -16,8 +15,18 @@ from django.db import connections
 from django.db.models import Count, DecimalField, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from annotation.models import Assignment, Hit, HitItem, Judgment, Label, SampledDocument, SampleDraw, Topic, Worker
-from annotation.services.corpora.retrieved_sets import region_counts
+from annotation.models import (
+    Assignment,
+    Hit,
+    HitItem,
+    Judgment,
+    Label,
+    Region,
+    SampledDocument,
+    SampleDraw,
+    Topic,
+    Worker,
+)
 from annotation.services.crowd.assignments import hits_open_count
 from annotation.services.crowd.labels import topic_gold_answers, topic_gold_document_ids
 
@@ -470,124 +479,27 @@ def topic_region_progress(*, topic: Topic, regions: Sequence[str] = PAIR_REGIONS
     return progress
 
 
-@dataclass(frozen=True)
-class LaunchSize:
-    documents: int  # new documents the pair's regions will add
-    hits: int  # HITs they fill at the topic's HIT size
-
-
-def _pair_new_documents(*, topic: Topic, targets: Mapping[str, int]) -> dict[str, int]:
-    """{region: new documents} for a launch up to `targets` (totals per region), as samples_draw counts them."""
-    pair = topic.pair
-    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=bool(targets.get("N")))
-    sampled = dict(
-        SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.PAIR)
-        .values("region").annotate(n=Count("pk")).values_list("region", "n")
-    )
-    return {region: max(0, min(total, sizes.get(region, 0)) - sampled.get(region, 0))
-            for region, total in targets.items()}
-
-
-def topic_launch_size(*, topic: Topic, targets: Mapping[str, int]) -> LaunchSize:
-    """What a launch up to `targets` (total documents per pair region, "N" for the dependence check) adds.
-
-    The same arithmetic as samples_draw: a region smaller than its target is taken whole,
-    and documents already sampled in the region count toward its total.
-    """
-    documents = sum(_pair_new_documents(topic=topic, targets=targets).values())
-    return LaunchSize(documents=documents, hits=math.ceil(documents / max(1, topic.hit_size)))
+def topic_set_uniform_sample(*, topic: Topic):
+    """The topic set's uniform sample (its own, not a certification's): SampledDocument rows, a queryset."""
+    return SampledDocument.objects.filter(topic=topic, region=Region.UNIFORM, draw__purpose=SampleDraw.Purpose.UNIFORM,
+                                          draw__stratum_key="")
 
 
 @dataclass(frozen=True)
-class LaunchQuote:
-    """What a launch or top-up will draw and cost, shown before anything is drawn (issue 12 item 5).
-
-    `regions` holds the new documents per pair region ("N": the dependence check); `further`
-    the new documents of each further classifier's precision sample, an upper bound since those
-    the pair's sample already holds are queued once. Costs are what the HITs cost if every
-    assignment is done (reward + crowd fees), as annotation.services.crowd.hits prices the budget.
-    """
-
-    half_width: float
-    complement: int
-    regions: dict[str, int]
-    further: dict[str, int]
-    hit_size: int
-    assignments_per_hit: int
-    per_assignment: Decimal
-    committed: Decimal
-    budget: Decimal | None
-
-    @property
-    def exact(self) -> bool:
-        return not any(self.further.values())
-
-    @property
-    def check_documents(self) -> int:
-        return self.regions.get("N", 0)
-
-    @property
-    def documents(self) -> int:
-        return sum(self.regions.values()) + sum(self.further.values())
-
-    @property
-    def judgments(self) -> int:
-        return self.documents * self.assignments_per_hit
-
-    @property
-    def hits(self) -> int:
-        return math.ceil(self.documents / max(1, self.hit_size))
-
-    @property
-    def per_hit(self) -> Decimal:
-        return self.per_assignment * self.assignments_per_hit
-
-    @property
-    def cost(self) -> Decimal:
-        return (self.per_hit * self.hits).quantize(Decimal("0.01"))
-
-    @property
-    def remaining(self) -> Decimal | None:
-        """Budget left after this launch (None: no budget set)."""
-        return None if self.budget is None else self.budget - self.committed - self.cost
-
-    @property
-    def fingerprint(self) -> str:
-        """What the confirmation showed, to compare with a fresh quote when it is submitted."""
-        regions = ",".join(f"{k}={v}" for k, v in sorted({**self.regions, **self.further}.items()))
-        budget = "none" if self.budget is None else f"{self.budget:.2f}"
-        return (f"half_width={self.half_width:g};complement={self.complement};{regions};hits={self.hits};"
-                f"cost={self.cost:.2f};committed={self.committed:.2f};budget={budget}")
+class TopicSetSampleProgress:
+    drawn: int  # documents of the uniform sample
+    judged: int  # of them, with all three judgments
+    decided: int  # of them, with a majority class (or posterior) to report
 
 
-def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) -> LaunchQuote:
-    """The documents per region, judgments, HITs and cost of launching (or topping up) at `half_width`.
-
-    `complement` is the dependence check's total of documents of N (0: none). Raises the
-    sampling service's SamplingError when the pair cannot be planned or drawn.
-    """
-    from annotation.services.crowd.crowds import crowd_cost_per_assignment
-    from annotation.services.crowd.hits import topic_committed_cost
-    from annotation.services.sampling.draws import planned_region_sizes
-
-    targets: dict[str, int] = dict(planned_region_sizes(topic=topic, half_width=half_width))
-    if complement:
-        targets["N"] = complement
-    regions = _pair_new_documents(topic=topic, targets=targets)
-    further: dict[str, int] = {}
-    extra_n = targets.get("A12", 0)
-    if extra_n:
-        for link in topic.extra_classifiers.select_related("classifier").defer("classifier__retrieved_bitmap"):
-            classifier = link.classifier
-            already = SampledDocument.objects.filter(
-                topic=topic, draw__purpose=SampleDraw.Purpose.PRECISION, draw__classifier=classifier,
-                draw__stratum_key="").count()
-            further[classifier.name] = max(0, min(extra_n, classifier.retrieved_count) - already)
-    return LaunchQuote(
-        half_width=half_width, complement=complement, regions=regions, further=further, hit_size=topic.hit_size,
-        assignments_per_hit=Hit.ASSIGNMENTS_PER_HIT, per_assignment=crowd_cost_per_assignment(topic),
-        committed=topic_committed_cost(topic=topic), budget=topic.budget,
-    )
+def topic_set_sample_progress(*, topic: Topic) -> TopicSetSampleProgress:
+    """How far the topic set's uniform sample is: drawn, fully judged, decided (the page and the API)."""
+    sampled = topic_set_uniform_sample(topic=topic)
+    labels = Label.objects.filter(topic=topic, document_id__in=sampled.values("document_id"))
+    return TopicSetSampleProgress(
+        drawn=sampled.count(),
+        judged=labels.filter(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT).count(),
+        decided=labels.filter(Q(majority_class__isnull=False) | Q(class_posterior__isnull=False)).count())
 
 
 def topics_for_list(*, search: str = "", archived: bool = False):

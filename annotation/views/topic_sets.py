@@ -8,12 +8,11 @@ preview, rename, archive and delete are the single topic's pages, which handle b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.forms import BaseForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,9 +20,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms import RouterNameForm, RouterRuleForm, RouterUploadForm, TopicSetForm, TopicSetLaunchForm
-from annotation.models import Corpus, Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
+from annotation.models import Corpus, Hit, Router, RouterBuild, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.selectors import topic_progress
+from annotation.selectors import topic_progress, topic_set_sample_progress
 from annotation.services.classifiers.keywords import corpus_keyword_fields
 from annotation.services.classifiers.router_builds import LIVE, router_build_start, router_build_state
 from annotation.services.classifiers.routers import (
@@ -36,18 +35,23 @@ from annotation.services.classifiers.routers import (
     router_unarchive,
     routers_for_topic,
 )
+from annotation.services.topics.launch import (
+    LaunchCostChanged,
+    LaunchOverBudget,
+    LaunchRefused,
+    NothingToDraw,
+    topic_set_launch_check,
+    topic_set_launch_confirmed,
+)
 from annotation.services.topics.topic_sets import (
     LaunchPreview,
     topic_set_class_names,
     topic_set_classes,
     topic_set_create,
-    topic_set_launch,
-    topic_set_launch_preview,
 )
 from core.errors import ApplicationError
 from core.web import form_error
 
-ARCHIVED_MESSAGE = "The topic set is archived: it takes no new samples. Unarchive it first (it comes back paused)."
 # Bad lines of a router upload listed on the page (the service keeps them all; the message counts them).
 BAD_LINES_SHOWN = 100
 # The sample size the launch form suggests first (the corpus, if smaller).
@@ -108,23 +112,6 @@ def topic_set_new(request: HttpRequest) -> HttpResponse:
 # --------------------------------------------------------------------------- detail
 
 
-@dataclass(frozen=True)
-class _SampleProgress:
-    drawn: int  # documents of the uniform sample
-    judged: int  # of them, with all three judgments
-    decided: int  # of them, with a majority class (or posterior) to report
-
-
-def _sample_progress(topic: Topic) -> _SampleProgress:
-    sampled = SampledDocument.objects.filter(topic=topic, region=Region.UNIFORM,
-                                             draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key="")
-    labels = Label.objects.filter(topic=topic, document_id__in=sampled.values("document_id"))
-    return _SampleProgress(
-        drawn=sampled.count(),
-        judged=labels.filter(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT).count(),
-        decided=labels.filter(Q(majority_class__isnull=False) | Q(class_posterior__isnull=False)).count())
-
-
 def _router_rows(router: Router, names: list[str]) -> list[tuple[str, int]]:
     """(class name, documents the router sends there), "none of these" last."""
     counts = list(router.predicted_counts or [])
@@ -139,7 +126,7 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         return _to_topic_page(topic)
     names = topic_set_class_names(topic=topic)
     routers = routers_for_topic(topic=topic, include_archived=True)
-    progress = _sample_progress(topic)
+    progress = topic_set_sample_progress(topic=topic)
     context = {
         "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": names[0],
         "routers": [(router, _router_rows(router, names)) for router in routers if router.archived_at is None],
@@ -160,16 +147,11 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
 # --------------------------------------------------------------------------- launch
 
 
-def _preview_fingerprint(preview: LaunchPreview) -> str:
-    """What the confirmation showed, besides the cost: a change in any of it asks again."""
-    return f"{preview.new_documents}:{preview.hits}:{preview.committed}:{preview.budget}"
-
-
 @role_required(CONFIGURE)
 @require_POST
 def topic_set_launch_view(request: HttpRequest, topic_id: int) -> HttpResponse:
     """First POST: the confirmation page (documents, HITs, judgments, cost, committed, budget left); second
-    POST, carrying what was shown: the launch, if nothing changed in between."""
+    POST, carrying what was shown: the launch, if nothing changed in between (annotation.services.topics.launch)."""
     topic = _topic_set(topic_id)
     if not topic.is_multiclass:
         return _to_topic_page(topic)
@@ -178,39 +160,47 @@ def topic_set_launch_view(request: HttpRequest, topic_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Enter the sample size as a whole number of documents, 1 or more.")
         return back
-    if topic.archived_at is not None:
-        messages.error(request, ARCHIVED_MESSAGE)
-        return back
-    if topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
-        messages.error(request, f"The topic set is {topic.get_status_display().lower()}; resume it before launching.")
-        return back
     documents = form.cleaned_data["documents"]
-    preview = topic_set_launch_preview(topic=topic, documents=documents)
-    if not preview.new_documents:
-        drawn = _sample_progress(topic).drawn
+    try:
+        if not form.confirming:
+            return _confirmation(request, topic, documents, topic_set_launch_check(topic_id=topic.pk,
+                                                                                  documents=documents))
+        launched = topic_set_launch_confirmed(topic_id=topic.pk, documents=documents,
+                                              confirm_cost=form.cleaned_data["confirm_cost"],
+                                              confirm_fingerprint=form.cleaned_data["confirm_fingerprint"] or "")
+    except NothingToDraw:
+        drawn = topic_set_sample_progress(topic=topic).drawn
         messages.warning(request, f"Nothing to draw: the sample already holds {drawn} documents, as many as the "
                                   f"{documents} asked for (or the whole corpus), so no HIT would be created and "
                                   "nothing spent. Ask for a larger total to add documents.")
         return back
-    context = {"topic": topic, "preview": preview, "documents": documents, "changed": None,
-               "fingerprint": _preview_fingerprint(preview),
-               "per_document": Hit.ASSIGNMENTS_PER_HIT,
-               "remaining": None if preview.budget_left is None else preview.budget_left - preview.cost}
-    if preview.refused or not form.confirming:
-        return render(request, "analyst/topic_set_launch_confirm.html", context)
-    shown_cost = form.cleaned_data["confirm_cost"]
-    if shown_cost != preview.cost or form.cleaned_data["confirm_fingerprint"] != context["fingerprint"]:
-        context["changed"] = (f"Nothing was drawn: the figures changed since the confirmation page (it showed "
-                              f"${shown_cost:.2f}; now ${preview.cost:.2f}, with the budget and sample below). "
-                              "Check them and confirm again.")
-        return render(request, "analyst/topic_set_launch_confirm.html", context, status=409)
-    launch = topic_set_launch(topic=topic, documents=documents)
+    except LaunchOverBudget as exc:  # the confirmation page says why, with the amounts
+        assert exc.preview is not None
+        return _confirmation(request, topic, documents, exc.preview)
+    except LaunchCostChanged as exc:
+        assert exc.preview is not None and exc.confirmed_cost is not None
+        changed = (f"Nothing was drawn: the figures changed since the confirmation page (it showed "
+                   f"${exc.confirmed_cost:.2f}; now ${exc.preview.cost:.2f}, with the budget and sample below). "
+                   "Check them and confirm again.")
+        return _confirmation(request, topic, documents, exc.preview, changed=changed, status=409)
+    except LaunchRefused as exc:  # archived, or a status that takes no launch
+        messages.error(request, exc.message)
+        return back
+    launch, preview = launched.launch, launched.preview
     if not launch.documents:
         messages.warning(request, "Nothing was drawn: the sample already held the documents asked for.")
     else:
         messages.success(request, f"The sample is drawn: {launch.documents} new documents in {len(launch.hits)} "
                                   f"HITs, ${preview.cost:.2f} if every assignment is done.")
     return back
+
+
+def _confirmation(request: HttpRequest, topic: Topic, documents: int, preview: LaunchPreview, *,
+                  changed: str | None = None, status: int = 200) -> HttpResponse:
+    context = {"topic": topic, "preview": preview, "documents": documents, "changed": changed,
+               "fingerprint": preview.fingerprint, "per_document": Hit.ASSIGNMENTS_PER_HIT,
+               "remaining": None if preview.budget_left is None else preview.budget_left - preview.cost}
+    return render(request, "analyst/topic_set_launch_confirm.html", context, status=status)
 
 
 # --------------------------------------------------------------------------- routers: create

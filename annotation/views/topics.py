@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -29,28 +28,32 @@ from annotation.forms import (
 )
 from annotation.models import Classifier, ClassifierPair, Corpus, Document, Hit, Topic
 from annotation.roles import CONFIGURE, role_required
-from annotation.selectors import topic_launch_quote, topic_progress, topics_for_list
+from annotation.selectors import topic_progress, topics_for_list
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
-from annotation.services.crowd.hits import hits_budget_check, topic_committed_cost
+from annotation.services.crowd.hits import topic_committed_cost
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
-from annotation.services.sampling.draws import samples_launch_enqueue
+from annotation.services.sampling.plan import topic_plan_describe
+from annotation.services.topics import launch as launch_service
 from annotation.services.topics.topic import (
     topic_archive,
-    topic_create,
     topic_delete,
     topic_delete_blockers,
     topic_rename,
     topic_unarchive,
 )
 from annotation.services.topics.topic_sets import topic_set_classes
-from annotation.services.topics.topic_settings import topic_pause, topic_resume, topic_settings_update
+from annotation.services.topics.topic_settings import (
+    TOPIC_SETTINGS,
+    topic_create_with_settings,
+    topic_pause,
+    topic_resume,
+    topic_settings_update,
+)
 from annotation.views.highlight import paragraphs
-from annotation.views.plan import topic_plan_context
 from core.errors import ApplicationError
 from core.web import form_error
 
 HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."
-ARCHIVED_MESSAGE = "The topic is archived: it takes no new samples. Unarchive it first (it comes back paused)."
 COMPLEMENT_MESSAGE = "Enter the dependence check's size as a whole number of documents, 0 or more."
 TOPIC_SET_LAUNCH_MESSAGE = ("This is a topic set: it is launched from its own page, with the size of its uniform "
                             "sample.")
@@ -130,16 +133,12 @@ def topic_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            with transaction.atomic():
-                topic = topic_create(
-                    corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
-                    c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
-                    target_recall=data["target_recall"], seed_terms=data["seed_terms"],
-                )
-                topic = topic_settings_update(
-                    topic=topic, confidence=data["confidence"], crowd=data["crowd"], aggregator=data["aggregator"],
-                    hit_size=data["hit_size"], reward_per_hit=data["reward_per_hit"], budget=data["budget"],
-                )
+            topic = topic_create_with_settings(
+                corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
+                c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
+                target_recall=data["target_recall"], seed_terms=data["seed_terms"],
+                settings={name: data[name] for name in TOPIC_SETTINGS},
+            )
         except ApplicationError as exc:
             form_error(form, exc)
         else:
@@ -166,7 +165,7 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
         context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
                                                           mturk_hit_id__isnull=True).count()
-    context.update(topic_plan_context(topic=topic, half_width=half_width, margin=margin))
+    context.update(topic_plan_describe(topic=topic, half_width=half_width, margin=margin))
     return render(request, "analyst/topic_detail.html", context)
 
 
@@ -192,38 +191,49 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
     return render(request, template, {"topic": topic, "form": form, "committed": topic_committed_cost(topic=topic)})
 
 
+def _nothing_to_draw_message(*, half_width: float) -> str:
+    return (f"Nothing to draw: every region already holds the documents the plan at ±{half_width:g} asks for, so no "
+            "HIT would be created and nothing spent. Choose a narrower half-width (or a larger dependence check) "
+            "to add documents.")
+
+
 def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *, step: str) -> HttpResponse:
     """Show what a launch or top-up draws and costs; draw (in a task) only once that is confirmed unchanged.
 
     The first POST renders the confirmation page (nothing is drawn). The second carries the cost
-    and the figures shown; they are compared with a fresh quote, and a changed plan or budget is
-    refused with the new figures instead of spending a different amount. The checks raise the
-    same errors the task would (SamplingError, BudgetExceeded), so a launch that cannot happen is
-    refused on the page instead of failing unseen in a worker.
+    and the fingerprint of the figures shown; the launch service compares them with a fresh quote
+    under the topic's lock, and a changed plan or budget is refused with the new figures instead of
+    spending a different amount. The guard (annotation.services.topics.launch) raises the errors the
+    task would (SamplingError, BudgetExceeded), so a launch that cannot happen is refused on the page
+    instead of failing unseen in a worker.
     """
     half_width = form.cleaned_data["half_width"]
     complement = form.cleaned_data["complement"]
-    quote = topic_launch_quote(topic=topic, half_width=half_width, complement=complement)
-    if not quote.documents:
-        messages.warning(request, f"Nothing to draw: every region already holds the documents the plan at "
-                                  f"±{half_width:g} asks for, so no HIT would be created and nothing spent. "
-                                  "Choose a narrower half-width (or a larger dependence check) to add documents.")
+    top_up = step == "topup"
+    context: dict = {"topic": topic, "step": step, "changed": None,
+                     "action": reverse(f"analyst:topic_{step}", args=[topic.pk])}
+    try:
+        if not form.confirming:
+            context["quote"] = launch_service.topic_launch_check(topic_id=topic.pk, half_width=half_width, complement=complement,
+                                                  top_up=top_up)
+            return render(request, "analyst/topic_launch_confirm.html", context)
+        quote = launch_service.topic_launch(topic_id=topic.pk, half_width=half_width, complement=complement,
+                             confirm_cost=form.cleaned_data["confirm_cost"],
+                             confirm_fingerprint=form.cleaned_data["confirm_fingerprint"] or "", top_up=top_up)
+    except launch_service.NothingToDraw:
+        messages.warning(request, _nothing_to_draw_message(half_width=half_width))
         return redirect("analyst:topic", topic_id=topic.pk)
-    hits_budget_check(topic=topic, new_hits=quote.hits)
-    context = {"topic": topic, "quote": quote, "step": step, "changed": None,
-               "action": reverse(f"analyst:topic_{step}", args=[topic.pk])}
-    if not form.confirming:
-        return render(request, "analyst/topic_launch_confirm.html", context)
-    shown_cost = form.cleaned_data["confirm_cost"]
-    if shown_cost != quote.cost or form.cleaned_data["confirm_fingerprint"] != quote.fingerprint:
+    except launch_service.LaunchCostChanged as exc:
+        shown_cost, quote = exc.confirmed_cost, exc.quote
+        assert shown_cost is not None and quote is not None  # the topic's launch sets both
+        context["quote"] = quote
         context["changed"] = (f"Nothing was drawn: the figures changed since the confirmation page "
                               f"(it showed ${shown_cost:.2f}; now ${quote.cost:.2f}, with the budget and plan "
                               "below). Check them and confirm again.")
         return render(request, "analyst/topic_launch_confirm.html", context, status=409)
-    options: dict = {"half_width": half_width}
-    if complement:
-        options["complement"] = complement
-    samples_launch_enqueue(topic=topic, **options)
+    except launch_service.LaunchRefused as exc:  # archived, or a status that takes no launch
+        messages.error(request, exc.message)
+        return redirect("analyst:topic", topic_id=topic.pk)
     detail = f" ({quote.check_documents} of them for the dependence check)" if quote.check_documents else ""
     bound = "" if quote.exact else "at most "
     messages.success(request, f"The sample is being drawn: {bound}{quote.documents} documents{detail} into "
@@ -232,44 +242,30 @@ def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *,
     return redirect("analyst:topic", topic_id=topic.pk)
 
 
-@role_required(CONFIGURE)
-@require_POST
-def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
-    """First POST: the confirmation page with documents, judgments, HITs and cost; second POST: the launch."""
+def _launch_step(request: HttpRequest, topic_id: int, *, step: str) -> HttpResponse:
     topic = get_object_or_404(_topic_queryset(), pk=topic_id)
     if topic.is_multiclass:
         messages.info(request, TOPIC_SET_LAUNCH_MESSAGE)
         return redirect("analyst:topic_set", topic_id=topic.pk)
-    form = LaunchForm(request.POST)
+    form = LaunchForm(request.POST) if step == "launch" else TopUpForm(request.POST)
     if not form.is_valid():
         messages.error(request, _form_message(form))
-    elif topic.archived_at is not None:
-        messages.error(request, ARCHIVED_MESSAGE)
-    elif topic.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
-        messages.error(request, f"The topic is {topic.get_status_display().lower()}; resume it before launching.")
-    else:
-        return _launch(request, topic, form, step="launch")
-    return redirect("analyst:topic", topic_id=topic_id)
+        return redirect("analyst:topic", topic_id=topic_id)
+    return _launch(request, topic, form, step=step)
+
+
+@role_required(CONFIGURE)
+@require_POST
+def topic_launch(request: HttpRequest, topic_id: int) -> HttpResponse:
+    """First POST: the confirmation page with documents, judgments, HITs and cost; second POST: the launch."""
+    return _launch_step(request, topic_id, step="launch")
 
 
 @role_required(CONFIGURE)
 @require_POST
 def topic_topup(request: HttpRequest, topic_id: int) -> HttpResponse:
     """Top-up in the same two steps as the launch."""
-    topic = get_object_or_404(_topic_queryset(), pk=topic_id)
-    if topic.is_multiclass:
-        messages.info(request, TOPIC_SET_LAUNCH_MESSAGE)
-        return redirect("analyst:topic_set", topic_id=topic.pk)
-    form = TopUpForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _form_message(form))
-    elif topic.archived_at is not None:
-        messages.error(request, ARCHIVED_MESSAGE)
-    elif topic.status == Topic.Status.DRAFT:
-        messages.error(request, "Launch the topic first.")
-    else:
-        return _launch(request, topic, form, step="topup")
-    return redirect("analyst:topic", topic_id=topic_id)
+    return _launch_step(request, topic_id, step="topup")
 
 
 @role_required(CONFIGURE)

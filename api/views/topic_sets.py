@@ -9,7 +9,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import PurePath
 from typing import Any
 
-from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -19,8 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Hit, Label, Region, Router, RouterBuild, SampledDocument, SampleDraw, Topic
-from annotation.selectors import topic_progress
+from annotation.models import Router, RouterBuild, Topic
+from annotation.selectors import topic_progress, topic_set_sample_progress
 from annotation.services.classifiers.router_builds import router_build_start
 from annotation.services.classifiers.routers import (
     ROUTER_CSV_MAX_BYTES,
@@ -29,12 +28,12 @@ from annotation.services.classifiers.routers import (
     router_delete,
     routers_for_topic,
 )
+from annotation.services.topics.launch import LaunchArchived, LaunchRefused, topic_set_launch_confirmed
 from annotation.services.topics.topic_sets import (
     LaunchPreview,
     topic_set_class_names,
     topic_set_classes,
     topic_set_create,
-    topic_set_launch,
     topic_set_launch_preview,
 )
 from api.errors import ProblemError
@@ -84,14 +83,10 @@ def _router_or_404(router_id: int) -> Router:
 
 
 def _sample(topic: Topic) -> dict[str, Any]:
-    """The uniform sample's progress, as the topic-set page counts it (annotation/views/topic_sets.py)."""
-    sampled = SampledDocument.objects.filter(topic=topic, region=Region.UNIFORM,
-                                             draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key="")
-    labels = Label.objects.filter(topic=topic, document_id__in=sampled.values("document_id"))
+    """The uniform sample's progress, as the topic-set page counts it (annotation.selectors)."""
+    sample = topic_set_sample_progress(topic=topic)
     progress = topic_progress(topic=topic)
-    return {"drawn": sampled.count(),
-            "judged": labels.filter(votes_total__gte=Hit.ASSIGNMENTS_PER_HIT).count(),
-            "decided": labels.filter(Q(majority_class__isnull=False) | Q(class_posterior__isnull=False)).count(),
+    return {"drawn": sample.drawn, "judged": sample.judged, "decided": sample.decided,
             "hits": progress["hits"], "judgments_done": progress["judgments_done"],
             "judgments_planned": progress["judgments_planned"], "rewards_paid": progress["rewards_paid"]}
 
@@ -371,30 +366,25 @@ class TopicSetLaunch(APIView):
                                run=lambda data: _launch(topic, data))
 
 
+# The API's words where they differ from the service's (the page adds where an unarchived set comes back).
+ARCHIVED_DETAIL = "The topic set is archived: it takes no new samples. Unarchive it first."
+
+
 def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
-    """The checks of the page's launch (annotation/views/topic_sets.py), under the topic row lock."""
-    locked = Topic.objects.select_for_update().get(pk=topic.pk)
-    if locked.archived_at is not None:
-        raise ProblemError(status_code=409, slug="conflict",
-                           detail="The topic set is archived: it takes no new samples. Unarchive it first.")
-    if locked.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
-        raise ProblemError(status_code=409, slug="conflict",
-                           detail=f"The topic set is {locked.get_status_display().lower()}; resume it before "
-                                  "launching.")
+    """The launch service's guard under the topic row lock (annotation.services.topics.launch), then the draw.
+
+    The API's body has no fingerprint of the preview (only its cost): the cost is what is confirmed."""
     documents = data["documents"]
-    preview = topic_set_launch_preview(topic=locked, documents=documents)
-    shown = _preview_data(preview, documents)
-    if not preview.new_documents:
-        raise ProblemError(status_code=409, slug="nothing-to-draw", extra={"preview": shown},
-                           detail=f"Nothing to draw: the sample already holds the {documents} documents asked for "
-                                  "(or the whole corpus). Ask for a larger total to add documents.")
-    if preview.refused:
-        raise ProblemError(status_code=409, slug="conflict", extra={"preview": shown}, detail=preview.refused)
-    if data["confirm_cost"] != preview.cost:
-        raise ProblemError(status_code=409, slug="cost-changed", extra={"preview": shown},
-                           detail=f"Nothing was drawn: the launch costs ${preview.cost:.2f}, not the "
-                                  f"${data['confirm_cost']:.2f} confirmed. Check the preview and confirm its cost.")
-    launch = topic_set_launch(topic=locked, documents=documents, seed=data.get("seed"))
+    try:
+        launched = topic_set_launch_confirmed(topic_id=topic.pk, documents=documents,
+                                              confirm_cost=data["confirm_cost"], confirm_fingerprint=None,
+                                              seed=data.get("seed"))
+    except LaunchArchived as exc:
+        raise ProblemError(status_code=409, slug="conflict", detail=ARCHIVED_DETAIL) from exc
+    except LaunchRefused as exc:
+        extra = {"preview": _preview_data(exc.preview, documents)} if exc.preview is not None else None
+        raise ProblemError(status_code=409, slug=exc.code, extra=extra, detail=exc.message) from exc
+    shown = _preview_data(launched.preview, documents)
     return dict(TopicSetLaunchResultSerializer({
-        "topic": topic.pk, "status": "launched", "drawn": launch.documents, "hits": len(launch.hits),
-        "sample_size": _sample(locked)["drawn"], "preview": shown}).data)
+        "topic": topic.pk, "status": "launched", "drawn": launched.launch.documents, "hits": len(launched.launch.hits),
+        "sample_size": topic_set_sample_progress(topic=topic).drawn, "preview": shown}).data)

@@ -6,7 +6,6 @@ from dataclasses import asdict, is_dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count, Prefetch
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
@@ -15,13 +14,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Hit, HitItem, Judgment, SampleDraw, Topic
-from annotation.selectors import LaunchQuote, topic_launch_quote, topic_progress
-from annotation.services.crowd.hits import hits_budget_check
+from annotation.selectors import topic_progress
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
-from annotation.services.sampling.draws import samples_launch_enqueue
-from annotation.services.topics.topic import topic_create
-from annotation.services.topics.topic_settings import topic_pause, topic_resume, topic_settings_update
-from annotation.views.plan import topic_plan_context
+from annotation.services.sampling.plan import topic_plan_describe
+from annotation.services.sampling.quote import LaunchQuote, topic_launch_quote
+from annotation.services.topics.launch import LaunchCostChanged, LaunchRefused, NothingToDraw, topic_launch
+from annotation.services.topics.topic_settings import (
+    TOPIC_SETTINGS,
+    topic_create_with_settings,
+    topic_pause,
+    topic_resume,
+    topic_settings_change,
+)
 from api.errors import ProblemError
 from api.permissions import Configure, ReadReports
 from api.serializers import (
@@ -41,8 +45,6 @@ from api.serializers import (
 )
 from api.views.common import CONFLICT, PROBLEMS, id_param, idempotent_post, topic_or_404, validated
 from estimation.selectors import topic_snapshot_latest
-
-SETTINGS = ("confidence", "crowd", "aggregator", "hit_size", "reward_per_hit", "budget")
 
 
 def _topics():
@@ -84,20 +86,12 @@ class TopicList(generics.ListAPIView):
                                "must be able to carry an estimate (not nested, identical or disjoint).")
     def post(self, request: Request) -> Response:
         data = validated(TopicCreateSerializer, request.data)
-        with transaction.atomic():
-            topic = topic_create(corpus=data["corpus"], name=data["name"], c1=data["c1"], c2=data["c2"],
-                                 extra_classifiers=data.get("extra", []), instructions=data.get("instructions", ""),
-                                 target_recall=data.get("target_recall", 0.8), seed_terms=data.get("seed_terms", ()))
-            if any(name in data for name in (*SETTINGS, "allow_unsure")):
-                _settings(topic, data)
+        topic = topic_create_with_settings(
+            corpus=data["corpus"], name=data["name"], c1=data["c1"], c2=data["c2"],
+            extra_classifiers=data.get("extra", []), instructions=data.get("instructions", ""),
+            target_recall=data.get("target_recall", 0.8), seed_terms=data.get("seed_terms", ()),
+            settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure") if name in data})
         return Response(_topic_data(topic.pk), status=201)
-
-
-def _settings(topic: Topic, data: dict[str, Any]) -> Topic:
-    current = {name: getattr(topic, name) for name in SETTINGS}
-    return topic_settings_update(topic=topic, **{**current, **{k: v for k, v in data.items() if k in SETTINGS}},
-                                 instructions=data.get("instructions"), target_recall=data.get("target_recall"),
-                                 allow_unsure=data.get("allow_unsure"))
 
 
 class TopicDetail(APIView):
@@ -112,7 +106,7 @@ class TopicDetail(APIView):
                                                 "the HIT size only while the topic is a draft.")
     def patch(self, request: Request, topic_id: int) -> Response:
         topic = topic_or_404(topic_id)
-        _settings(topic, validated(TopicSettingsSerializer, request.data))
+        topic_settings_change(topic=topic, changes=validated(TopicSettingsSerializer, request.data))
         return Response(_topic_data(topic.pk))
 
 
@@ -149,7 +143,7 @@ class TopicPlan(APIView):
     def get(self, request: Request, topic_id: int) -> Response:
         topic = _binary_only(topic_or_404(topic_id))
         query = validated(PlanQuerySerializer, request.query_params)
-        context = topic_plan_context(topic=topic, half_width=query["half_width"],
+        context = topic_plan_describe(topic=topic, half_width=query["half_width"],
                                      margin=query.get("margin") or DEFAULT_COMPLEMENT_MARGIN)
         return Response(_plain(context))
 
@@ -196,26 +190,17 @@ class TopicLaunch(APIView):
 
 
 def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
-    """The checks of the page's launch (annotation/views/topics.py _launch), then the task after commit."""
-    locked = Topic.objects.select_for_update().get(pk=topic.pk)
-    if locked.status not in (Topic.Status.DRAFT, Topic.Status.ACTIVE):
-        raise ProblemError(status_code=409, slug="conflict",
-                           detail=f"The topic is {locked.get_status_display().lower()}; resume it before launching.")
-    quote = topic_launch_quote(topic=topic, half_width=data["half_width"], complement=data["complement"])
-    if not quote.documents:
-        raise ProblemError(status_code=409, slug="nothing-to-draw", extra={"quote": _quote_data(quote)},
-                           detail="Nothing to draw: every region already holds the documents this plan asks for. "
-                                  "Choose a narrower half-width (or a larger dependence check).")
-    hits_budget_check(topic=topic, new_hits=quote.hits)
-    fingerprint = data.get("confirm_fingerprint")
-    if data["confirm_cost"] != quote.cost or (fingerprint and fingerprint != quote.fingerprint):
-        raise ProblemError(status_code=409, slug="cost-changed", extra={"quote": _quote_data(quote)},
-                           detail=f"Nothing was drawn: the launch costs ${quote.cost:.2f}, not the "
-                                  f"${data['confirm_cost']:.2f} confirmed. Check the quote and confirm its cost.")
-    options: dict[str, Any] = {"half_width": data["half_width"]}
-    if data["complement"]:
-        options["complement"] = data["complement"]
-    samples_launch_enqueue(topic=topic, **options)
+    """The launch service's guard (annotation.services.topics.launch), then the task after commit."""
+    try:
+        quote = topic_launch(topic_id=topic.pk, half_width=data["half_width"], complement=data["complement"],
+                             confirm_cost=data["confirm_cost"],
+                             confirm_fingerprint=data.get("confirm_fingerprint") or None)
+    except (NothingToDraw, LaunchCostChanged) as exc:
+        assert exc.quote is not None
+        raise ProblemError(status_code=409, slug=exc.code, extra={"quote": _quote_data(exc.quote)},
+                           detail=exc.message) from exc
+    except LaunchRefused as exc:  # archived, or a status that takes no launch
+        raise ProblemError(status_code=409, slug="conflict", detail=exc.message) from exc
     return {"topic": topic.pk, "status": "queued", "quote": _quote_data(quote)}
 
 

@@ -1,4 +1,4 @@
-"""The sample plan shown on a topic page: a thin wrapper over estimation.stats.planning."""
+"""The sample plan a topic page and the API show: a thin wrapper over estimation.stats.planning."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -14,8 +14,8 @@ from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
 
 
-def topic_plan_context(*, topic: Topic, half_width: float, margin: float = DEFAULT_COMPLEMENT_MARGIN) -> dict:
-    """{"plan": {...} | None, "plan_error": str, "counts": {...}, "pair_check": ...} for the topic page.
+def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFAULT_COMPLEMENT_MARGIN) -> dict:
+    """{"plan": {...} | None, "plan_error": str, "counts": {...}, "pair_check": ...} for the topic page and the API.
 
     `half_width` comes from PlanForm, inside the planner's (0, 0.5); `margin` is how far below the
     recall the dependence check's design-based bound may fall (PlanForm too).

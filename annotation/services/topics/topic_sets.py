@@ -19,7 +19,8 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 
-from annotation.models import NONE_OF_THESE, Corpus, Hit, Region, SampledDocument, SampleDraw, Topic, TopicClass
+from annotation.models import NONE_OF_THESE, Corpus, Hit, Topic, TopicClass
+from annotation.selectors import topic_set_uniform_sample
 from annotation.services.corpora.retrieved_sets import corpus_documents
 from annotation.services.crowd.hits import BudgetExceeded, topic_committed_cost
 from annotation.services.crowd.labels import NONE_OF_THESE_NAME, topic_gold_document_ids, topic_set_class_names
@@ -176,6 +177,11 @@ class LaunchPreview:
     budget_left: Decimal | None
     refused: str | None
 
+    @property
+    def fingerprint(self) -> str:
+        """What the confirmation showed, besides the cost: a change in any of it asks again."""
+        return f"{self.new_documents}:{self.hits}:{self.committed}:{self.budget}"
+
 
 def _documents_check(documents: int) -> int:
     try:
@@ -185,12 +191,6 @@ def _documents_check(documents: int) -> int:
     if wanted < 1:
         raise TopicSetError(f"the sample size must be at least 1 document, got {wanted}")
     return wanted
-
-
-def _uniform_sampled(topic: Topic) -> int:
-    return SampledDocument.objects.filter(
-        topic=topic, region=Region.UNIFORM, draw__purpose=SampleDraw.Purpose.UNIFORM, draw__stratum_key=""
-    ).count()
 
 
 def topic_set_launch_preview(*, topic: Topic, documents: int) -> LaunchPreview:
@@ -204,7 +204,7 @@ def topic_set_launch_preview(*, topic: Topic, documents: int) -> LaunchPreview:
     _ensure_topic_set(topic)
     wanted = _documents_check(documents)
     corpus_size = len(corpus_documents(corpus_id=topic.corpus_id))
-    new_documents = max(0, min(wanted, corpus_size) - _uniform_sampled(topic))
+    new_documents = max(0, min(wanted, corpus_size) - topic_set_uniform_sample(topic=topic).count())
     hits = math.ceil(new_documents / topic.hit_size) if new_documents else 0
     gold_per_hit = 1 if hits and topic_gold_document_ids(topic=topic) else 0
     per_assignment = crowd_cost_per_assignment(topic)

@@ -5,17 +5,24 @@ Pausing works because HITs are handed out only for active topics
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
+from typing import Any, ClassVar
 
 from django.db import transaction
 
-from annotation.models import Topic
+from annotation.models import Classifier, Corpus, Topic
 from annotation.services.crowd.hits import topic_committed_cost
+from annotation.services.topics.topic import topic_create
 from core.errors import ApplicationError
+
+# The settings topic_settings_update always sets (the others — instructions, target recall, unsure — only when given).
+TOPIC_SETTINGS = ("confidence", "crowd", "aggregator", "hit_size", "reward_per_hit", "budget")
 
 
 class TopicStatusError(ApplicationError):
-    pass
+    http_status: ClassVar[int] = 409
+    code: ClassVar[str] = "conflict"
 
 
 def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
@@ -54,6 +61,27 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
             fields["allow_unsure"] = allow_unsure
         Topic.objects.filter(pk=topic.pk).update(**fields)
     topic.refresh_from_db()
+    return topic
+
+
+def topic_settings_change(*, topic: Topic, changes: Mapping[str, Any]) -> Topic:
+    """topic_settings_update with only the settings in `changes`: absent ones keep their value."""
+    current = {name: getattr(topic, name) for name in TOPIC_SETTINGS}
+    given = {name: value for name, value in changes.items() if name in TOPIC_SETTINGS}
+    return topic_settings_update(topic=topic, **{**current, **given}, instructions=changes.get("instructions"),
+                                 target_recall=changes.get("target_recall"), allow_unsure=changes.get("allow_unsure"))
+
+
+def topic_create_with_settings(*, corpus: Corpus, name: str, c1: Classifier, c2: Classifier, instructions: str = "",
+                               target_recall: float = 0.8, seed_terms: Sequence[str] = (),
+                               extra_classifiers: Sequence[Classifier] = (),
+                               settings: Mapping[str, Any] | None = None) -> Topic:
+    """A draft topic (topic_create) with its crowd and money `settings` (topic_settings_change), all or nothing."""
+    with transaction.atomic():
+        topic = topic_create(corpus=corpus, name=name, c1=c1, c2=c2, instructions=instructions,
+                             target_recall=target_recall, seed_terms=seed_terms, extra_classifiers=extra_classifiers)
+        if settings:
+            topic = topic_settings_change(topic=topic, changes=settings)
     return topic
 
 

@@ -1,0 +1,120 @@
+"""What a launch or top-up of a topic will draw and cost, before anything is drawn (issue 12 item 5).
+
+The same arithmetic as ``samples_draw``: a region smaller than its target is taken whole, and
+documents already sampled in a region count toward its total. Read-only; the launch guard
+(annotation.services.topics.launch) compares a fresh quote with the one the analyst confirmed.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import Count
+
+from annotation.models import Hit, SampledDocument, SampleDraw, Topic
+from annotation.services.corpora.retrieved_sets import region_counts
+from annotation.services.crowd.crowds import crowd_cost_per_assignment
+from annotation.services.crowd.hits import topic_committed_cost
+from annotation.services.sampling.draws import planned_region_sizes
+
+
+def _pair_new_documents(*, topic: Topic, targets: Mapping[str, int]) -> dict[str, int]:
+    """{region: new documents} for a launch up to `targets` (totals per region), as samples_draw counts them."""
+    pair = topic.pair
+    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=bool(targets.get("N")))
+    sampled = dict(
+        SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.PAIR)
+        .values("region").annotate(n=Count("pk")).values_list("region", "n")
+    )
+    return {region: max(0, min(total, sizes.get(region, 0)) - sampled.get(region, 0))
+            for region, total in targets.items()}
+
+
+@dataclass(frozen=True)
+class LaunchQuote:
+    """What a launch or top-up will draw and cost, shown before anything is drawn (issue 12 item 5).
+
+    `regions` holds the new documents per pair region ("N": the dependence check); `further`
+    the new documents of each further classifier's precision sample, an upper bound since those
+    the pair's sample already holds are queued once. Costs are what the HITs cost if every
+    assignment is done (reward + crowd fees), as annotation.services.crowd.hits prices the budget.
+    """
+
+    half_width: float
+    complement: int
+    regions: dict[str, int]
+    further: dict[str, int]
+    hit_size: int
+    assignments_per_hit: int
+    per_assignment: Decimal
+    committed: Decimal
+    budget: Decimal | None
+
+    @property
+    def exact(self) -> bool:
+        return not any(self.further.values())
+
+    @property
+    def check_documents(self) -> int:
+        return self.regions.get("N", 0)
+
+    @property
+    def documents(self) -> int:
+        return sum(self.regions.values()) + sum(self.further.values())
+
+    @property
+    def judgments(self) -> int:
+        return self.documents * self.assignments_per_hit
+
+    @property
+    def hits(self) -> int:
+        return math.ceil(self.documents / max(1, self.hit_size))
+
+    @property
+    def per_hit(self) -> Decimal:
+        return self.per_assignment * self.assignments_per_hit
+
+    @property
+    def cost(self) -> Decimal:
+        return (self.per_hit * self.hits).quantize(Decimal("0.01"))
+
+    @property
+    def remaining(self) -> Decimal | None:
+        """Budget left after this launch (None: no budget set)."""
+        return None if self.budget is None else self.budget - self.committed - self.cost
+
+    @property
+    def fingerprint(self) -> str:
+        """What the confirmation showed, to compare with a fresh quote when it is submitted."""
+        regions = ",".join(f"{k}={v}" for k, v in sorted({**self.regions, **self.further}.items()))
+        budget = "none" if self.budget is None else f"{self.budget:.2f}"
+        return (f"half_width={self.half_width:g};complement={self.complement};{regions};hits={self.hits};"
+                f"cost={self.cost:.2f};committed={self.committed:.2f};budget={budget}")
+
+
+def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) -> LaunchQuote:
+    """The documents per region, judgments, HITs and cost of launching (or topping up) at `half_width`.
+
+    `complement` is the dependence check's total of documents of N (0: none). Raises the
+    sampling service's SamplingError when the pair cannot be planned or drawn.
+    """
+    targets: dict[str, int] = dict(planned_region_sizes(topic=topic, half_width=half_width))
+    if complement:
+        targets["N"] = complement
+    regions = _pair_new_documents(topic=topic, targets=targets)
+    further: dict[str, int] = {}
+    extra_n = targets.get("A12", 0)
+    if extra_n:
+        for link in topic.extra_classifiers.select_related("classifier").defer("classifier__retrieved_bitmap"):
+            classifier = link.classifier
+            already = SampledDocument.objects.filter(
+                topic=topic, draw__purpose=SampleDraw.Purpose.PRECISION, draw__classifier=classifier,
+                draw__stratum_key="").count()
+            further[classifier.name] = max(0, min(extra_n, classifier.retrieved_count) - already)
+    return LaunchQuote(
+        half_width=half_width, complement=complement, regions=regions, further=further, hit_size=topic.hit_size,
+        assignments_per_hit=Hit.ASSIGNMENTS_PER_HIT, per_assignment=crowd_cost_per_assignment(topic),
+        committed=topic_committed_cost(topic=topic), budget=topic.budget,
+    )
