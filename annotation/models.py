@@ -6,6 +6,7 @@ compressed (Roaring) bitmaps of Document primary keys, so region counts and
 uniform draws are set operations in memory rather than joins over millions of rows.
 """
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -147,8 +148,22 @@ class ClassifierScore(models.Model):
 
 
 class Topic(models.Model):
+class CrowdField(models.CharField):
+    """Topic.crowd: its choices (one per crowd platform) are left out of migrations.
+
+    They constrain forms, the admin and the API, never the database, so a new crowd platform
+    (annotation.services.crowd.platforms) adds its Topic.Crowd choice without a migration.
+    """
+
+    def deconstruct(self) -> Any:
+        name, _path, args, kwargs = super().deconstruct()
+        kwargs.pop("choices", None)
+        return name, "django.db.models.CharField", args, kwargs
+
+
     class Crowd(models.TextChoices):
         LOCAL = "local", "Built-in annotators"
+        # One value per crowd platform module (annotation/services/crowd/platforms/); no migration needed.
         MTURK = "mturk", "Amazon Mechanical Turk"
 
     class Aggregator(models.TextChoices):
@@ -175,7 +190,7 @@ class Topic(models.Model):
     seed_terms = models.JSONField(default=list, blank=True)
     target_recall = models.FloatField(default=0.8)
     confidence = models.FloatField(default=0.95)
-    crowd = models.CharField(max_length=16, choices=Crowd.choices, default=Crowd.LOCAL)
+    crowd = CrowdField(max_length=16, choices=Crowd.choices, default=Crowd.LOCAL)
     aggregator = models.CharField(max_length=16, choices=Aggregator.choices, default=Aggregator.MAJORITY)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
     hit_size = models.PositiveSmallIntegerField(default=5)
@@ -441,12 +456,14 @@ class SampledDocument(models.Model):
 
 
 class Worker(models.Model):
-    """A person who judges: a local account or a Mechanical Turk worker id."""
+    """A person who judges: a local account, or a worker id on a crowd platform (Topic.Crowd, e.g. MTurk)."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="worker"
     )
-    mturk_worker_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # The crowd platform (a Topic.Crowd value) that knows this worker by `external_id`; "" for local accounts.
+    platform = models.CharField(max_length=16, blank=True, default="")
+    external_id = models.CharField(max_length=64, null=True, blank=True)
     blocked = models.BooleanField(default=False)
     blocked_reason = models.CharField(max_length=255, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -454,13 +471,18 @@ class Worker(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(user__isnull=False) | Q(mturk_worker_id__isnull=False), name="worker_has_identity"
+                condition=Q(user__isnull=False) | Q(external_id__isnull=False), name="worker_has_identity"
+            ),
+            # A worker id is unique on its platform (two platforms may hand out the same string).
+            models.UniqueConstraint(fields=["platform", "external_id"], name="worker_external_id_unique"),
+            models.CheckConstraint(
+                condition=Q(external_id__isnull=True) | ~Q(platform=""), name="worker_external_id_has_platform"
             ),
         ]
 
     def __str__(self) -> str:
-        if self.mturk_worker_id:
-            return self.mturk_worker_id
+        if self.external_id:
+            return self.external_id
         user = self.user if self.user_id else None
         return user.get_username() if user is not None else f"worker {self.pk}"
 
@@ -478,7 +500,8 @@ class Hit(models.Model):
     reward = models.DecimalField(max_digits=8, decimal_places=2)
     max_assignments = models.PositiveSmallIntegerField(default=ASSIGNMENTS_PER_HIT)
     completed_assignments = models.PositiveSmallIntegerField(default=0)
-    mturk_hit_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # The HIT's id on its topic's crowd platform (MTurk's HITId), set once published there.
+    external_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -531,10 +554,11 @@ class Assignment(models.Model):
     claimed_at = models.DateTimeField(auto_now_add=True)
     deadline = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
-    mturk_assignment_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    # The assignment's id on the crowd platform (MTurk's AssignmentId).
+    external_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     feedback = models.CharField(max_length=1024, blank=True)
-    # Mechanical Turk answers ({document id: relevant}) waiting for MTurk to confirm the
-    # assignment (annotation.services.crowd.mturk): they count only once confirmed, when they become
+    # Answers ({document id: answer}) waiting for the crowd platform to confirm the assignment
+    # (annotation.services.crowd.provisional): they count only once confirmed, when they become
     # judgments and this is cleared. Pending while "claimed"; kept, never counted, once "expired".
     provisional_answers = models.JSONField(null=True, blank=True)
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import secrets
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from django.db import transaction
@@ -57,11 +57,11 @@ from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, Sa
 from annotation.services.classifiers.classifier import classifier_freeze
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
-from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
 from annotation.services.sampling.complement import complement_prevalence_guess
 from annotation.services.sampling.draws import (
     SampledRegion,
     draw_seed_derive,
+    draws_launch,
     region_bitmap,
     region_sample_draw,
     region_sample_labels,
@@ -98,6 +98,9 @@ LOCK_SEED_SHIFT = 30
 
 class CertificationError(ApplicationError):
     """The request cannot be carried out; the message says why, in words a manager can act on."""
+
+    http_status: ClassVar[int] = 409
+    code: ClassVar[str] = "conflict"
 
 
 def certification_stratum_key(*, plan_id: int) -> str:
@@ -618,7 +621,8 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
 
     One transaction: if the budget refuses the HITs, or a region's draw comes back short of the plan
     (its fresh documents ran out since planning), the plan stays a draft and nothing is drawn.
-    The manager confirms the cost before this is called (the lock view's job).
+    The manager confirms the cost before this is called (the lock view's job). The HITs, the topic's start
+    and the SampleDrawn announcement are annotation's, as for every launch (``draws_launch``).
     """
     with transaction.atomic():
         topic_id = CertificationPlan.objects.values_list("topic_id", flat=True).get(pk=plan_id)
@@ -672,8 +676,5 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
         if sum(d.drawn for d in draws) == 0:
             raise CertificationError("Every document of the sampled regions was used by the pilot: nothing is left "
                                      "to certify on.")
-        hits = hits_create_for_draws(topic=topic, draws=draws)
-        Topic.objects.filter(pk=topic.pk, status=Topic.Status.DRAFT).update(status=Topic.Status.ACTIVE)
-        if publish:
-            hits_publish(hits=hits)
+        draws_launch(topic=topic, draws=draws, publish=publish)
     return plan

@@ -36,7 +36,7 @@ import secrets
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import ClassVar, TypedDict
 
 import numpy as np
 from django.db import transaction
@@ -82,6 +82,9 @@ PILOT_MIN_JUDGED = 10
 
 class SamplingError(ApplicationError):
     """The draw cannot be made as asked; the message says why and what to do."""
+
+    http_status: ClassVar[int] = 409
+    code: ClassVar[str] = "conflict"
 
 
 # --------------------------------------------------------------------------- regions
@@ -471,18 +474,6 @@ def _topic_set_options_check(
         )
 
 
-def sampled_document_ids(*, draws: Sequence[SampleDraw]) -> list[int]:
-    """Ids drawn by these draws, in draw order then id order, without repeats."""
-    seen: set[int] = set()
-    ordered = []
-    rows = SampledDocument.objects.filter(draw__in=[d.pk for d in draws]).order_by("draw_id", "document_id")
-    for doc_id in rows.values_list("document_id", flat=True):
-        if doc_id not in seen:
-            seen.add(doc_id)
-            ordered.append(doc_id)
-    return ordered
-
-
 @dataclass(frozen=True)
 class Launch:
     draws: list[SampleDraw]
@@ -501,6 +492,18 @@ def samples_launch(*, topic: Topic, publish: bool = True, **options) -> Launch:
     """
     with transaction.atomic():
         draws = samples_draw(topic=topic, **options)
+        return draws_launch(topic=topic, draws=draws, publish=publish)
+
+
+def draws_launch(*, topic: Topic, draws: list[SampleDraw], publish: bool = True) -> Launch:
+    """Put drawn documents to work: HITs for the draws (budget permitting), draft -> sampling, publish, announce.
+
+    The end of every launch (``samples_launch``, a certification plan's lock): the HITs are created
+    under the topic row lock (``hits_create_for_draws``; a caller holding it keeps it), a draft topic
+    starts sampling, the HITs are published, and SampleDrawn is announced after commit once per
+    stratum key of the draws. One transaction with the caller's: a budget too small refuses it all.
+    """
+    with transaction.atomic():
         hits = hits_create_for_draws(topic=topic, draws=draws)
         Topic.objects.filter(pk=topic.pk, status=Topic.Status.DRAFT).update(status=Topic.Status.ACTIVE)
         topic.refresh_from_db(fields=["status"])
