@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from core.jobs import Job
+
 
 class Corpus(models.Model):
     name = models.CharField(max_length=200, unique=True)
@@ -89,12 +91,15 @@ class Classifier(models.Model):
         return self.name
 
 
-class ClassifierBuild(models.Model):
+class ClassifierBuild(Job):
     """A classifier being built by a task (keywords over millions of documents, training): the page polls this row.
 
     The build computes the retrieved set (possibly in id-range shards run in parallel) and then creates the
-    Classifier; until then nothing else sees it.
+    Classifier; until then nothing else sees it. Status, progress, times and the failure's detail are those of
+    every background job (core.jobs.Job).
     """
+
+    job_legacy_heartbeat_field = "details"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting"
@@ -107,9 +112,8 @@ class ClassifierBuild(models.Model):
     kind = models.CharField(max_length=16, choices=Classifier.Kind.choices)
     definition = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    # Documents processed so far and in all (progress); shards the build was split into.
+    # Documents processed so far (progress; `total` in all); shards the build was split into.
     processed = models.PositiveBigIntegerField(default=0)
-    total = models.PositiveBigIntegerField(default=0)
     shards = models.PositiveSmallIntegerField(default=1)
     error = models.TextField(blank=True, default="")
     # Free-form facts of the build for its page (warnings, training metrics, shard timings).
@@ -118,9 +122,6 @@ class ClassifierBuild(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -303,11 +304,12 @@ class RouterPrediction(models.Model):
         ]
 
 
-class RouterBuild(models.Model):
+class RouterBuild(Job):
     """A router being built by a task (issue 15): the page polls this row; the Router exists once it is done.
 
     definition: keywords {"rules": [...]} (checked, in precedence order); upload {"file": <path under
     MEDIA_ROOT>, "sha256": ..., "source": <original file name>} (the file is removed when the build ends).
+    Status, progress, times and the failure's detail are those of every background job (core.jobs.Job).
     """
 
     class Status(models.TextChoices):
@@ -321,18 +323,15 @@ class RouterBuild(models.Model):
     kind = models.CharField(max_length=16, choices=Router.Kind.choices)
     definition = models.JSONField(default=dict)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    # Documents scanned (keywords) or lines read (upload) so far, and in all.
+    # Documents scanned (keywords) or lines read (upload) so far (`total` in all).
     processed = models.PositiveBigIntegerField(default=0)
-    total = models.PositiveBigIntegerField(default=0)
-    # Why it failed, for the user: an upload's bad lines one per line ("line 7: unknown class 'x'").
+    # Why it failed, for the user: an upload's bad lines one per line ("line 7: unknown class 'x'"); the same
+    # lines as data in `error_detail` ({"lines": [{"line": 7, "problem": ...}]}).
     error = models.TextField(blank=True, default="")
     router = models.ForeignKey(Router, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -634,8 +633,16 @@ class Label(models.Model):
         ]
 
 
-class CorpusUpload(models.Model):
-    """A corpus file uploaded in the browser, imported by a task; the page polls this row."""
+class CorpusUpload(Job):
+    """A corpus file uploaded in the browser, imported by a task; the page polls this row.
+
+    Status, times and the failure's detail are those of every background job (core.jobs.Job); its progress
+    and message keep their names (`progress`, `error_problem`), and `summary` held the heartbeat before 0017.
+    """
+
+    job_processed_field = "progress"
+    job_message_field = "error_problem"
+    job_legacy_heartbeat_field = "summary"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting"
@@ -660,8 +667,6 @@ class CorpusUpload(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

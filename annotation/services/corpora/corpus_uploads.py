@@ -16,6 +16,9 @@ Life of an upload (issue 15 items 5 and 6, issue 12 item 6):
   task to retry; an upload whose task is gone (no heartbeat for
   `CORPUS_UPLOAD_STUCK_SECONDS`) is marked failed by a periodic sweep, with a
   reason and a retry button (its file is kept for that).
+* Status, queueing, failure (message and `error_detail` {"line", "problem"}),
+  retry and the sweep are those of every background job (core/jobs.py); this
+  module keeps what is an upload's own: the file, the import, its summary.
 * When an import finishes or fails because of the file, the file is deleted (the
   error line and problem are kept); `ImportFinished` is announced once.
 * An analyst may delete a finished or failed upload record: its file goes, the
@@ -34,13 +37,22 @@ from pathlib import Path, PurePath
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connection, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from annotation.events import ImportFinished, event_send_on_commit
 from annotation.models import CorpusUpload
 from annotation.services.corpora.corpus_import import CorpusImportError, ImportSummary, corpus_import
 from core.errors import ApplicationError
+from core.jobs import (
+    job_begin,
+    job_enqueue,
+    job_enqueue_on_commit,
+    job_fail,
+    job_finish,
+    job_retry,
+    jobs_stuck_fail,
+)
 
 logger = logging.getLogger(__name__)
 UPLOAD_DIR = "corpus-uploads"
@@ -53,6 +65,9 @@ UNEXPECTED = "The import stopped on an unexpected error; the details are in the 
 
 class CorpusUploadTooLarge(ApplicationError):
     """The upload passed CORPUS_UPLOAD_MAX_BYTES; nothing was kept."""
+
+    http_status = 413
+    code = "too-large"
 
 
 class CorpusUploadBusy(ApplicationError):
@@ -128,7 +143,7 @@ def corpus_upload_create(*, corpus_name: str, original_name: str, chunks: Iterab
         corpus_name=corpus_name, original_name=PurePath(original_name).name[:255], file_path=relative,
         file_size=size, id_field=id_field, text_fields=list(text_fields), created_by=user,
     )
-    transaction.on_commit(lambda: corpus_upload_enqueue(upload_id=upload.pk))
+    job_enqueue_on_commit(job=upload, enqueue=lambda: corpus_upload_enqueue(upload_id=upload.pk), eager_now=False)
     return upload
 
 
@@ -139,14 +154,8 @@ def corpus_upload_enqueue(*, upload_id: int) -> bool:
     """Queue the import task; with the broker down, record why on the row (the file stays) and return False."""
     from annotation.tasks import corpus_import_task
 
-    try:
-        corpus_import_task.delay(upload_id=upload_id)
-    except Exception:  # noqa: BLE001 - kombu/redis raise many kinds; the upload must survive all of them
-        logger.exception("could not queue the import of upload %s", upload_id)
-        _set(upload_id, error_problem=QUEUE_DOWN)
-        return False
-    CorpusUpload.objects.filter(pk=upload_id, error_problem=QUEUE_DOWN).update(error_problem="")
-    return True
+    return job_enqueue(model=CorpusUpload, job_id=upload_id, send=lambda: corpus_import_task.delay(upload_id=upload_id),
+                       queue_down=QUEUE_DOWN, wait_when_down=True)
 
 
 def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
@@ -157,11 +166,7 @@ def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
             raise CorpusUploadNotRetryable(
                 "This import failed because of the file itself (see the line and the problem), or its file is "
                 "gone: correct the file and upload it again.")
-        reset = CorpusUpload.objects.filter(pk=upload_id, status=CorpusUpload.Status.FAILED).update(
-            status=CorpusUpload.Status.PENDING, error_problem="", error_line=None, finished_at=None, progress=0,
-            summary=_heartbeat(),
-        )
-        if not reset:  # somebody else retried it first
+        if not job_retry(model=CorpusUpload, job_id=upload_id, error_line=None, summary=_heartbeat()):  # somebody else retried it first
             upload.refresh_from_db()
             return upload
     elif not corpus_upload_retryable(upload=upload):
@@ -169,7 +174,7 @@ def corpus_upload_retry(*, upload_id: int) -> CorpusUpload:
         raise CorpusUploadNotRetryable("This upload is queued, importing or already imported; there is nothing "
                                        "to retry.")
     else:
-        _set(upload_id, summary=_heartbeat())
+        _set(upload_id, summary=_heartbeat(), heartbeat_at=timezone.now())
     corpus_upload_enqueue(upload_id=upload_id)
     upload.refresh_from_db()
     return upload
@@ -205,14 +210,9 @@ def _set(upload_id: int, **fields) -> None:
 
 
 def _heartbeat() -> dict:
-    """What the `summary` of a waiting or running upload holds: when it last gave a sign of life."""
+    """What the `summary` of a waiting or running upload holds: when it last gave a sign of life (as the row's
+    `heartbeat_at` does; the summary's copy is what pages and tools of the earlier release read)."""
     return {"heartbeat": timezone.now().isoformat()}
-
-
-def _last_sign_of_life(upload: CorpusUpload) -> datetime:
-    beat = upload.summary.get("heartbeat") if isinstance(upload.summary, dict) else None
-    parsed = parse_datetime(beat) if isinstance(beat, str) else None
-    return parsed or upload.created_at
 
 
 @contextmanager
@@ -226,7 +226,7 @@ def _progress_writer(upload_id: int) -> Iterator[Callable[[int], None]]:
     caller already holds a transaction (the row may be locked by it: a second connection would wait for ever).
     """
     if connection.vendor != "postgresql" or connection.in_atomic_block:
-        yield lambda count: _set(upload_id, progress=count, summary=_heartbeat())
+        yield lambda count: _set(upload_id, progress=count, summary=_heartbeat(), heartbeat_at=timezone.now())
         return
     default = connections[DEFAULT_DB_ALIAS]
     side = type(default)(dict(default.settings_dict), DEFAULT_DB_ALIAS)
@@ -234,8 +234,8 @@ def _progress_writer(upload_id: int) -> Iterator[Callable[[int], None]]:
     try:
         def write(count: int) -> None:
             with side.cursor() as cursor:
-                cursor.execute(f"UPDATE {table} SET progress = %s, summary = %s::jsonb WHERE id = %s",
-                               [count, json.dumps(_heartbeat()), upload_id])
+                cursor.execute(f"UPDATE {table} SET progress = %s, summary = %s::jsonb, heartbeat_at = %s WHERE id = %s",
+                               [count, json.dumps(_heartbeat()), timezone.now(), upload_id])
 
         yield write
     finally:
@@ -251,17 +251,18 @@ def corpus_upload_run(*, upload_id: int) -> CorpusUpload | None:
     upload = CorpusUpload.objects.filter(pk=upload_id).first()
     if upload is None or upload.status in (CorpusUpload.Status.DONE, CorpusUpload.Status.FAILED):
         return upload
-    _set(upload_id, status=CorpusUpload.Status.RUNNING, progress=0, summary=_heartbeat())
+    job_begin(model=CorpusUpload, job_id=upload_id)  # a retried task (lost connection) finds it running already
 
     try:
         with _progress_writer(upload_id) as progress:
+            progress(0)  # the import starts over, with a heartbeat
             summary = corpus_import(
                 path=_absolute(upload.file_path), corpus_name=upload.corpus_name, id_field=upload.id_field,
                 text_fields=tuple(upload.text_fields), progress=progress,
             )
     except CorpusImportError as exc:
         _finish(upload, status=CorpusUpload.Status.FAILED, remove_file=True, error_line=exc.line,
-                error_problem=exc.problem)
+                error_problem=exc.problem, error_detail={"line": exc.line, "problem": exc.problem})
     except (OperationalError, InterfaceError):
         # The task retries (autoretry_for); Celery's Django fixup closes the broken connection before the next run.
         logger.warning("corpus upload %s: database connection lost; the task will retry", upload_id, exc_info=True)
@@ -276,12 +277,15 @@ def corpus_upload_run(*, upload_id: int) -> CorpusUpload | None:
     return upload
 
 
-def _finish(upload: CorpusUpload, *, status: str, remove_file: bool, **fields) -> None:
+def _finish(upload: CorpusUpload, *, status: str, remove_file: bool, error_problem: str = "",
+            error_detail: dict | None = None, **fields) -> None:
     """Mark the upload done or failed, announce it, and delete the file when it is of no further use."""
     done = status == CorpusUpload.Status.DONE
-    if not done:
+    if done:
+        job_finish(job=upload, **fields)
+    else:
         fields.setdefault("summary", {})
-    _set(upload.pk, status=status, finished_at=timezone.now(), **fields)
+        job_fail(model=CorpusUpload, job_id=upload.pk, message=error_problem, detail=error_detail, **fields)
     event_send_on_commit(event=ImportFinished(upload_id=upload.pk, corpus_id=fields.get("corpus_id") if done else None,
                                               succeeded=done))
     if remove_file:
@@ -292,22 +296,11 @@ def corpus_uploads_stuck_fail(*, now: datetime | None = None) -> int:
     """Mark failed every upload waiting or importing with no sign of life for CORPUS_UPLOAD_STUCK_SECONDS
     (its task is gone: a worker killed, retries exhausted on a dead database). The file is kept for a retry.
     Uploads waiting because the queue was down already say so and are left alone. Returns how many."""
-    cutoff = (now or timezone.now()) - _stuck_after()
-    candidates = (CorpusUpload.objects.filter(status__in=[CorpusUpload.Status.PENDING, CorpusUpload.Status.RUNNING],
-                                              created_at__lt=cutoff)
-                  .exclude(error_problem=QUEUE_DOWN).only("pk", "status", "summary", "created_at", "file_path"))
-    failed = 0
-    for upload in candidates:
-        if _last_sign_of_life(upload) >= cutoff:
-            continue
-        # Only if nothing moved since we looked: a heartbeat written meanwhile keeps it alive.
-        if CorpusUpload.objects.filter(pk=upload.pk, status=upload.status, summary=upload.summary).update(
-                status=CorpusUpload.Status.FAILED, error_problem=STUCK, error_line=None, finished_at=timezone.now()):
-            event_send_on_commit(event=ImportFinished(upload_id=upload.pk, corpus_id=None, succeeded=False))
-            logger.warning("corpus upload %s marked failed: no sign of life since %s", upload.pk,
-                           _last_sign_of_life(upload))
-            failed += 1
-    return failed
+    failed = jobs_stuck_fail(model=CorpusUpload, older_than=_stuck_after(), message=STUCK, now=now,
+                             exclude=Q(error_problem=QUEUE_DOWN), error_line=None)
+    for upload_id in failed:
+        event_send_on_commit(event=ImportFinished(upload_id=upload_id, corpus_id=None, succeeded=False))
+    return len(failed)
 
 
 def _summary_dict(summary: ImportSummary) -> dict:
