@@ -1,87 +1,71 @@
-"""The import contract: dependencies run one way (docs/architecture.md).
+"""The import contracts: dependencies run one way (docs/architecture.md, contracts in ``.importlinter``).
 
-* ``annotation`` (and ``core``) import nothing from ``estimation`` except the pure
-  ``estimation.stats``; estimation reacts to annotation through the domain events of
-  ``annotation/events.py``.
+Each contract of ``.importlinter`` is run here as CI runs it (``lint-imports``), and each is shown able
+to fail: in a copy of the project, a module gets a forbidden import and the contract must name it.
+Every import statement counts, including those inside functions: a function-level import is still a
+dependency.  The contracts between the apps are tested in tests/test_architecture_apps.py.
+
 * ``estimation.stats`` imports nothing from Django or from the apps: it is numpy/scipy only.
-* ``core`` imports neither app.
-
-Every import statement counts, including those inside functions: a function-level
-import is still a dependency.
+* Inside ``annotation``: urls > views, admin, management commands > forms, demo data > tasks and
+  services > selectors > models; the services by noun, topics > sampling > crowd > classifiers > corpora.
+* Inside ``estimation``: urls > views > tasks and services > selectors > models > stats.
+* No import cycle between the modules of a services package.
 """
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.import_contracts import add_source, contract_ids, copy_of_the_project, lint
+
+CONTRACTS = {"apps", "stats-pure", "annotation-layers", "annotation-services", "estimation-layers",
+             "services-acyclic"}
 
 
-def _modules(package: str) -> list[Path]:
-    return sorted(p for p in (ROOT / package).rglob("*.py") if "migrations" not in p.parts)
+def test_every_contract_is_configured():
+    assert set(contract_ids()) >= CONTRACTS
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            # Each imported name, qualified: "from estimation import stats" is estimation.stats.
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
-    return found
+@pytest.mark.parametrize("contract", contract_ids())
+def test_the_contract_is_kept(contract):
+    result = lint(contract=contract)
+    assert result.kept, result.output
 
 
-def _violations(package: str, allowed, forbidden) -> list[str]:
-    problems = []
-    for path in _modules(package):
-        for line, name in _imports(path):
-            if forbidden(name) and not allowed(name):
-                problems.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
-    return sorted(set(problems))
-
-
-def _is(name: str, package: str) -> bool:
-    return name == package or name.startswith(package + ".")
-
-
-def _stats_only(name: str) -> bool:
-    return _is(name, "estimation.stats")
-
-
-def test_annotation_imports_only_the_pure_statistics_of_estimation():
-    assert _violations("annotation", _stats_only, lambda n: _is(n, "estimation")) == []
-
-
-def test_core_imports_neither_app():
-    assert _violations("core", lambda n: False, lambda n: _is(n, "estimation") or _is(n, "annotation")) == []
-
-
-def test_statistics_import_no_django_and_no_app_code():
-    def forbidden(name: str) -> bool:
-        return any(_is(name, p) for p in ("django", "annotation", "config", "core", "celery", "estimation"))
-
-    assert _violations("estimation/stats", _stats_only, forbidden) == []
-
-
-@pytest.mark.parametrize(
-    "source, expected",
-    [
-        ("from estimation.services.recompute import topic_recompute_schedule",
-         ["estimation.services.recompute.topic_recompute_schedule"]),
-        ("def f():\n    import estimation.tasks", ["estimation.tasks"]),
-        ("from estimation import services", ["estimation.services"]),
-        ("from estimation import stats", []),
-        ("from estimation.stats.aggregation import dawid_skene", []),
-    ],
-)
-def test_the_contract_catches_top_level_and_function_level_imports(tmp_path, monkeypatch, source, expected):
-    package = tmp_path / "annotation"
-    package.mkdir()
-    (package / "module.py").write_text(source)
-    monkeypatch.setattr(__import__(__name__, fromlist=["ROOT"]), "ROOT", tmp_path)
-    found = _violations("annotation", _stats_only, lambda n: _is(n, "estimation"))
-    assert [v.split(" imports ")[1] for v in found] == expected
+@pytest.mark.parametrize("contract, path, source, reported", [
+    # The pure statistics: no Django, not even inside a function; no app code, no other part of estimation.
+    ("stats-pure", "estimation/stats/pair_recall.py", "def _f():\n    import django.db",
+     "estimation.stats.pair_recall -> django"),
+    ("stats-pure", "estimation/stats/aggregation.py", "from estimation.services import reports",
+     "estimation.stats.aggregation -> estimation.services.reports"),
+    ("stats-pure", "estimation/stats/planning.py", "from core.errors import ApplicationError",
+     "estimation.stats.planning -> core.errors"),
+    # Inside annotation: selectors and models sit below the services; services below views and demo data.
+    ("annotation-layers", "annotation/selectors.py", "def _f():\n    from annotation.services.topics import topic",
+     "annotation.selectors -> annotation.services.topics.topic"),
+    ("annotation-layers", "annotation/models.py", "def _f():\n    from annotation.views import topics",
+     "annotation.models -> annotation.views.topics"),
+    ("annotation-layers", "annotation/services/crowd/_violation.py", "from annotation import demo",
+     "annotation.services.crowd._violation -> annotation.demo"),
+    # The services by noun: a lower sub-package never imports a higher one.
+    ("annotation-services", "annotation/services/corpora/_violation.py",
+     "def _f():\n    from annotation.services.topics import topic",
+     "annotation.services.corpora._violation -> annotation.services.topics.topic"),
+    ("annotation-services", "annotation/services/crowd/_violation.py", "import annotation.services.sampling.draws",
+     "annotation.services.crowd._violation -> annotation.services.sampling.draws"),
+    # Inside estimation: selectors never import services; services never import views.
+    ("estimation-layers", "estimation/selectors.py", "def _f():\n    from estimation.services import reports",
+     "estimation.selectors -> estimation.services.reports"),
+    ("estimation-layers", "estimation/services/_violation.py", "from estimation.views import reports",
+     "estimation.services._violation -> estimation.views.reports"),
+    # No cycle between sibling service modules, even through a lazy import.
+    ("services-acyclic", "webhooks/services/_violation_a.py", "from webhooks.services import _violation_b",
+     "No cycles are allowed in webhooks.services."),
+])
+def test_the_contract_reports_a_forbidden_import(tmp_path, contract, path, source, reported):
+    project = copy_of_the_project(tmp_path)
+    if contract == "services-acyclic":
+        add_source(project, "webhooks/services/_violation_b.py", "def _f():\n    from webhooks.services import _violation_a")
+    add_source(project, path, source)
+    result = lint(contract=contract, root=project)
+    assert not result.kept
+    assert reported in result.output, result.output

@@ -1,67 +1,50 @@
-"""The import contract of the apps built on top (issue 14): nothing imports ``webhooks`` or ``api``.
+"""The import contract between the apps (contract ``apps`` of ``.importlinter``, run by tests/test_architecture.py).
 
-``webhooks`` and ``api`` may import ``annotation`` and ``estimation``; ``annotation``,
-``estimation`` and ``core`` never import them (they announce facts through their events
-instead: annotation/events.py, estimation/events.py), and the two top apps do not import
-each other.  Every import statement counts, inside functions too.
+From the top: ``config`` (settings, root URLs); ``api`` and ``webhooks`` (issue 14), which may import
+``estimation`` and ``annotation`` but not each other, and which nothing imports; ``estimation``, which may
+import ``annotation``; ``annotation``, which imports nothing from ``estimation`` except the pure
+``estimation.stats``; ``core``, which imports no app.  The apps below announce facts through their events
+instead (annotation/events.py, estimation/events.py over core/events.py).  Every import statement counts,
+inside functions too.  Here: the contract reports each kind of forbidden import, and lets the allowed ones be.
 """
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-TOP_APPS = ("webhooks", "api")
+from tests.import_contracts import add_source, copy_of_the_project, lint
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
-    return found
-
-
-def _is(name: str, package: str) -> bool:
-    return name == package or name.startswith(package + ".")
-
-
-def _violations(root: Path, package: str, forbidden: tuple[str, ...]) -> list[str]:
-    problems = []
-    for path in sorted((root / package).rglob("*.py")):
-        if "migrations" in path.parts:
-            continue
-        for line, name in _imports(path):
-            if any(_is(name, f) for f in forbidden):
-                problems.append(f"{path.relative_to(root)}:{line} imports {name}")
-    return problems
-
-
-@pytest.mark.parametrize("package", ["annotation", "estimation", "core"])
-def test_the_base_apps_import_neither_webhooks_nor_api(package):
-    assert _violations(ROOT, package, TOP_APPS) == []
-
-
-def test_webhooks_and_api_do_not_import_each_other():
-    assert _violations(ROOT, "webhooks", ("api",)) == []
-    if (ROOT / "api").is_dir():
-        assert _violations(ROOT, "api", ("webhooks",)) == []
-
-
-@pytest.mark.parametrize("source, expected", [
-    ("from webhooks.services.deliveries import webhook_deliveries_create",
-     ["webhooks.services.deliveries.webhook_deliveries_create"]),
-    ("def f():\n    import api.views", ["api.views"]),
-    ("from webhooks import tasks", ["webhooks.tasks"]),
-    ("import apiary\nfrom webhooksmith import x", []),
+@pytest.mark.parametrize("path, source, reported", [
+    # The base apps import neither webhooks nor api.
+    ("estimation/_violation.py", "from webhooks.services.deliveries import webhook_deliveries_create",
+     "estimation._violation -> webhooks.services.deliveries"),
+    ("annotation/_violation.py", "def _f():\n    import api.views", "annotation._violation -> api.views"),
+    ("core/_violation.py", "from webhooks import tasks", "core._violation -> webhooks.tasks"),
+    # webhooks and api do not import each other.
+    ("webhooks/_violation.py", "def _f():\n    from api import services", "webhooks._violation -> api.services"),
+    ("api/_violation.py", "import webhooks.models", "api._violation -> webhooks.models"),
+    # annotation imports nothing of estimation but its pure statistics.
+    ("annotation/_violation.py", "def _f():\n    import estimation.tasks", "annotation._violation -> estimation.tasks"),
+    ("annotation/_violation.py", "from estimation import services", "annotation._violation -> estimation.services"),
+    # core imports no app.
+    ("core/_violation.py", "from annotation import models", "core._violation -> annotation.models"),
+    ("core/_violation.py", "def _f():\n    from estimation.selectors import certification_summary",
+     "core._violation -> estimation.selectors"),
+    # Nothing imports config (the settings are read through django.conf).
+    ("estimation/_violation.py", "from config import urls", "estimation._violation -> config.urls"),
 ])
-def test_the_contract_catches_top_level_and_function_level_imports(tmp_path, source, expected):
-    (tmp_path / "estimation").mkdir()
-    (tmp_path / "estimation" / "module.py").write_text(source)
-    found = _violations(tmp_path, "estimation", TOP_APPS)
-    assert [v.split(" imports ")[1] for v in found] == expected
+def test_the_apps_contract_reports_a_forbidden_import(tmp_path, path, source, reported):
+    project = copy_of_the_project(tmp_path)
+    add_source(project, path, source)
+    result = lint(contract="apps", root=project)
+    assert not result.kept
+    assert reported in result.output, result.output
+
+
+def test_the_apps_contract_lets_annotation_import_the_pure_statistics(tmp_path):
+    project = copy_of_the_project(tmp_path)
+    add_source(project, "annotation/_allowed.py",
+               "from estimation import stats\nfrom estimation.stats.aggregation import dawid_skene\n"
+               "def _f():\n    import estimation.stats.planning")
+    result = lint(contract="apps", root=project)
+    assert result.kept, result.output
