@@ -197,11 +197,11 @@ class SampledDocumentAdmin(ReadOnlyAdmin):
 
 @admin.register(models.Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
-    list_filter = ["blocked"]
-    search_fields = ["user__username", "mturk_worker_id"]
-    fields = ["user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
-    readonly_fields = ["user", "mturk_worker_id", "blocked", "blocked_reason", "created_at"]
+    list_display = ["__str__", "user", "platform", "external_id", "blocked", "blocked_reason", "created_at"]
+    list_filter = ["blocked", "platform"]
+    search_fields = ["user__username", "external_id"]
+    fields = ["user", "platform", "external_id", "blocked", "blocked_reason", "created_at"]
+    readonly_fields = ["user", "platform", "external_id", "blocked", "blocked_reason", "created_at"]
     actions = ["block", "unblock"]
 
     def has_add_permission(self, request):
@@ -239,15 +239,15 @@ class AssignmentInline(ReadOnlyInline):
 
 @admin.register(models.Hit)
 class HitAdmin(ReadOnlyAdmin):
-    list_display = ["id", "topic", "status", "completed_assignments", "max_assignments", "reward", "mturk_hit_id", "created_at"]
+    list_display = ["id", "topic", "status", "completed_assignments", "max_assignments", "reward", "external_id", "created_at"]
     list_filter = ["status", "topic"]
     list_select_related = ["topic"]
-    search_fields = ["=mturk_hit_id"]
+    search_fields = ["=external_id"]
     inlines = [HitItemInline, AssignmentInline]
 
 
 class MturkConfirmationFilter(admin.SimpleListFilter):
-    """MTurk answers waiting for MTurk's confirmation, or never confirmed (annotation.services.crowd.mturk)."""
+    """MTurk answers waiting for MTurk's confirmation, or never confirmed (annotation.services.crowd.provisional)."""
 
     title = "MTurk confirmation"
     parameter_name = "mturk_confirmation"
@@ -270,7 +270,7 @@ class AssignmentAdmin(ReadOnlyAdmin):
                     "submitted_at"]
     list_filter = ["status", MturkConfirmationFilter]
     list_select_related = ["hit", "worker", "worker__user"]
-    search_fields = ["=mturk_assignment_id", "worker__user__username", "worker__mturk_worker_id"]
+    search_fields = ["=external_id", "worker__user__username", "worker__external_id"]
     raw_id_fields = ["hit", "worker"]
 
     @admin.display(description="MTurk confirmation")
@@ -279,7 +279,7 @@ class AssignmentAdmin(ReadOnlyAdmin):
             if obj.status == models.Assignment.Status.EXPIRED:
                 return "never confirmed: not counted"
             return "waiting for MTurk"
-        return "counted" if obj.mturk_assignment_id and obj.judgments.exists() else "—"
+        return "counted" if obj.external_id and obj.judgments.exists() else "—"
 
 
 @admin.register(models.Judgment)
@@ -287,7 +287,7 @@ class JudgmentAdmin(ReadOnlyAdmin):
     list_display = ["id", "topic", "document", "worker", "relevant", "created_at"]
     list_filter = ["relevant", "topic"]
     list_select_related = ["topic", "document", "worker", "worker__user"]
-    search_fields = ["=document__external_id", "worker__user__username", "worker__mturk_worker_id"]
+    search_fields = ["=document__external_id", "worker__user__username", "worker__external_id"]
     raw_id_fields = ["assignment", "document", "worker"]
     show_full_result_count = False
 

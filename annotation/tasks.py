@@ -17,8 +17,8 @@ from annotation.events import LabelPosteriorsUpdated, event_send_on_commit
 from annotation.models import Topic
 from annotation.services.corpora.corpus_uploads import corpus_upload_run, corpus_uploads_stuck_fail
 from annotation.services.crowd.assignments import assignments_expire
+from annotation.services.crowd.crowds import crowd_reconcile_all
 from annotation.services.crowd.labels import labels_posteriors_recompute
-from annotation.services.crowd.mturk_reconcile import mturk_reconcile_all
 from annotation.services.sampling.draws import samples_launch
 
 
@@ -45,9 +45,10 @@ def labels_posteriors_task(*, topic_id: int) -> int:
     return updated
 
 
-@shared_task(name="annotation.tasks.mturk_reconcile_task")
-def mturk_reconcile_task() -> None:
-    mturk_reconcile_all()
+@shared_task(name="annotation.tasks.crowd_reconcile_task")
+def crowd_reconcile_task() -> None:
+    """Every registered crowd platform's reconcile (Mechanical Turk: publish, confirm, pay, expire)."""
+    crowd_reconcile_all()
 
 
 # A database that drops its connections mid-import: retried 5 times, at most 2, 4, 8, 16, 32 s apart (capped at

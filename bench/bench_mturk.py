@@ -80,7 +80,7 @@ def run(n_hits: int) -> None:
     documents = [DocumentFactory.create(corpus=topic.corpus) for _ in range(n_hits * topic.hit_size)]
     hits = []
     for h in range(n_hits):
-        hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=f"3HIT{h:026d}")
+        hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, external_id=f"3HIT{h:026d}")
         chunk = documents[h * topic.hit_size : (h + 1) * topic.hit_size]
         HitItem.objects.bulk_create(
             [HitItem(hit=hit, topic=topic, document=d, position=i) for i, d in enumerate(chunk)]
@@ -92,10 +92,10 @@ def run(n_hits: int) -> None:
     get_seconds = post_seconds = 0.0
     pages = 0
     for h, (hit, chunk) in enumerate(hits):
-        assert hit.mturk_hit_id is not None  # created with one above
+        assert hit.external_id is not None  # created with one above
         for slot in range(3):
             query = {
-                "assignmentId": f"3A{h:08d}{slot}", "hitId": hit.mturk_hit_id,
+                "assignmentId": f"3A{h:08d}{slot}", "hitId": hit.external_id,
                 "workerId": f"AW{h:06d}{slot}", "turkSubmitTo": "https://workersandbox.mturk.com",
             }
             start = time.perf_counter()
@@ -113,9 +113,9 @@ def run(n_hits: int) -> None:
 
     listing: dict[str | None, list[dict[str, str | None]]] = {}
     for assignment in Assignment.objects.select_related("worker", "hit"):
-        listing.setdefault(assignment.hit.mturk_hit_id, []).append(
-            {"AssignmentId": assignment.mturk_assignment_id, "WorkerId": assignment.worker.mturk_worker_id,
-             "HITId": assignment.hit.mturk_hit_id, "AssignmentStatus": "Submitted"}
+        listing.setdefault(assignment.hit.external_id, []).append(
+            {"AssignmentId": assignment.external_id, "WorkerId": assignment.worker.external_id,
+             "HITId": assignment.hit.external_id, "AssignmentStatus": "Submitted"}
         )
     fake = FakeMturk(listing)
     start = time.perf_counter()

@@ -41,13 +41,13 @@ from annotation.services.crowd.assignments import SubmitRefused
 from annotation.services.crowd.mturk import (
     UNVERIFIED_MESSAGE,
     MturkPageRefused,
-    MturkSubmission,
     mturk_assignment_start,
     mturk_assignment_submit,
     mturk_hit_on_offer,
     mturk_submission_summary,
     mturk_submit_url,
 )
+from annotation.services.crowd.provisional import CrowdSubmission
 from annotation.services.topics.topic_sets import topic_set_classes
 
 # A topic set's answer: "c<class position>" (0: none of these), as on the annotator's page.
@@ -124,7 +124,7 @@ def _form_token(*, hit: Hit, assignment: Assignment, params: dict[str, str]) -> 
     )
 
 
-def _handback(request: HttpRequest, *, submit_url: str, mturk_assignment_id: str, submission: MturkSubmission):
+def _handback(request: HttpRequest, *, submit_url: str, mturk_assignment_id: str, submission: CrowdSubmission):
     context = {
         "submit_url": submit_url,
         "assignment_id": mturk_assignment_id,
@@ -158,7 +158,7 @@ def hit_page(request: HttpRequest, hit_id: int) -> HttpResponse:
     if request.method == "GET" and params["assignmentId"] in ("", PREVIEW_ASSIGNMENT_ID):
         # Only what MTurk itself offers: documents of unpublished, finished or paused
         # HITs are not shown to whoever walks through /mturk/hit/<n>/.
-        on_offer = hit.mturk_hit_id and params["hitId"] in ("", hit.mturk_hit_id)
+        on_offer = hit.external_id and params["hitId"] in ("", hit.external_id)
         if not on_offer or not mturk_hit_on_offer(hit=hit):
             return _refused(request, "This HIT is not available.", status=404)
         context = {**_topic_context(hit.topic), "rows": _rows(_items(hit)), "preview": True}
@@ -209,7 +209,8 @@ def _submit(request: HttpRequest, *, hit: Hit, params: dict[str, str], submit_ur
     assignment = None
     if params["assignmentId"] and params["workerId"]:
         assignment = Assignment.objects.filter(
-            mturk_assignment_id=params["assignmentId"], hit=hit, worker__mturk_worker_id=params["workerId"]
+            external_id=params["assignmentId"], hit=hit, worker__platform=Topic.Crowd.MTURK,
+            worker__external_id=params["workerId"],
         ).first()
     try:
         signed = signing.loads(request.POST.get("token", ""), salt=FORM_SALT)

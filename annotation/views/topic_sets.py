@@ -140,7 +140,7 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     }
     if topic.crowd == Topic.Crowd.MTURK:
         context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
-                                                          mturk_hit_id__isnull=True).count()
+                                                          external_id__isnull=True).count()
     return render(request, "analyst/topic_set_detail.html", context)
 
 

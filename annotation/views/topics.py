@@ -164,7 +164,7 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     if topic.crowd == Topic.Crowd.MTURK:
         # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
         context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
-                                                          mturk_hit_id__isnull=True).count()
+                                                          external_id__isnull=True).count()
     context.update(topic_plan_describe(topic=topic, half_width=half_width, margin=margin))
     return render(request, "analyst/topic_detail.html", context)
 

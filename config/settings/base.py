@@ -196,7 +196,8 @@ CELERY_TASK_SOFT_TIME_LIMIT = 25 * 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "annotation.tasks.assignments_expire_task", "schedule": 60.0},
-    "reconcile-mturk": {"task": "annotation.tasks.mturk_reconcile_task", "schedule": 300.0},
+    # Every crowd platform's reconcile (annotation/services/crowd/platforms/; MTurk: publish, confirm, pay, expire).
+    "reconcile-crowds": {"task": "annotation.tasks.crowd_reconcile_task", "schedule": 300.0},
     "decide-certifications": {
         "task": "estimation.tasks_certification.certifications_decide_ready_task", "schedule": 60.0,
     },

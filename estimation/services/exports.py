@@ -88,8 +88,8 @@ def judgment_export_rows(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[d
     names = _class_names(topic=topic) if multiclass else {}
     judgments = (Judgment.objects.filter(topic=topic).order_by("id").values_list(
         "id", "document_id", "document__external_id", "relevant", "choice", "created_at", "worker_id",
-        "worker__mturk_worker_id", "assignment_id", "assignment__mturk_assignment_id", "assignment__status",
-        "assignment__submitted_at", "assignment__hit_id", "assignment__hit__mturk_hit_id")
+        "worker__external_id", "assignment_id", "assignment__external_id", "assignment__status",
+        "assignment__submitted_at", "assignment__hit_id", "assignment__hit__external_id")
         .iterator(chunk_size=chunk_size))
     for chunk in _chunks(judgments, chunk_size):
         documents = {row[1] for row in chunk}

@@ -191,13 +191,14 @@ def test_the_user_list_shows_each_users_roles_and_filters_by_them(superuser_clie
 
 def test_mturk_answers_waiting_or_never_confirmed_are_shown_as_such(objects, superuser_client):
     """Issue 15 item 3: provisional MTurk answers are visible, and marked as not counted."""
-    hit, worker = objects[models.Hit], models.Worker.objects.create(mturk_worker_id="AFORGED1")
+    hit, worker = objects[models.Hit], models.Worker.objects.create(platform="mturk", external_id="AFORGED1")
     deadline = timezone.now() + timedelta(hours=1)
     waiting = models.Assignment.objects.create(hit=hit, worker=worker, slot=1, deadline=deadline,
-                                               mturk_assignment_id="3WAITING", provisional_answers={"1": True})
-    never = models.Assignment.objects.create(hit=hit, worker=models.Worker.objects.create(mturk_worker_id="AFORGED2"),
+                                               external_id="3WAITING", provisional_answers={"1": True})
+    never = models.Assignment.objects.create(hit=hit, worker=models.Worker.objects.create(platform="mturk",
+                                                                                         external_id="AFORGED2"),
                                              slot=2, deadline=deadline, status="expired",
-                                             mturk_assignment_id="3NEVER", provisional_answers={"1": False})
+                                             external_id="3NEVER", provisional_answers={"1": False})
     url = reverse("admin:annotation_assignment_changelist")
     body = superuser_client.get(url).content.decode()
     assert "waiting for MTurk" in body and "never confirmed: not counted" in body

@@ -205,13 +205,13 @@ def test_third_judgment_sets_the_majority_and_schedules_a_recompute(
 def test_claim_for_hit_is_idempotent_and_refuses_a_full_hit(world):
     hit = Hit.objects.filter(topic=world.topic).first()
     w = [make_worker() for _ in range(4)]
-    a = assignment_claim_for_hit(worker=w[0], hit=hit, mturk_assignment_id="ASSIGN-1")
+    a = assignment_claim_for_hit(worker=w[0], hit=hit, external_assignment_id="ASSIGN-1")
     assert assignment_claim_for_hit(worker=w[0], hit=hit).pk == a.pk
     assignment_claim_for_hit(worker=w[1], hit=hit)
     assignment_claim_for_hit(worker=w[2], hit=hit)
     with pytest.raises(ClaimRefused, match="no free place"):
         assignment_claim_for_hit(worker=w[3], hit=hit)
-    assert Assignment.objects.get(pk=a.pk).mturk_assignment_id == "ASSIGN-1"
+    assert Assignment.objects.get(pk=a.pk).external_id == "ASSIGN-1"
 
 
 def test_expire_task_expires_overdue_claims(world, monkeypatch):
@@ -227,11 +227,11 @@ def test_expire_task_expires_overdue_claims(world, monkeypatch):
 
 
 def test_mturk_reconcile_task_calls_the_mturk_service(monkeypatch):
-    from annotation.tasks import mturk_reconcile_task
+    from annotation.tasks import crowd_reconcile_task
 
     calls = []
-    monkeypatch.setattr("annotation.tasks.mturk_reconcile_all", lambda: calls.append(1))
-    mturk_reconcile_task.delay()
+    monkeypatch.setattr("annotation.services.crowd.mturk_reconcile.mturk_reconcile_all", lambda: calls.append(1))
+    crowd_reconcile_task.delay()
     assert calls == [1]
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from annotation.models import Hit, HitItem, Label, SampledDocument, SampleDraw, Topic
 from annotation.services.crowd import crowds
+from annotation.services.crowd import mturk as mturk_service
 from annotation.services.crowd.hits import BudgetExceeded, hits_create_for_draws, topic_committed_cost
 from annotation.services.crowd.labels import gold_document_add
 from annotation.services.sampling.draws import samples_draw, samples_launch
@@ -81,7 +82,7 @@ def test_mturk_publish_dispatches_each_hit(world, monkeypatch):
     world.topic.save()
     published = []
 
-    monkeypatch.setattr(crowds, "mturk_hit_publish_on_commit", lambda *, hit: published.append(hit.pk))
+    monkeypatch.setattr(mturk_service, "mturk_hit_publish_on_commit", lambda *, hit: published.append(hit.pk))
     launch = samples_launch(topic=world.topic, per_region=3, seed=1)
     assert published == [h.pk for h in launch.hits]
 

@@ -139,7 +139,7 @@ def _live_hit(hit_id: str = MTURK_HIT_ID, status: str = "Assignable", expires_in
 
 
 def _submitted_app_assignment(hit: Hit, mturk_assignment_id: str, worker_id: str, *, blocked: bool = False):
-    worker = Worker.objects.create(mturk_worker_id=worker_id, blocked=blocked)
+    worker = Worker.objects.create(platform="mturk", external_id=worker_id, blocked=blocked)
     return Assignment.objects.create(
         hit=hit,
         worker=worker,
@@ -147,7 +147,7 @@ def _submitted_app_assignment(hit: Hit, mturk_assignment_id: str, worker_id: str
         status=Assignment.Status.SUBMITTED,
         deadline=timezone.now() + timedelta(hours=1),
         submitted_at=timezone.now(),
-        mturk_assignment_id=mturk_assignment_id,
+        external_id=mturk_assignment_id,
     )
 
 
@@ -179,7 +179,7 @@ def test_missing_credentials_are_a_clear_error_and_the_hit_stays_unpublished(cap
         mturk_client_get()
     hit = _hit(_topic())
     assert mturk_hit_publish(hit=hit) is None
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+    assert Hit.objects.get(pk=hit.pk).external_id is None
     assert "credentials are missing" in caplog.text
     summary = mturk_reconcile_all()
     assert summary.errors == ["Mechanical Turk credentials are missing: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"]
@@ -190,7 +190,7 @@ def test_publish_refuses_a_base_url_that_is_not_https(settings, stub, base):
     settings.MTURK_EXTERNAL_BASE_URL = base
     hit = _hit(_topic())
     assert mturk_hit_publish(hit=hit) is None  # the Stubber fails the test if anything was sent
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+    assert Hit.objects.get(pk=hit.pk).external_id is None
 
 
 # --- publish ------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_publish_sends_the_exact_create_hit_request_and_stores_the_hit_id(stub):
     hit = _hit(_topic())
     stub.add_response("create_hit", _created(), _create_hit_params(hit))
     assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+    assert Hit.objects.get(pk=hit.pk).external_id == MTURK_HIT_ID
     # Publishing again is a no-op (no second request: the Stubber has none queued).
     assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
 
@@ -245,7 +245,7 @@ def test_publish_retried_after_a_timeout_uses_the_same_token_and_finds_the_hit(s
         expected_params=_create_hit_params(hit),  # the same UniqueRequestToken
     )
     assert mturk_hit_publish(hit=hit) == MTURK_HIT_ID
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+    assert Hit.objects.get(pk=hit.pk).external_id == MTURK_HIT_ID
     assert lost["n"] == 2
 
 
@@ -275,7 +275,7 @@ def test_failed_publish_keeps_the_hit_unpublished_and_reconcile_publishes_it(stu
             expected_params=_create_hit_params(hit),
         )
     assert mturk_hit_publish(hit=hit) is None
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None
+    assert Hit.objects.get(pk=hit.pk).external_id is None
     assert "not published" in caplog.text and "reconcile will retry" in caplog.text
 
     stub.add_response("create_hit", _created(), _create_hit_params(hit))
@@ -283,7 +283,7 @@ def test_failed_publish_keeps_the_hit_unpublished_and_reconcile_publishes_it(stu
     stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     summary = mturk_reconcile_all()
     assert (summary.published, summary.publish_failed, summary.errors) == (1, 0, [])
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+    assert Hit.objects.get(pk=hit.pk).external_id == MTURK_HIT_ID
 
 
 def test_a_refused_request_is_not_retried_and_is_logged(stub, caplog):
@@ -302,8 +302,8 @@ def test_crowd_publish_sends_the_hit_only_after_commit(stub, django_capture_on_c
     with django_capture_on_commit_callbacks(execute=True):
         with transaction.atomic():
             crowds.crowd_publish(hit=hit)
-            assert Hit.objects.get(pk=hit.pk).mturk_hit_id is None  # nothing sent inside the transaction
-    assert Hit.objects.get(pk=hit.pk).mturk_hit_id == MTURK_HIT_ID
+            assert Hit.objects.get(pk=hit.pk).external_id is None  # nothing sent inside the transaction
+    assert Hit.objects.get(pk=hit.pk).external_id == MTURK_HIT_ID
 
 
 def test_after_mturk_failed_to_answer_a_launch_does_not_wait_on_every_hit(stub, django_capture_on_commit_callbacks):
@@ -345,7 +345,7 @@ def test_rolled_back_hit_never_reaches_mturk(stub, django_capture_on_commit_call
 
 def _published(topic: Topic | None = None, **kwargs) -> Hit:
     hit = _hit(topic or _topic(), **kwargs)
-    Hit.objects.filter(pk=hit.pk).update(mturk_hit_id=MTURK_HIT_ID)
+    Hit.objects.filter(pk=hit.pk).update(external_id=MTURK_HIT_ID)
     return Hit.objects.get(pk=hit.pk)
 
 
@@ -391,8 +391,8 @@ def test_reconcile_reads_every_page_approves_recorded_work_and_rejects_unrecorde
 def test_a_refused_replacement_is_reported_and_the_run_goes_on(stub):
     hit = _published()
     claimed = Assignment.objects.create(
-        hit=hit, worker=Worker.objects.create(mturk_worker_id="A8BYPASS"), slot=0,
-        deadline=timezone.now() + timedelta(hours=1), mturk_assignment_id="3ASSIGNMENTCLAIMED00000000008",
+        hit=hit, worker=Worker.objects.create(platform="mturk", external_id="A8BYPASS"), slot=0,
+        deadline=timezone.now() + timedelta(hours=1), external_id="3ASSIGNMENTCLAIMED00000000008",
     )
     stub.add_response(
         "list_assignments_for_hit",
@@ -560,7 +560,7 @@ def test_one_failing_hit_does_not_stop_the_others(stub):
     topic = _topic()
     first = _published(topic)
     second = _hit(topic)
-    Hit.objects.filter(pk=second.pk).update(mturk_hit_id="3SECONDHIT0000000000000000000B")
+    Hit.objects.filter(pk=second.pk).update(external_id="3SECONDHIT0000000000000000000B")
     stub.add_client_error(
         "list_assignments_for_hit", service_error_code="RequestError", service_message="Hit does not exist.",
         http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
@@ -581,7 +581,7 @@ def test_reconcile_stops_early_when_mturk_is_throttling(stub):
     topic = _topic()
     first = _published(topic)
     second = _hit(topic)
-    Hit.objects.filter(pk=second.pk).update(mturk_hit_id="3SECONDHIT0000000000000000000B")
+    Hit.objects.filter(pk=second.pk).update(external_id="3SECONDHIT0000000000000000000B")
     stub.add_client_error(
         "list_assignments_for_hit", service_error_code="ThrottlingException", service_message="Rate exceeded",
         http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
@@ -603,7 +603,7 @@ def test_reconcile_stops_publishing_when_mturk_is_unreachable(stub):
     summary = mturk_reconcile_all()
     assert (summary.published, summary.publish_failed, summary.stopped_early) == (0, 1, True)
     assert "Could not connect to the endpoint URL" in summary.errors[0]
-    assert Hit.objects.filter(mturk_hit_id__isnull=True).count() == 2
+    assert Hit.objects.filter(external_id__isnull=True).count() == 2
 
 
 # --- costs and budget -----------------------------------------------------------------

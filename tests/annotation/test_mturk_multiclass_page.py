@@ -33,7 +33,7 @@ def _hit(*, allow_unsure: bool = False, documents: int = 3, mturk_hit_id: str = 
                                 instructions=f"Which industry? {HOSTILE}")
     TopicClass.objects.bulk_create(TopicClass(topic=topic, position=p, name=n, description=d)
                                    for p, (n, d) in enumerate(CLASSES, start=1))
-    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=mturk_hit_id)
+    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, external_id=mturk_hit_id)
     for position in range(documents):
         document = DocumentFactory.create(corpus=topic.corpus, title=f"Doc {position}", text=f"Text {position}")
         HitItem.objects.create(hit=hit, topic=topic, document=document, position=position)
@@ -46,7 +46,7 @@ def _docs(hit: Hit) -> list[int]:
 
 
 def _url(hit: Hit, **params) -> str:
-    defaults = {"assignmentId": ASSIGNMENT, "hitId": hit.mturk_hit_id, "workerId": WORKER,
+    defaults = {"assignmentId": ASSIGNMENT, "hitId": hit.external_id, "workerId": WORKER,
                 "turkSubmitTo": SANDBOX_WORKER_SITE}
     return f"/mturk/hit/{hit.pk}/?" + urlencode({**defaults, **params})
 
@@ -59,7 +59,7 @@ def _post(client: Client, hit: Hit, answers: dict[int, str]):
     found = re.search(r'name="token" value="([^"]+)"', client.get(_url(hit)).content.decode())
     assert found is not None, "the page carries no token field"
     token = found.group(1)
-    data = {"assignmentId": ASSIGNMENT, "hitId": hit.mturk_hit_id, "workerId": WORKER,
+    data = {"assignmentId": ASSIGNMENT, "hitId": hit.external_id, "workerId": WORKER,
             "turkSubmitTo": SANDBOX_WORKER_SITE, "token": token}
     data.update({f"doc-{doc_id}": value for doc_id, value in answers.items()})
     return client.post(f"/mturk/hit/{hit.pk}/", data)
@@ -102,7 +102,7 @@ def test_submit_stores_class_positions_as_provisional_answers(client):
     assert response.status_code == 200, body[:3000]
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in body
     assert 'name="judgments" value="3"' in body
-    assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    assignment = Assignment.objects.get(external_id=ASSIGNMENT)
     assert assignment.provisional_answers == {str(docs[0]): 2, str(docs[1]): 0, str(docs[2]): None}
     assert not Judgment.objects.exists()  # nothing counts before MTurk confirms the assignment
 
@@ -118,7 +118,7 @@ def test_unsure_posted_where_not_allowed_is_a_missing_answer(client):
     assert re.search(rf'name="doc-{docs[0]}" value="c3"[^>]* checked', body)
     assert re.search(rf'name="doc-{docs[1]}" value="c1"[^>]* checked', body)
     assert not re.search(rf'name="doc-{docs[2]}" value="[^"]*"[^>]* checked', body)
-    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers is None
+    assert Assignment.objects.get(external_id=ASSIGNMENT).provisional_answers is None
 
 
 def test_the_classes_are_read_once_not_per_document(client):
@@ -135,7 +135,7 @@ def test_the_classes_are_read_once_not_per_document(client):
 
 def test_single_topic_page_keeps_yes_and_no(client):
     topic = TopicFactory.create(crowd=Topic.Crowd.MTURK, status=Topic.Status.ACTIVE)
-    hit = Hit.objects.create(topic=topic, reward=Decimal("0.05"), mturk_hit_id=MTURK_HIT_ID)
+    hit = Hit.objects.create(topic=topic, reward=Decimal("0.05"), external_id=MTURK_HIT_ID)
     document = DocumentFactory.create(corpus=topic.corpus)
     HitItem.objects.create(hit=hit, topic=topic, document=document, position=0)
     Label.objects.create(topic=topic, document=document)

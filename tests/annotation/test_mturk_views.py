@@ -26,7 +26,7 @@ def hit() -> Hit:
         reward_per_hit=Decimal("0.05"),
         instructions=f"Relevant: gold mining. {HOSTILE}",
     )
-    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=MTURK_HIT_ID)
+    hit = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, external_id=MTURK_HIT_ID)
     documents = [
         DocumentFactory.create(corpus=topic.corpus, title="<img src=x onerror=alert(1)>", text=f"Gold prices {HOSTILE}"),
         DocumentFactory.create(corpus=topic.corpus, title="Second", text="Nothing to see & more"),
@@ -120,8 +120,8 @@ def test_accepting_records_the_mturk_worker_and_assignment_and_shows_the_form(cl
     body = response.content.decode()
     assert response.status_code == 200
     assert '<form method="post" id="hit-form">' in body
-    worker = Worker.objects.get(mturk_worker_id=WORKER)
-    assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    worker = Worker.objects.get(platform="mturk", external_id=WORKER)
+    assignment = Assignment.objects.get(external_id=ASSIGNMENT)
     assert (assignment.hit_id, assignment.worker_id, assignment.status) == (hit.pk, worker.pk, "claimed")
     # A reload keeps the same assignment.
     client.get(_url(hit))
@@ -139,7 +139,7 @@ def test_submit_records_judgments_and_hands_back_to_mturk(client, hit):
     assert 'document.getElementById("mturk-handback").submit()' in body
     # Issue 15: stored as provisional answers; they count once reconcile confirms the assignment
     # with MTurk (tests/annotation/test_mturk.py follows the rest of the way).
-    assignment = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    assignment = Assignment.objects.get(external_id=ASSIGNMENT)
     first, second = HitItem.objects.filter(hit=hit).order_by("position").values_list("document_id", flat=True)
     assert assignment.provisional_answers == {str(first): True, str(second): False}
     assert assignment.status == "claimed" and assignment.submitted_at is not None
@@ -151,7 +151,7 @@ def test_three_forged_assignment_and_worker_ids_decide_no_label(client):
     """Issue 15 item 3: knowing only a HIT's MTurk id, three invented assignmentId/workerId pairs
     submitted through the page were accepted, added 15 judgments and decided 5 labels."""
     topic = TopicFactory.create(crowd=Topic.Crowd.MTURK, status=Topic.Status.ACTIVE, reward_per_hit=Decimal("0.05"))
-    five = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, mturk_hit_id=MTURK_HIT_ID)
+    five = Hit.objects.create(topic=topic, reward=topic.reward_per_hit, external_id=MTURK_HIT_ID)
     for position in range(5):
         document = DocumentFactory.create(corpus=topic.corpus)
         HitItem.objects.create(hit=five, topic=topic, document=document, position=position)
@@ -190,7 +190,7 @@ def test_double_submit_is_idempotent(client, hit):
     assert second.status_code == 200
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in second.content.decode()
     assert 'name="judgments" value="2"' in second.content.decode() and 'name="relevant" value="1"' in second.content.decode()
-    stored = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers
+    stored = Assignment.objects.get(external_id=ASSIGNMENT).provisional_answers
     assert stored is not None and sorted(stored.values()) == [False, True]  # the first answers, unchanged
     assert not Judgment.objects.exists()
     assert first.status_code == 200
@@ -278,7 +278,7 @@ def test_a_missing_answer_shows_the_form_again_and_records_nothing(client, hit):
     assert "Please answer every document" in body
     assert f'name="{first_key}" value="1" required checked' in body  # the given answer is kept
     assert not Judgment.objects.exists()
-    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).status == "claimed"
+    assert Assignment.objects.get(external_id=ASSIGNMENT).status == "claimed"
 
 
 def test_a_page_for_another_mturk_hit_is_refused(client, hit):
@@ -302,7 +302,7 @@ def test_a_paused_topic_offers_no_form(client, hit):
 
 
 def test_a_blocked_worker_gets_no_form(client, hit):
-    Worker.objects.create(mturk_worker_id=WORKER, blocked=True, blocked_reason="gold accuracy")
+    Worker.objects.create(platform="mturk", external_id=WORKER, blocked=True, blocked_reason="gold accuracy")
     response = client.get(_url(hit))
     assert response.status_code == 409
     assert "accuracy" in response.content.decode()
@@ -316,42 +316,42 @@ def test_a_local_crowd_hit_is_not_served(client, hit):
 
 def test_a_late_worker_can_still_submit_while_the_slot_is_free(client, hit):
     token = _accept(client, hit)
-    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
+    Assignment.objects.filter(external_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
     reload = client.get(_url(hit))
     assert reload.status_code == 200 and 'id="hit-form"' in reload.content.decode()
     response = _post(client, hit, token)
     assert response.status_code == 200
-    late = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT)
+    late = Assignment.objects.get(external_id=ASSIGNMENT)
     assert late.status == "claimed" and late.provisional_answers is not None  # its place again, waiting for MTurk
 
 
 def test_a_late_worker_whose_place_was_taken_is_told_and_nothing_is_stored(client, hit):
     token = _accept(client, hit)
-    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED, slot=2)
+    Assignment.objects.filter(external_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED, slot=2)
     client.get(_url(hit, assignmentId="3NEWCOMER0000000000000000000001", workerId="A2NEWCOMER"))
-    Assignment.objects.filter(mturk_assignment_id="3NEWCOMER0000000000000000000001").update(slot=2)
+    Assignment.objects.filter(external_id="3NEWCOMER0000000000000000000001").update(slot=2)
     response = _post(client, hit, token)
     assert response.status_code == 409
     assert "another worker has taken your place" in response.content.decode()
-    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers is None
+    assert Assignment.objects.get(external_id=ASSIGNMENT).provisional_answers is None
 
 
 def test_answers_never_confirmed_are_shown_as_not_counted(client, hit):
     token = _accept(client, hit)
     _post(client, hit, token)
     # What reconcile does when MTurk never confirms the assignment (tests/annotation/test_mturk.py).
-    Assignment.objects.filter(mturk_assignment_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
+    Assignment.objects.filter(external_id=ASSIGNMENT).update(status=Assignment.Status.EXPIRED)
     for response in (client.get(_url(hit)), _post(client, hit, token)):
         assert response.status_code == 409
         assert "never confirmed this assignment" in response.content.decode()
         assert "externalSubmit" not in response.content.decode()
-    assert Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers is not None  # kept
+    assert Assignment.objects.get(external_id=ASSIGNMENT).provisional_answers is not None  # kept
 
 
 @pytest.mark.parametrize(
     "change",
     [
-        {"mturk_hit_id": None},  # not published
+        {"external_id": None},  # not published
         {"status": Hit.Status.COMPLETE},
         {"status": Hit.Status.CANCELLED},
     ],
@@ -411,6 +411,6 @@ def test_in_a_browser_the_answers_are_recorded_and_handed_back_to_mturk(browser_
     assert len(received) == 1
     fields = dict(pair.split("=", 1) for pair in received[0].split("&"))
     assert fields == {"assignmentId": ASSIGNMENT, "judgments": "2", "relevant": "2"}
-    stored = Assignment.objects.get(mturk_assignment_id=ASSIGNMENT).provisional_answers
+    stored = Assignment.objects.get(external_id=ASSIGNMENT).provisional_answers
     assert stored is not None and list(stored.values()) == [True, True]  # counted once MTurk confirms
     assert alerts == []  # the hostile document text did not run

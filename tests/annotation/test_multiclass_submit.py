@@ -192,7 +192,7 @@ def test_mturk_answers_are_provisional_then_counted_as_classes(stub):
     stubber, client = stub
     topic, hit = _topic_set(allow_unsure=True, reward_per_hit=Decimal("0.05"))
     Topic.objects.filter(pk=topic.pk).update(crowd=Topic.Crowd.MTURK)
-    Hit.objects.filter(pk=hit.pk).update(mturk_hit_id=MTURK_HIT_ID)
+    Hit.objects.filter(pk=hit.pk).update(external_id=MTURK_HIT_ID)
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
     d = _docs(hit)
     answers = {d[0]: 1, d[1]: 0, d[2]: None, d[3]: 3, d[4]: 2}

@@ -9,7 +9,12 @@ from annotation.services.crowd.assignments import (
     assignment_submit,
 )
 from annotation.services.crowd.labels import gold_document_add
-from annotation.services.crowd.workers import GOLD_MIN_ANSWERS, worker_for_mturk_id, worker_for_user, worker_gold_check
+from annotation.services.crowd.workers import (
+    GOLD_MIN_ANSWERS,
+    worker_for_external_id,
+    worker_for_user,
+    worker_gold_check,
+)
 from annotation.services.sampling.draws import samples_launch
 from tests.factories import UserFactory, make_pair_world, make_worker
 
@@ -25,7 +30,7 @@ def _gold(world, doc_ids):
 def test_worker_identities_are_reused():
     user = UserFactory.create()
     assert worker_for_user(user=user) == worker_for_user(user=user)
-    assert worker_for_mturk_id(mturk_worker_id="A1B2") == worker_for_mturk_id(mturk_worker_id="A1B2")
+    assert worker_for_external_id(platform="mturk", external_id="A1B2") == worker_for_external_id(platform="mturk", external_id="A1B2")
 
 
 def test_block_only_after_five_gold_answers_below_the_threshold():

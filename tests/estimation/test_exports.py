@@ -48,7 +48,7 @@ def judged():
     samples_launch(topic=topic, per_region=5, seed=7)
     users = [user_with_role(f"secret-user-{i}@example.com", "annotator") for i in range(3)]
     workers = [worker_for_user(user=user) for user in users]
-    Worker.objects.filter(pk=workers[0].pk).update(mturk_worker_id="A1MTURKWORKER")
+    Worker.objects.filter(pk=workers[0].pk).update(platform="mturk", external_id="A1MTURKWORKER")
     workers[0].refresh_from_db()
     for worker in workers:
         for _ in range(50):

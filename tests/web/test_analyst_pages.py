@@ -268,7 +268,7 @@ def test_mturk_topic_page_says_when_hits_are_not_on_mturk_yet(analyst, db, djang
     topic = Topic.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         _confirmed(analyst, reverse("analyst:topic_launch", args=[topic.pk]), {"half_width": "0.3"})
-    hits = Hit.objects.filter(topic=topic, mturk_hit_id__isnull=True).count()
+    hits = Hit.objects.filter(topic=topic, external_id__isnull=True).count()
     assert hits > 0
     page = analyst.get(reverse("analyst:topic", args=[topic.pk])).content.decode()
     assert f"{hits} open HITs not yet on Mechanical Turk" in page

@@ -174,7 +174,7 @@ def test_block_and_unblock_change_what_the_worker_may_claim(world):
     target = _worker("w2")
     empty = client.post(reverse("analyst:worker_block", args=[topic.pk]), {"worker": target.pk, "reason": "  "})
     assert empty.status_code == 400 and not Worker.objects.get(pk=target.pk).blocked
-    outsider = Worker.objects.create(mturk_worker_id="A-OUTSIDER")
+    outsider = Worker.objects.create(platform="mturk", external_id="A-OUTSIDER")
     assert client.post(reverse("analyst:worker_block", args=[topic.pk]),
                        {"worker": outsider.pk, "reason": "x"}).status_code == 404
     response = client.post(reverse("analyst:worker_block", args=[topic.pk]),

@@ -219,7 +219,7 @@ def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
 
 
 def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
-                 mturk_assignment_id: str | None = None) -> Assignment | None:
+                 external_assignment_id: str | None = None) -> Assignment | None:
     """Take this place of the HIT unless someone holds it; the worker's place in the HIT (HIT and topic loaded).
 
     INSERT … ON CONFLICT DO NOTHING: a lost race is no error, so no savepoint is needed around it. Read
@@ -228,7 +228,7 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
     """
     Assignment.objects.bulk_create(
         [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now),
-                    mturk_assignment_id=mturk_assignment_id)],
+                    external_id=external_assignment_id)],
         ignore_conflicts=True,
     )
     return (
@@ -240,7 +240,7 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
 
 
 def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, live: int | None = None,
-               mturk_assignment_id: str | None = None) -> Assignment | None:
+               external_assignment_id: str | None = None) -> Assignment | None:
     """A free place in the HIT for the worker (HIT and topic loaded); None when others took them all first.
 
     ``live``: the places held when the caller looked. Places are numbered from 0 and mostly held
@@ -249,7 +249,7 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
     """
     if live is not None and live < max_assignments:
         assignment = _slot_insert(hit_id=hit_id, slot=live, worker=worker, now=now,
-                                  mturk_assignment_id=mturk_assignment_id)
+                                  external_assignment_id=external_assignment_id)
         if assignment is not None:
             return assignment
     taken = set(
@@ -259,7 +259,7 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
         if slot in taken or slot == live:
             continue
         assignment = _slot_insert(hit_id=hit_id, slot=slot, worker=worker, now=now,
-                                  mturk_assignment_id=mturk_assignment_id)
+                                  external_assignment_id=external_assignment_id)
         if assignment is not None:
             return assignment
     return None
@@ -343,9 +343,11 @@ def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, skip_returne
 
 
 def assignment_claim_for_hit(
-    *, worker: Worker, hit: Hit, now: datetime | None = None, mturk_assignment_id: str | None = None
+    *, worker: Worker, hit: Hit, now: datetime | None = None, external_assignment_id: str | None = None
 ) -> Assignment:
-    """A slot in this particular HIT (Mechanical Turk: the worker accepted it there); idempotent.
+    """A slot in this particular HIT (a crowd platform's worker accepted it there); idempotent.
+
+    ``external_assignment_id``: the platform's id of the assignment (MTurk's AssignmentId).
 
     Returns the worker's existing assignment for the HIT if there is one.
     """
@@ -355,12 +357,12 @@ def assignment_claim_for_hit(
     _expire_lazily(now)
     existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
     if existing is not None:
-        if mturk_assignment_id and existing.mturk_assignment_id != mturk_assignment_id:
-            Assignment.objects.filter(pk=existing.pk).update(mturk_assignment_id=mturk_assignment_id)
-            existing.mturk_assignment_id = mturk_assignment_id
+        if external_assignment_id and existing.external_id != external_assignment_id:
+            Assignment.objects.filter(pk=existing.pk).update(external_id=external_assignment_id)
+            existing.external_id = external_assignment_id
         return existing
     assignment = _slot_take(hit_id=hit.pk, max_assignments=hit.max_assignments, worker=worker, now=now,
-                            mturk_assignment_id=mturk_assignment_id or None)
+                            external_assignment_id=external_assignment_id or None)
     if assignment is None:
         existing = Assignment.objects.filter(hit=hit, worker=worker).exclude(status="expired").first()
         if existing is not None:

@@ -5,16 +5,18 @@ who did the work: the HIT page cannot tell real assignment and worker ids from i
 ones (MTurk does not sign them), so a submission is stored as *provisional answers* and
 counts for nothing (no judgment, vote, label, estimate or payment) until reconcile has
 confirmed it with GetAssignment (`mturk_assignment_verify`); then the answers become
-judgments through the same service as local submissions (annotation.services.crowd.assignments),
+judgments through the same service as local submissions (the bookkeeping, for every platform
+that works this way, is annotation.services.crowd.provisional),
 and only then may the assignment be approved and paid. Never-confirmed answers expire and
 are kept, marked as not counted. MTurk is told the
 outcome by `mturk_reconcile_all`, which the beat schedule runs every five minutes;
 it also (re)publishes HITs whose first publication failed, so a network failure
-never loses a HIT. docs/mturk.md describes the whole sequence.
+never loses a HIT. The crowd registry reaches all this through
+annotation.services.crowd.platforms.mturk. docs/mturk.md describes the whole sequence.
 
 Money is Decimal throughout and rounded to cents (ROUND_HALF_UP) where MTurk would
 charge it: `mturk_cost_per_assignment`, the one place the commission is computed
-(`annotation.services.crowd.crowds.crowd_cost_per_assignment` and the budget check use it).
+(`MturkPlatform.cost_per_assignment`, hence `crowd_cost_per_assignment` and the budget check, use it).
 """
 from __future__ import annotations
 
@@ -22,16 +24,13 @@ import logging
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
-from django.utils import timezone
+from django.db import transaction
 
 from annotation.crowds.mturk_client import (
     WORKER_SUBMIT_HOSTS,
@@ -47,17 +46,19 @@ from annotation.crowds.mturk_client import (
     turk_error_code,
 )
 from annotation.models import Assignment, Hit, HitItem, Topic
-from annotation.services.crowd.assignments import (
-    AssignmentExpired,
-    AssignmentNotFound,
-    ClaimRefused,
-    InvalidAnswers,
-    SubmitRefused,
-    answers_normalise,
-    assignment_claim_for_hit,
-    assignment_submit,
+from annotation.services.crowd.assignments import ClaimRefused, assignment_claim_for_hit
+from annotation.services.crowd.provisional import (
+    PENDING,  # noqa: F401  (re-exported: the verification outcomes)
+    UNVERIFIED,  # noqa: F401
+    VERIFIED,  # noqa: F401
+    Confirmation,
+    CrowdSubmission,
+    assignment_provisional_settle,
+    assignment_provisional_submit,
+    assignment_submission_summary,
+    topic_verification_counts,
 )
-from annotation.services.crowd.workers import worker_for_mturk_id
+from annotation.services.crowd.workers import worker_for_external_id
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ def mturk_configuration_problem() -> str | None:
 
 def mturk_unpublished_count(*, topic: Topic) -> int:
     """Open HITs of the topic still waiting for MTurk (reconcile publishes them every 5 minutes)."""
-    return Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, mturk_hit_id__isnull=True).count()
+    return Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, external_id__isnull=True).count()
 
 
 # --- The external HIT page ----------------------------------------------------------
@@ -169,20 +170,20 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
     _mturk_id_check(mturk_hit_id, "HIT id")
     _mturk_id_check(mturk_assignment_id, "assignment id")
     _mturk_id_check(mturk_worker_id, "worker id")
-    if not hit.mturk_hit_id or mturk_hit_id != hit.mturk_hit_id:
+    if not hit.external_id or mturk_hit_id != hit.external_id:
         raise MturkPageRefused("This page does not belong to that HIT.")
-    bound = Assignment.objects.filter(mturk_assignment_id=mturk_assignment_id).select_related("worker").first()
+    bound = Assignment.objects.filter(external_id=mturk_assignment_id).select_related("worker").first()
     if bound is not None:
-        if bound.hit_id != hit.pk or bound.worker.mturk_worker_id != mturk_worker_id:
+        if bound.hit_id != hit.pk or (bound.worker.platform, bound.worker.external_id) != (Topic.Crowd.MTURK, mturk_worker_id):
             raise MturkPageRefused("This assignment belongs to another worker or HIT.")
         # Even when the app's claim expired: MTurk still lets the worker submit, and
         # assignment_submit accepts a late submission while nobody has taken the slot.
         return bound
     if not mturk_hit_on_offer(hit=hit):
         raise MturkPageRefused("This HIT is no longer available. Please return it; you will not be penalised.")
-    worker = worker_for_mturk_id(mturk_worker_id=mturk_worker_id)
+    worker = worker_for_external_id(platform=Topic.Crowd.MTURK, external_id=mturk_worker_id)
     try:
-        return assignment_claim_for_hit(worker=worker, hit=hit, mturk_assignment_id=mturk_assignment_id)
+        return assignment_claim_for_hit(worker=worker, hit=hit, external_assignment_id=mturk_assignment_id)
     except ClaimRefused as exc:
         if worker.blocked:
             raise MturkPageRefused(
@@ -196,168 +197,39 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
         ) from exc
 
 
-@dataclass(frozen=True)
-class MturkSubmission:
-    """What the HIT page tells the worker (and MTurk, in the hand-back) after a submit."""
-
-    assignment_id: int
-    answers: int
-    relevant: int
-    # False while the answers wait for MTurk to confirm the assignment (they count only then).
-    counted: bool
-    replayed: bool = False
-
-
 # Shown on the HIT page, and kept as the assignment's feedback, when MTurk never confirmed it.
 UNVERIFIED_MESSAGE = (
     "Mechanical Turk never confirmed this assignment, so its answers were kept but not counted."
 )
-
-
-def _submission(assignment: Assignment, *, replayed: bool) -> MturkSubmission:
-    if assignment.provisional_answers is not None:
-        values = list(assignment.provisional_answers.values())
-        return MturkSubmission(
-            assignment_id=assignment.pk, answers=len(values), relevant=sum(1 for v in values if v),
-            counted=False, replayed=replayed,
-        )
-    # "relevant": answers on a topic (a single topic's yes, or a topic set's class other than none of these).
-    judged = assignment.judgments.aggregate(
-        n=Count("pk"), relevant=Count("pk", filter=Q(relevant=True) | Q(choice__gte=1))
-    )
-    return MturkSubmission(
-        assignment_id=assignment.pk, answers=judged["n"], relevant=judged["relevant"], counted=True, replayed=replayed
-    )
-
-
-def mturk_submission_summary(*, assignment: Assignment) -> MturkSubmission:
-    """What was stored for this assignment (provisional or counted), to offer the hand-back again."""
-    return _submission(assignment, replayed=True)
-
-
-def _answers_check(*, hit: Hit, answers: Mapping[int, Any]) -> dict[str, Any]:
-    """One yes/no answer for every document of the HIT, as JSON ({"<document id>": bool}).
-
-    A topic set's HIT takes one class position 0..M per document (None: unsure, where the topic allows
-    it), checked exactly as ``assignment_submit`` will check it once MTurk confirms the assignment.
-    """
-    expected = set(HitItem.objects.filter(hit=hit).values_list("document_id", flat=True))
-    if hit.topic.is_multiclass:
-        checked = answers_normalise(topic=hit.topic, answers=answers, expected=expected)
-        return {str(doc_id): checked[doc_id] for doc_id in sorted(checked)}
-    given = {int(doc_id): value for doc_id, value in answers.items()}
-    if any(not isinstance(value, bool) for value in given.values()):
-        raise InvalidAnswers("Each answer must be on topic (true) or off topic (false).")
-    missing = expected - set(given)
-    if missing:
-        raise InvalidAnswers(f"Please answer every document ({len(missing)} without an answer).")
-    if set(given) - expected:
-        raise InvalidAnswers("Some answers are for documents that are not in this HIT.")
-    return {str(doc_id): given[doc_id] for doc_id in sorted(given)}
+# What was stored for an assignment (provisional or counted), to offer the hand-back again.
+mturk_submission_summary = assignment_submission_summary
 
 
 def mturk_assignment_submit(
     *, hit: Hit, mturk_assignment_id: str, mturk_worker_id: str, answers: Mapping[int, Any],
     now: datetime | None = None,
-) -> MturkSubmission:
+) -> CrowdSubmission:
     """Store the worker's answers as provisional: nothing counts until MTurk confirms the assignment.
 
-    Only the holder of the app assignment bound to these MTurk ids can submit. The
-    assignment keeps its place in the HIT ("claimed") while it waits, for up to
-    MTURK_VERIFY_WINDOW_SECONDS (the deadline is extended so the expiry sweep leaves it
-    alone); reconcile confirms it (`mturk_assignment_verify`) or gives it up. Idempotent:
-    a replay (double click, reload) stores nothing more and returns what was stored.
+    Only the holder of the app assignment bound to these MTurk ids can submit; the place in the HIT
+    is kept for up to MTURK_VERIFY_WINDOW_SECONDS while reconcile confirms it (`mturk_assignment_verify`)
+    or gives it up. Idempotent (annotation.services.crowd.provisional).
     """
-    now = now or timezone.now()
-    with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("hit")
-            .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=mturk_worker_id)
-            .first()
-        )
-        if assignment is None:
-            raise AssignmentNotFound("This assignment does not exist or is not yours.")
-        if assignment.provisional_answers is not None:
-            if assignment.status == Assignment.Status.EXPIRED:
-                raise SubmitRefused(UNVERIFIED_MESSAGE)
-            return _submission(assignment, replayed=True)
-        if assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED):
-            return _submission(assignment, replayed=True)  # counted earlier
-        if assignment.hit.status == Hit.Status.CANCELLED:
-            raise SubmitRefused("This HIT was withdrawn; your answers were not recorded.")
-        stored = _answers_check(hit=hit, answers=answers)
-        window = timedelta(seconds=settings.MTURK_VERIFY_WINDOW_SECONDS)
-        update = {
-            "status": Assignment.Status.CLAIMED,
-            "provisional_answers": stored,
-            "submitted_at": now,
-            "deadline": max(assignment.deadline, now + window),
-        }
-        try:
-            # A savepoint: a late submission (the claim expired) takes its place back only while it is free.
-            with transaction.atomic():
-                Assignment.objects.filter(pk=assignment.pk).update(**update)
-        except IntegrityError:
-            raise AssignmentExpired(
-                "Your time for this HIT ran out and another worker has taken your place; your answers were not "
-                "recorded. Please return the HIT."
-            ) from None
-        assignment.provisional_answers = stored
-    logger.info("mturk: assignment %s of HIT %s stored, waiting for MTurk to confirm it", mturk_assignment_id, hit.pk)
-    return _submission(assignment, replayed=False)
+    return assignment_provisional_submit(
+        hit=hit, platform=Topic.Crowd.MTURK, external_assignment_id=mturk_assignment_id,
+        external_worker_id=mturk_worker_id, answers=answers,
+        window=timedelta(seconds=settings.MTURK_VERIFY_WINDOW_SECONDS), unverified_message=UNVERIFIED_MESSAGE,
+        now=now,
+    )
 
 
 # --- Verification: provisional answers count only once MTurk confirms the assignment -------
 
-VERIFIED = "verified"
-PENDING = "pending"
-UNVERIFIED = "unverified"
 # MTurk statuses of an assignment whose worker really submitted it.
 CONFIRMED_STATUSES = ("Submitted", "Approved")
 # After MTurk's own deadline for an assignment (accepted + MTURK_ASSIGNMENT_DURATION_SECONDS,
 # and it was accepted before our claim), one MTurk does not know can no longer appear.
 VERIFY_GRACE = timedelta(minutes=10)
-
-
-def _pending_verification() -> Any:
-    return Assignment.objects.filter(status=Assignment.Status.CLAIMED, provisional_answers__isnull=False)
-
-
-def _provisional_give_up(*, assignment: Assignment, reason: str) -> None:
-    """Never counted: the place in the HIT is freed; the answers stay on the row."""
-    Assignment.objects.filter(
-        pk=assignment.pk, status=Assignment.Status.CLAIMED, provisional_answers__isnull=False
-    ).update(status=Assignment.Status.EXPIRED, feedback=f"{UNVERIFIED_MESSAGE} ({reason})"[:1024])
-    # No worker id in the logs: MTurk worker ids can be linked to Amazon profiles.
-    logger.warning(
-        "mturk: assignment %s of HIT %s not counted: %s", assignment.mturk_assignment_id, assignment.hit_id, reason
-    )
-
-
-def _provisional_count(*, assignment: Assignment) -> str:
-    """MTurk confirmed it: the answers become judgments exactly as a local submission's would."""
-    try:
-        with transaction.atomic():
-            locked = (
-                _pending_verification().select_for_update(of=("self",)).select_related("worker")
-                .filter(pk=assignment.pk).first()
-            )
-            if locked is None:
-                return VERIFIED  # a concurrent reconcile run counted (or gave up) first
-            # A single topic's answers are yes/no; a topic set's class positions (None: unsure) stay as stored.
-            answers = {int(doc_id): value if value is None or type(value) is int else bool(value)
-                       for doc_id, value in (locked.provisional_answers or {}).items()}
-            # Back to a plain claim inside this transaction: assignment_submit records it (judgments,
-            # votes, gold check, HIT completion, LabelsCompleted) at the worker's own submission time.
-            assignment_submit(assignment_id=locked.pk, worker=locked.worker, answers=answers, now=locked.submitted_at)
-            Assignment.objects.filter(pk=locked.pk).update(provisional_answers=None)
-    except SubmitRefused as exc:
-        _provisional_give_up(assignment=assignment, reason=f"confirmed by MTurk but not recordable: {exc}")
-        return UNVERIFIED
-    logger.info("mturk: assignment %s of HIT %s confirmed by MTurk and counted",
-                assignment.mturk_assignment_id, assignment.hit_id)
-    return VERIFIED
 
 
 def mturk_assignment_verify(*, assignment: Assignment, client: Any, now: datetime | None = None) -> str:
@@ -370,43 +242,36 @@ def mturk_assignment_verify(*, assignment: Assignment, client: Any, now: datetim
     for it has passed (claimed_at + MTURK_ASSIGNMENT_DURATION_SECONDS + VERIFY_GRACE), then
     given up. MTurk not answering (network, throttling) raises: the next run retries.
     """
-    now = now or timezone.now()
-    hit = Hit.objects.only("mturk_hit_id").get(pk=assignment.hit_id)
-    worker_id = assignment.worker.mturk_worker_id
+    mturk_deadline = assignment.claimed_at + timedelta(seconds=settings.MTURK_ASSIGNMENT_DURATION_SECONDS)
+    return assignment_provisional_settle(
+        assignment=assignment, confirmation=_confirmation(assignment=assignment, client=client),
+        give_up_after=mturk_deadline + VERIFY_GRACE, platform_name="MTurk", unverified_message=UNVERIFIED_MESSAGE,
+        now=now,
+    )
+
+
+def _confirmation(*, assignment: Assignment, client: Any) -> Confirmation:
+    hit = Hit.objects.only("external_id").get(pk=assignment.hit_id)
     try:
-        found = client.get_assignment(AssignmentId=assignment.mturk_assignment_id)["Assignment"]
+        found = client.get_assignment(AssignmentId=assignment.external_id)["Assignment"]
     except ClientError as exc:
         if is_transient(exc):
             raise
-        found, unknown = None, f"MTurk does not know it ({error_code(exc)})"
-    if found is not None:
-        if found.get("WorkerId") != worker_id:
-            _provisional_give_up(assignment=assignment, reason="MTurk says another worker holds this assignment")
-            return UNVERIFIED
-        if found.get("HITId") != hit.mturk_hit_id:
-            _provisional_give_up(assignment=assignment, reason="MTurk says this assignment belongs to another HIT")
-            return UNVERIFIED
-        status = found.get("AssignmentStatus")
-        if status in CONFIRMED_STATUSES:
-            return _provisional_count(assignment=assignment)
-        if status == "Rejected":
-            _provisional_give_up(assignment=assignment, reason="MTurk shows it rejected")
-            return UNVERIFIED
-        unknown = f"MTurk shows it {status or 'without a status'}"
-    mturk_deadline = assignment.claimed_at + timedelta(seconds=settings.MTURK_ASSIGNMENT_DURATION_SECONDS)
-    if now > mturk_deadline + VERIFY_GRACE:
-        _provisional_give_up(assignment=assignment, reason=f"{unknown} after the assignment's time ran out")
-        return UNVERIFIED
-    return PENDING
+        return Confirmation(confirmed=None, reason=f"MTurk does not know it ({error_code(exc)})")
+    if found.get("WorkerId") != assignment.worker.external_id:
+        return Confirmation(confirmed=False, reason="MTurk says another worker holds this assignment")
+    if found.get("HITId") != hit.external_id:
+        return Confirmation(confirmed=False, reason="MTurk says this assignment belongs to another HIT")
+    status = found.get("AssignmentStatus")
+    if status in CONFIRMED_STATUSES:
+        return Confirmation(confirmed=True)
+    if status == "Rejected":
+        return Confirmation(confirmed=False, reason="MTurk shows it rejected")
+    return Confirmation(confirmed=None, reason=f"MTurk shows it {status or 'without a status'}")
 
 
-def mturk_verification_counts(*, topic: Topic) -> dict[str, int]:
-    """MTurk submissions of the topic waiting for MTurk's confirmation, and those never confirmed."""
-    rows = Assignment.objects.filter(hit__topic=topic, provisional_answers__isnull=False)
-    return {
-        PENDING: rows.filter(status=Assignment.Status.CLAIMED).count(),
-        UNVERIFIED: rows.filter(status=Assignment.Status.EXPIRED).count(),
-    }
+# Submissions of a topic waiting for MTurk's confirmation, and those never confirmed.
+mturk_verification_counts = topic_verification_counts
 
 
 # --- Publish -----------------------------------------------------------------------
@@ -474,8 +339,8 @@ def _publish(*, hit: Hit, client: Any) -> str | None:
     Raises MturkError (MturkUnavailable when MTurk did not answer).
     """
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
-    if hit.mturk_hit_id:
-        return hit.mturk_hit_id
+    if hit.external_id:
+        return hit.external_id
     if hit.topic.crowd != Topic.Crowd.MTURK:
         raise MturkError(f"topic {hit.topic_id} does not use Mechanical Turk (crowd {hit.topic.crowd})")
     if not _hit_needed(hit):
@@ -486,7 +351,7 @@ def _publish(*, hit: Hit, client: Any) -> str | None:
     client = client if client is not None else mturk_client_get()
     mturk_hit_id = _create_hit(client=client, request=request)
     # Compare-and-set: a concurrent publisher used the same token, so it got the same HITId.
-    Hit.objects.filter(pk=hit.pk, mturk_hit_id__isnull=True).update(mturk_hit_id=mturk_hit_id)
+    Hit.objects.filter(pk=hit.pk, external_id__isnull=True).update(external_id=mturk_hit_id)
     logger.info("mturk: HIT %s published as %s", hit.pk, mturk_hit_id)
     return mturk_hit_id
 
@@ -501,7 +366,7 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
     """Create the MTurk HIT for `hit` and store its HITId; returns it, or None if not published now.
 
     Never raises for MTurk, network or configuration trouble: the HIT stays
-    unpublished in the app (mturk_hit_id empty) with a log line saying why, and
+    unpublished in the app (Hit.external_id empty) with a log line saying why, and
     the next `mturk_reconcile_all` tries again with the same UniqueRequestToken.
     Call it outside any transaction (see `mturk_hit_publish_on_commit`):
     it waits on the network.

@@ -33,14 +33,12 @@ from annotation.services.crowd.mturk import (
     FEEDBACK_APPROVED,
     FEEDBACK_LOW_ACCURACY,
     FEEDBACK_NO_ANSWERS,
-    UNVERIFIED,
-    VERIFIED,
     _hit_needed,
-    _pending_verification,
     _publish,
     _why_not_needed,
     mturk_assignment_verify,
 )
+from annotation.services.crowd.provisional import UNVERIFIED, VERIFIED, assignments_pending_confirmation
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +120,8 @@ def _review(*, client: Any, hit: Hit, found: Mapping[str, Any], summary: Reconci
     mturk_assignment_id = found["AssignmentId"]
     assignment = (
         Assignment.objects.select_related("worker")
-        .filter(mturk_assignment_id=mturk_assignment_id, hit=hit, worker__mturk_worker_id=found.get("WorkerId"))
+        .filter(external_id=mturk_assignment_id, hit=hit, worker__platform=Topic.Crowd.MTURK,
+                worker__external_id=found.get("WorkerId"))
         .first()
     )
     recorded = assignment is not None and assignment.status in (
@@ -177,7 +176,7 @@ def _replacement_offer(*, client: Any, hit: Hit, mturk_assignment_id: str, summa
     """
     try:
         client.create_additional_assignments_for_hit(
-            HITId=hit.mturk_hit_id,
+            HITId=hit.external_id,
             NumberOfAdditionalAssignments=1,
             UniqueRequestToken=f"recall-extra-{mturk_assignment_id}"[:64],
         )
@@ -196,42 +195,38 @@ def _sync_reviewed(*, hit: Hit, found: Mapping[str, Any], summary: ReconcileSumm
     """MTurk already approved or rejected it (our earlier run, or auto-approval): mirror that."""
     status = found["AssignmentStatus"].lower()
     updated = Assignment.objects.filter(
-        mturk_assignment_id=found["AssignmentId"], hit=hit, status=Assignment.Status.SUBMITTED
+        external_id=found["AssignmentId"], hit=hit, status=Assignment.Status.SUBMITTED
     ).update(status=status)
     summary.already_reviewed += updated
 
 
-
-
 def _hit_expiry_sync(*, client: Any, hit: Hit, summary: ReconcileSummary) -> None:
     """Expire a HIT nobody should take any more; reopen one a resumed topic needs again."""
-    found = client.get_hit(HITId=hit.mturk_hit_id)["HIT"]
+    found = client.get_hit(HITId=hit.external_id)["HIT"]
     expiration = found.get("Expiration")
     live = expiration is not None and expiration > timezone.now()
     if not _hit_needed(hit):
         if live and found.get("HITStatus") in ("Assignable", "Unassignable"):
-            client.update_expiration_for_hit(HITId=hit.mturk_hit_id, ExpireAt=EXPIRE_NOW)
+            client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=EXPIRE_NOW)
             summary.expired += 1
-            logger.info("mturk: HIT %s (%s) expired: %s", hit.pk, hit.mturk_hit_id, _why_not_needed(hit))
+            logger.info("mturk: HIT %s (%s) expired: %s", hit.pk, hit.external_id, _why_not_needed(hit))
         return
     if not live:
         # The topic was paused (we expired it) or the lifetime ran out while the app still needs answers.
         expire_at = timezone.now() + timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
-        client.update_expiration_for_hit(HITId=hit.mturk_hit_id, ExpireAt=expire_at)
+        client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=expire_at)
         summary.reopened += 1
-        logger.info("mturk: HIT %s (%s) offered again until %s", hit.pk, hit.mturk_hit_id, expire_at.isoformat())
-
-
+        logger.info("mturk: HIT %s (%s) offered again until %s", hit.pk, hit.external_id, expire_at.isoformat())
 
 
 def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | None = None) -> ReconcileSummary:
     """Review every submitted assignment of one published HIT, then expire or reopen it."""
     summary = summary if summary is not None else ReconcileSummary()
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
-    assert hit.mturk_hit_id is not None, "only published HITs are reconciled (_hits_to_reconcile)"
+    assert hit.external_id is not None, "only published HITs are reconciled (_hits_to_reconcile)"
     summary.hits_checked += 1
     # First confirm provisional answers (GetAssignment): only confirmed work is counted, then paid below.
-    for pending in _pending_verification().filter(hit=hit).select_related("worker").order_by("pk"):
+    for pending in assignments_pending_confirmation().filter(hit=hit).select_related("worker").order_by("pk"):
         outcome = mturk_assignment_verify(assignment=pending, client=client)
         if outcome == VERIFIED:
             summary.verified += 1
@@ -241,8 +236,8 @@ def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | No
             summary.awaiting_verification += 1
         if outcome == VERIFIED:  # the HIT may be complete now: expire it on MTurk in this run
             hit = Hit.objects.select_related("topic").get(pk=hit.pk)
-    assert hit.mturk_hit_id is not None
-    for found in _assignments_of(client=client, mturk_hit_id=hit.mturk_hit_id):
+    assert hit.external_id is not None
+    for found in _assignments_of(client=client, mturk_hit_id=hit.external_id):
         if found["AssignmentStatus"] == "Submitted":
             _review(client=client, hit=hit, found=found, summary=summary)
         else:
@@ -262,7 +257,7 @@ def _hits_to_reconcile() -> Any:
         status__in=[Assignment.Status.CLAIMED, Assignment.Status.SUBMITTED]
     ).values("hit_id")
     return (
-        Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, mturk_hit_id__isnull=False)
+        Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, external_id__isnull=False)
         .filter(Q(status=Hit.Status.OPEN) | Q(pk__in=pending) | Q(created_at__gte=recent))
         .order_by("pk")
     )
@@ -289,7 +284,7 @@ def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
         topic__crowd=Topic.Crowd.MTURK,
         topic__status=Topic.Status.ACTIVE,
         status=Hit.Status.OPEN,
-        mturk_hit_id__isnull=True,
+        external_id__isnull=True,
     ).order_by("pk")
     for hit in unpublished:
         try:
@@ -305,7 +300,7 @@ def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
         try:
             mturk_hit_reconcile(hit=hit, client=client, summary=summary)
         except (ClientError, BotoCoreError, MturkError) as exc:
-            message = f"HIT {hit.pk} ({hit.mturk_hit_id}): {error_code(exc)} {error_message(exc)}"
+            message = f"HIT {hit.pk} ({hit.external_id}): {error_code(exc)} {error_message(exc)}"
             logger.error("mturk: reconcile failed for %s; next run retries", message)
             summary.errors.append(message)
             if is_transient(exc):

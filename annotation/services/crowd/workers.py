@@ -1,4 +1,4 @@
-"""Workers: identities (local account or Mechanical Turk id) and automatic blocking on gold.
+"""Workers: identities (local account, or a worker id on a crowd platform) and automatic blocking on gold.
 
 A worker who has answered at least GOLD_MIN_ANSWERS gold items of a topic and
 is right on fewer than `topic.min_gold_accuracy` of them is blocked: blocked
@@ -25,8 +25,9 @@ def worker_for_user(*, user: User) -> Worker:
     return worker
 
 
-def worker_for_mturk_id(*, mturk_worker_id: str) -> Worker:
-    worker, _ = Worker.objects.get_or_create(mturk_worker_id=mturk_worker_id)
+def worker_for_external_id(*, platform: str, external_id: str) -> Worker:
+    """The worker a crowd platform (a Topic.Crowd value) knows by `external_id`, created on first use."""
+    worker, _ = Worker.objects.get_or_create(platform=platform, external_id=external_id)
     return worker
 
 
