@@ -148,7 +148,6 @@ class ClassifierScore(models.Model):
         ]
 
 
-class Topic(models.Model):
 class CrowdField(models.CharField):
     """Topic.crowd: its choices (one per crowd platform) are left out of migrations.
 
@@ -162,9 +161,10 @@ class CrowdField(models.CharField):
         return name, "django.db.models.CharField", args, kwargs
 
 
+class Topic(models.Model):
     class Crowd(models.TextChoices):
-        LOCAL = "local", "Built-in annotators"
         # One value per crowd platform module (annotation/services/crowd/platforms/); no migration needed.
+        LOCAL = "local", "Built-in annotators"
         MTURK = "mturk", "Amazon Mechanical Turk"
 
     class Aggregator(models.TextChoices):
