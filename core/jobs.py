@@ -108,13 +108,13 @@ def job_enqueue(*, model: type[Job], job_id: int, send: Callable[[], Any], queue
         send()
     except Exception:  # noqa: BLE001 - kombu/redis raise many kinds; the row must say what happened
         if wait_when_down:
-            logger.exception("could not queue %s %s", model.__name__, job_id)
+            logger.exception("could not queue %s %s", model._meta.verbose_name, job_id)
             model._default_manager.filter(pk=job_id).update(**{model.job_message_field: queue_down})
         elif getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-            logger.warning("%s %s failed in-process", model.__name__, job_id, exc_info=True)
+            logger.warning("%s %s failed in-process", model._meta.verbose_name, job_id, exc_info=True)
             job_fail(model=model, job_id=job_id, message=unexpected)
         else:
-            logger.warning("could not queue %s %s", model.__name__, job_id, exc_info=True)
+            logger.warning("could not queue %s %s", model._meta.verbose_name, job_id, exc_info=True)
             job_fail(model=model, job_id=job_id, message=queue_down)
         return False
     model._default_manager.filter(pk=job_id, **{model.job_message_field: queue_down}).update(
@@ -178,7 +178,7 @@ def job_fail_exception(*, model: type[Job], job_id: int, exc: BaseException, une
     if isinstance(exc, ApplicationError):
         text = message(exc) if message is not None else exc.message
         return job_fail(model=model, job_id=job_id, message=text, detail=job_error_detail(exc))
-    logger.error("%s %s failed", model.__name__, job_id, exc_info=exc)
+    logger.error("%s %s failed", model._meta.verbose_name, job_id, exc_info=exc)
     return job_fail(model=model, job_id=job_id, message=unexpected)
 
 
@@ -235,7 +235,7 @@ def jobs_stuck_fail(*, model: type[Job], older_than: timedelta, message: str, no
             if fresh is None or job_last_sign_of_life(fresh) >= cutoff:
                 continue
             if job_fail(model=model, job_id=job_id, message=message, **fields):
-                logger.warning("%s %s marked failed: no sign of life since %s", model.__name__, job_id,
+                logger.warning("%s %s marked failed: no sign of life since %s", model._meta.verbose_name, job_id,
                                job_last_sign_of_life(fresh))
                 failed.append(job_id)
     return failed

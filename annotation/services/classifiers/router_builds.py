@@ -17,6 +17,8 @@ it stored or the error that stopped it. The pattern is that of classifier builds
   under the build's row lock; bad lines fail the build with every line number and reason in its error.
 * Safe twice: only a waiting build is started (a conditional UPDATE), a build is stored only while it runs
   (select_for_update on its row), and the Router (topic, name) unique constraint refuses a second router.
+* Queueing, start, progress, failure (with the bad lines as data in `error_detail`), the end and the
+  stuck sweep are those of every background job (core/jobs.py).
 """
 from __future__ import annotations
 
@@ -30,14 +32,21 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
-from django.db.models.functions import Least
-from django.utils import timezone
 
 from annotation.models import Router, RouterBuild, Topic
 from annotation.services.classifiers import routers
 from annotation.services.classifiers.routers import ROUTER_CSV_MAX_BYTES, RouterError
 from core.errors import ApplicationError
+from core.jobs import (
+    job_begin,
+    job_enqueue,
+    job_enqueue_on_commit,
+    job_fail,
+    job_fail_exception,
+    job_finish,
+    job_progress_add,
+    jobs_stuck_fail,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -162,11 +171,7 @@ def router_build_start(*, topic: Topic, name: str, kind: str, rules: Sequence[Ma
         definition = {"file": relative, "sha256": sha256, "source": source}
     build = RouterBuild.objects.create(topic=topic, name=name, kind=kind, definition=definition, total=total,
                                        created_by=user if getattr(user, "pk", None) else None)
-    if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        router_build_enqueue(build_id=build.pk)
-        build.refresh_from_db()
-    else:
-        transaction.on_commit(lambda: router_build_enqueue(build_id=build.pk))
+    job_enqueue_on_commit(job=build, enqueue=lambda: router_build_enqueue(build_id=build.pk))
     return build
 
 
@@ -174,27 +179,20 @@ def router_build_enqueue(*, build_id: int) -> bool:
     """Queue the build's task; with the broker down, fail the build with the reason and return False."""
     from annotation.tasks_routers import router_build_task
 
-    try:
-        router_build_task.delay(build_id=build_id)
-    except Exception:  # noqa: BLE001 - the row says what happened instead of staying "waiting"
-        if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-            logger.warning("router build %s failed in-process", build_id, exc_info=True)
-            _fail(build_id, UNEXPECTED)
-        else:
-            logger.warning("could not queue router build %s", build_id, exc_info=True)
-            _fail(build_id, QUEUE_DOWN)
-        return False
-    return True
+    queued = job_enqueue(model=RouterBuild, job_id=build_id, send=lambda: router_build_task.delay(build_id=build_id),
+                         queue_down=QUEUE_DOWN, unexpected=UNEXPECTED)
+    if not queued:
+        _cleanup(build_id)
+    return queued
 
 
 # --- run --------------------------------------------------------------------------------------------------
 
 
-def _fail(build_id: int, message: str) -> None:
-    build = RouterBuild.objects.filter(pk=build_id).only("kind", "definition").first()
-    RouterBuild.objects.filter(pk=build_id, status__in=LIVE).update(
-        status=RouterBuild.Status.FAILED, error=message[:20_000], finished_at=timezone.now())
-    if build is not None and build.kind == Router.Kind.UPLOAD:
+def _cleanup(build_id: int) -> None:
+    """What a failed build leaves behind: an upload's file."""
+    build = RouterBuild.objects.filter(pk=build_id).only("kind", "definition", "status").first()
+    if build is not None and build.status == RouterBuild.Status.FAILED and build.kind == Router.Kind.UPLOAD:
         _file_remove(str((build.definition or {}).get("file") or ""))
 
 
@@ -210,31 +208,26 @@ def _error_text(exc: ApplicationError) -> str:
     return "\n".join([head, *listed])
 
 
+def _error_detail(exc: ApplicationError) -> dict[str, Any] | None:
+    """An upload's bad lines as data (the first ERROR_LINES_SHOWN, as in the message), with their count."""
+    lines = list(getattr(exc, "lines", None) or [])
+    if not lines:
+        return None
+    return {"lines": [{"line": int(number), "problem": str(reason)} for number, reason in lines[:ERROR_LINES_SHOWN]],
+            "count": len(lines)}
+
+
 def router_build_fail(*, build_id: int, exc: BaseException) -> None:
     """Record why a build stopped: the message of a user-facing error (with its lines), else a pointer to the log."""
     if isinstance(exc, ApplicationError):
-        _fail(build_id, _error_text(exc))
+        job_fail(model=RouterBuild, job_id=build_id, message=_error_text(exc), detail=_error_detail(exc))
     else:
-        logger.error("router build %s failed", build_id, exc_info=exc)
-        _fail(build_id, UNEXPECTED)
+        job_fail_exception(model=RouterBuild, job_id=build_id, exc=exc, unexpected=UNEXPECTED)
+    _cleanup(build_id)
 
 
 def _progress_add(build_id: int, count: int) -> None:
-    RouterBuild.objects.filter(pk=build_id, status=RouterBuild.Status.RUNNING).update(
-        processed=Least(F("processed") + count, F("total")))
-
-
-def _begin(build_id: int) -> bool:
-    return bool(RouterBuild.objects.filter(pk=build_id, status=RouterBuild.Status.PENDING).update(
-        status=RouterBuild.Status.RUNNING, started_at=timezone.now(), processed=0))
-
-
-def _done(build: RouterBuild, router: Router) -> None:
-    build.status = RouterBuild.Status.DONE
-    build.router = router
-    build.processed = build.total
-    build.finished_at = timezone.now()
-    build.save(update_fields=["status", "router", "processed", "finished_at"])
+    job_progress_add(model=RouterBuild, job_id=build_id, count=count)
 
 
 def router_build_run(*, build_id: int) -> RouterBuild | None:
@@ -243,7 +236,7 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
     RouterError (bad lines, a name taken meanwhile) and any other exception propagate: the task records them
     with `router_build_fail`.
     """
-    if not _begin(build_id):
+    if not job_begin(model=RouterBuild, job_id=build_id):
         return RouterBuild.objects.filter(pk=build_id).first()
     build = RouterBuild.objects.select_related("topic", "topic__corpus").defer("topic__corpus__documents_bitmap").get(
         pk=build_id)
@@ -259,7 +252,7 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
                 return locked
             router = routers._router_store(topic=topic, name=build.name, kind=Router.Kind.KEYWORDS,
                                            definition={"rules": rules}, predictions=predictions, n_classes=n_classes)
-            _done(locked, router)
+            job_finish(job=locked, router=router)
         return locked
     relative = str(build.definition.get("file") or "")
     try:
@@ -274,7 +267,7 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
                 return locked
             router = routers.router_create_from_csv(topic=topic, name=build.name, data=data,
                                                     source_name=str(build.definition.get("source") or "upload.csv"))
-            _done(locked, router)
+            job_finish(job=locked, router=router)
     finally:
         _file_remove(relative)
     return locked
@@ -284,20 +277,14 @@ def router_build_run(*, build_id: int) -> RouterBuild | None:
 
 
 def router_builds_stuck_fail(*, now: datetime | None = None) -> int:
-    """Fail builds waiting or running longer than ROUTER_BUILD_STUCK_SECONDS (default 30 min; their worker or
-    the queue went away); returns how many. A router build has no heartbeat: the limit is on the whole build,
-    far above what bench/bench_router_builds.py measures (about 1 s per 50,000 documents)."""
-    now = now or timezone.now()
+    """Fail builds waiting or running with no sign of life (start, progress) for ROUTER_BUILD_STUCK_SECONDS
+    (default 30 min; their worker or the queue went away); returns how many. Far above what
+    bench/bench_router_builds.py measures (about 1 s per 50,000 documents)."""
     limit = timedelta(seconds=int(getattr(settings, "ROUTER_BUILD_STUCK_SECONDS", DEFAULT_STUCK_SECONDS)))
-    stale = (Q(status=RouterBuild.Status.PENDING, created_at__lt=now - limit)
-             | Q(status=RouterBuild.Status.RUNNING, started_at__lt=now - limit))
-    failed = 0
-    for build_id in RouterBuild.objects.filter(stale).values_list("pk", flat=True):
-        with transaction.atomic():  # skip a build whose task holds its row (storing right now)
-            if RouterBuild.objects.select_for_update(skip_locked=True).filter(stale, pk=build_id).exists():
-                _fail(build_id, STUCK)
-                failed += 1
-    return failed
+    failed = jobs_stuck_fail(model=RouterBuild, older_than=limit, message=STUCK, now=now)
+    for build_id in failed:
+        _cleanup(build_id)
+    return len(failed)
 
 
 # --- the page -----------------------------------------------------------------------------------------------
@@ -305,9 +292,6 @@ def router_builds_stuck_fail(*, now: datetime | None = None) -> int:
 
 def router_build_state(*, build: RouterBuild) -> dict[str, Any]:
     """What the build page and its JSON status show (the keys the classifier build page's script reads)."""
-    finished = build.status in (RouterBuild.Status.DONE, RouterBuild.Status.FAILED)
-    percent = 100 if build.status == RouterBuild.Status.DONE else (
-        int(100 * build.processed / build.total) if build.total else 0)
-    return {"status": build.status, "status_display": build.get_status_display(), "finished": finished,
-            "processed": build.processed, "total": build.total, "percent": percent, "error": build.error,
+    return {"status": build.status, "status_display": build.get_status_display(), "finished": build.job_finished,
+            "processed": build.processed, "total": build.total, "percent": build.job_percent, "error": build.error,
             "router_id": build.router_id}
