@@ -290,11 +290,6 @@ class TopUpForm(_ConfirmFields):
         return self.cleaned_data.get("complement") or 0
 
 
-class TargetRecallForm(forms.Form):
-    target_recall = forms.FloatField(min_value=0.01, max_value=1.0, initial=0.8, label="Target recall",
-                                     help_text="Precision of each classifier extrapolated to this recall (seed 001).")
-
-
 class TopicSettingsForm(forms.Form):
     """What may change after creation: the pair and the corpus stay (reports name them)."""
 
@@ -310,13 +305,6 @@ class TopicSettingsForm(forms.Form):
         required=False, label="Offer an \"unsure\" answer",
         help_text="Annotators may answer unsure. It fills their place (cost unchanged) but is left out of the "
         "majority; documents left undecided are counted in the report.")
-
-
-class ListSearchForm(forms.Form):
-    """Search (name contains) and the "show archived" toggle of the topics and classifiers lists (issue 12)."""
-
-    q = forms.CharField(required=False, max_length=200, label="Name contains")
-    archived = forms.BooleanField(required=False, label="Show archived")
 
 
 class RenameForm(forms.Form):

@@ -20,7 +20,6 @@ from annotation.forms import (
     ClassifierUploadForm,
     KeywordClassifierForm,
     KeywordPreviewForm,
-    ListSearchForm,
     NeighbourTermsForm,
     RenameForm,
     ThresholdForm,
@@ -50,6 +49,7 @@ from annotation.services.classifiers.term_suggestions import MIN_SEED_DOCUMENTS,
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.views.highlight import highlight_pieces
 from core.errors import ApplicationError
+from core.forms import ListSearchForm
 from core.web import form_error
 
 

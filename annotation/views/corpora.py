@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.forms import CorpusUploadForm, ListSearchForm
+from annotation.forms import CorpusUploadForm
 from annotation.models import Corpus, CorpusUpload, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.services.corpora.corpus_uploads import (
@@ -23,6 +23,7 @@ from annotation.services.corpora.corpus_uploads import (
     too_large_message,
     upload_max_bytes,
 )
+from core.forms import ListSearchForm
 from core.web import form_error
 
 LIST_PAGE_SIZE = 25

@@ -19,7 +19,6 @@ from annotation.forms import (
     HALF_WIDTH_MAX,
     HALF_WIDTH_MIN,
     LaunchForm,
-    ListSearchForm,
     PlanForm,
     RenameForm,
     TopicForm,
@@ -51,6 +50,7 @@ from annotation.services.topics.topic_settings import (
 )
 from annotation.views.highlight import paragraphs
 from core.errors import ApplicationError
+from core.forms import ListSearchForm
 from core.web import form_error
 
 HALF_WIDTH_MESSAGE = f"Enter a half-width between {HALF_WIDTH_MIN} and {HALF_WIDTH_MAX}."

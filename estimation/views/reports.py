@@ -12,11 +12,12 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
-from annotation.forms import ListSearchForm, TargetRecallForm
 from annotation.models import Topic
 from annotation.roles import READ_REPORTS, role_required
 from annotation.selectors import topic_progress, topics_progress
+from core.forms import ListSearchForm
 from estimation import plots
+from estimation.forms import TargetRecallForm
 from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
 from estimation.services.extrapolation import report_extrapolations
 from estimation.services.multiclass_report import (

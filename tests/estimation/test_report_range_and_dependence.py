@@ -258,7 +258,7 @@ def test_good_agreement_raises_no_warning():
 def _render(report):
     from django.template.loader import render_to_string
 
-    from annotation.forms import TargetRecallForm
+    from estimation.forms import TargetRecallForm
 
     context = {"report": report, "snapshot": {"version": 1, "created_at": None}, "classifiers": [],
                "svgs": {}, "target_form": TargetRecallForm(initial={"target_recall": 0.8}), "target_recall": 0.8,
