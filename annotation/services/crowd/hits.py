@@ -26,6 +26,9 @@ from core.errors import ApplicationError
 class BudgetExceeded(ApplicationError):
     """Creating the HITs would spend more than the topic's budget."""
 
+    http_status = 409
+    code = "conflict"
+
 
 @dataclass(frozen=True)
 class BudgetCheck:
@@ -138,7 +141,7 @@ def _gold_rotation(*, topic: Topic, gold_ids: list[int], rng: np.random.Generato
 
 
 def hits_publish(*, hits: Sequence[Hit]) -> None:
-    """Offer the HITs to their topic's crowd (see annotation.services.crowd.crowds)."""
+    """Offer the HITs to their topic's crowd platform (see annotation.services.crowd.crowds)."""
     for hit in hits:
         crowd_publish(hit=hit)
 
