@@ -224,11 +224,11 @@ def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *,
         messages.warning(request, _nothing_to_draw_message(half_width=half_width))
         return redirect("analyst:topic", topic_id=topic.pk)
     except launch_service.LaunchCostChanged as exc:
-        shown_cost, quote = exc.confirmed_cost, exc.quote
-        assert shown_cost is not None and quote is not None  # the topic's launch sets both
-        context["quote"] = quote
+        shown_cost, fresh = exc.confirmed_cost, exc.quote
+        assert shown_cost is not None and fresh is not None  # the topic's launch sets both
+        context["quote"] = fresh
         context["changed"] = (f"Nothing was drawn: the figures changed since the confirmation page "
-                              f"(it showed ${shown_cost:.2f}; now ${quote.cost:.2f}, with the budget and plan "
+                              f"(it showed ${shown_cost:.2f}; now ${fresh.cost:.2f}, with the budget and plan "
                               "below). Check them and confirm again.")
         return render(request, "analyst/topic_launch_confirm.html", context, status=409)
     except launch_service.LaunchRefused as exc:  # archived, or a status that takes no launch

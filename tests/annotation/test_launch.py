@@ -121,6 +121,7 @@ class Api(Front):
 
     def confirm(self, topic: Topic, confirmation: dict[str, str]) -> Outcome:
         self.keys += 1
+        body: dict[str, Any]
         if topic.is_multiclass:
             url, body = f"/api/v1/topic-sets/{topic.pk}/launch/", {"documents": SET_DOCUMENTS}
         else:
@@ -141,7 +142,9 @@ def _archive(topic: Topic) -> None:
 
 
 def _status(status: str) -> Callable[[Topic], None]:
-    return lambda topic: Topic.objects.filter(pk=topic.pk).update(status=status)
+    def change(topic: Topic) -> None:
+        Topic.objects.filter(pk=topic.pk).update(status=status)
+    return change
 
 
 def _drawn_meanwhile(topic: Topic) -> None:
