@@ -231,6 +231,9 @@ PARQUET_MAGIC = b"PAR1"
 class RetrievedUploadTooLarge(ClassifierError):
     """The file passes RETRIEVED_UPLOAD_MAX_BYTES; nothing was kept. `extra["max_bytes"]` is the limit."""
 
+    http_status = 413
+    code = "too-large"
+
     def __init__(self, message: str, *, max_bytes: int) -> None:
         super().__init__(message)
         self.extra = {"max_bytes": max_bytes}
