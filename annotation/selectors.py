@@ -3,6 +3,9 @@
 Annotator reads take the Worker and only ever return that worker's own
 assignments: another worker's assignment is indistinguishable from a missing
 one. Quality reads (worker agreement, split votes) are for analysts.
+
+Selectors read models only: they import no annotation.services module (a service may import them).
+Reads that follow a service's rule stay with that service (annotation.services.crowd.annotator).
 """
 from __future__ import annotations
 
@@ -27,74 +30,59 @@ from annotation.models import (
     Topic,
     Worker,
 )
-from annotation.services.crowd.assignments import hits_open_count
-from annotation.services.crowd.labels import topic_gold_answers, topic_gold_document_ids
+
+# --------------------------------------------------------------------------- gold answers
+
+
+def topic_gold_answers(*, topic: Topic) -> dict[int, bool | int]:
+    """{document id: known answer} of the topic's gold documents, in document order.
+
+    A single topic's answers are True/False (``Label.gold``); a topic set's are class positions 0..M
+    (``Label.gold_class``).
+    """
+    if topic.is_multiclass:
+        class_rows = (Label.objects.filter(topic=topic, gold_class__isnull=False).order_by("document_id")
+                      .values_list("document_id", "gold_class"))
+        return {document_id: int(gold_class) for document_id, gold_class in class_rows if gold_class is not None}
+    rows = Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
+    return {document_id: gold for document_id, gold in rows if gold is not None}
+
+
+def topic_gold_document_ids(*, topic: Topic) -> list[int]:
+    """The topic's gold documents (known answers), sorted by id."""
+    return list(topic_gold_answers(topic=topic))
+
+
+
+def gold_remove_blockers(*, topic: Topic, document_ids: Sequence[int]) -> dict[int, list[str]]:
+    """Why each gold document cannot be removed ({} entries for the removable ones are left out).
+
+    A gold document stays while a decision rests on it: a HIT carries it as its gold check
+    (workers answered or will answer it as one, and the automatic block counts those answers),
+    or a worker who judged it is blocked (their gold accuracy counted it).
+    """
+    reasons: dict[int, list[str]] = {}
+    ids = list(document_ids)
+    if not ids:
+        return reasons
+    in_hits: dict[int, int] = {}
+    for doc_id in HitItem.objects.filter(topic=topic, is_gold=True, document_id__in=ids).values_list(
+            "document_id", flat=True):
+        in_hits[doc_id] = in_hits.get(doc_id, 0) + 1
+    for doc_id, n in in_hits.items():
+        reasons.setdefault(doc_id, []).append(
+            f"{n} HIT{'s' if n != 1 else ''} carr{'y' if n != 1 else 'ies'} it as the gold check: workers' gold "
+            "accuracy (and any automatic block) counts their answers on it")
+    blocked = Judgment.objects.filter(topic=topic, document_id__in=ids, worker__blocked=True).values_list(
+        "document_id", flat=True).distinct()
+    for doc_id in blocked:
+        reasons.setdefault(doc_id, []).append(
+            "a blocked worker judged it, and their gold accuracy counted it; unblock them first")
+    return reasons
+
+
 
 # --------------------------------------------------------------------------- annotators
-
-
-HITS_LEFT_CAP = 1000  # "more than 1000 HITs left": counting further would cost time and tell nothing
-QUEUE_CAP = 50  # the HIT page's "HIT 4 of more than 54": its count runs on every HIT
-
-
-@dataclass(frozen=True)
-class AnnotatorProgress:
-    judgments: int
-    hits_done: int
-    earned: Decimal
-    in_progress: Assignment | None
-    # Open HITs of built-in-crowd topics with a free place this worker may take (not held, not
-    # returned by them), counted up to HITS_LEFT_CAP + 1; approximate (gold repeats are not excluded).
-    hits_left: int = 0
-
-    @property
-    def hits_left_capped(self) -> bool:
-        return self.hits_left > HITS_LEFT_CAP
-
-
-def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
-    done = Assignment.objects.filter(worker=worker, status__in=("submitted", "approved"))
-    totals = done.aggregate(hits=Count("pk"), earned=Sum("hit__reward"))
-    current = (
-        Assignment.objects.filter(worker=worker, status=Assignment.Status.CLAIMED, hit__status="open")
-        .select_related("hit__topic")
-        .order_by("claimed_at")
-        .first()
-    )
-    return AnnotatorProgress(
-        judgments=Judgment.objects.filter(worker=worker).count(),
-        hits_done=totals["hits"] or 0,
-        earned=totals["earned"] or Decimal("0"),
-        in_progress=current,
-        hits_left=_hits_left(worker=worker),
-    )
-
-
-def _hits_left(*, worker: Worker, cap: int = HITS_LEFT_CAP) -> int:
-    return hits_open_count(worker=worker, cap=cap)
-
-
-@dataclass(frozen=True)
-class AnnotatorQueue:
-    """Where a worker stands in the queue, for the HIT page ("HIT 4 of about 30"): two queries."""
-
-    hits_done: int
-    hits_left: int  # as AnnotatorProgress.hits_left, counted up to `cap` + 1
-    cap: int = QUEUE_CAP
-
-    @property
-    def hits_left_capped(self) -> bool:
-        return self.hits_left > self.cap
-
-
-def annotator_queue(*, worker: Worker) -> AnnotatorQueue:
-    """The HITs the worker has done and those still open for them (annotator_progress without the rest).
-
-    Counted up to QUEUE_CAP + 1 ("HIT 4 of more than 54"): this runs on every HIT page, and the count's
-    cost grows with the HITs it walks (about 9 ms of PostgreSQL per page at 1,000).
-    """
-    done = Assignment.objects.filter(worker=worker, status__in=("submitted", "approved")).count()
-    return AnnotatorQueue(hits_done=done, hits_left=_hits_left(worker=worker, cap=QUEUE_CAP), cap=QUEUE_CAP)
 
 
 def assignment_for_worker(*, worker: Worker, assignment_id: int) -> Assignment:
@@ -115,18 +103,6 @@ def assignment_answers(*, assignment: Assignment) -> dict[int, bool | int | None
     """
     rows = Judgment.objects.filter(assignment=assignment).values_list("document_id", "relevant", "choice")
     return {document_id: choice if choice is not None else relevant for document_id, relevant, choice in rows}
-
-
-def annotator_correctable(*, worker: Worker, limit: int = 5) -> list[Assignment]:
-    """The worker's most recent submitted HITs whose answers they may still change (judgment_correct)."""
-    from annotation.services.crowd.assignments import assignment_correctable
-
-    recent = (
-        Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED, hit__topic__crowd=Topic.Crowd.LOCAL)
-        .select_related("hit__topic")
-        .order_by("-submitted_at", "-pk")[:limit]
-    )
-    return [assignment for assignment in recent if assignment_correctable(assignment=assignment)]
 
 
 # --------------------------------------------------------------------------- quality
@@ -329,8 +305,6 @@ def topic_gold_documents(*, topic: Topic) -> list[GoldDocumentRow]:
     """The topic's gold documents with how many judgments they got, how many were right, and what keeps them.
 
     In a topic set a judgment is right when its class (``Judgment.choice``) is the known class (``gold_class``)."""
-    from annotation.services.crowd.gold import gold_remove_blockers
-
     if topic.is_multiclass:
         labels = list(Label.objects.filter(topic=topic, gold_class__isnull=False).select_related("document")
                       .only("document_id", "gold_class", "votes_total", "document__external_id", "document__title")

@@ -26,14 +26,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Assignment, Topic, Worker
 from annotation.roles import ANNOTATE, role_required
-from annotation.selectors import (
-    annotator_correctable,
-    annotator_progress,
-    annotator_queue,
-    assignment_answers,
-    assignment_for_worker,
-    assignment_items,
-)
+from annotation.selectors import assignment_answers, assignment_for_worker, assignment_items
+from annotation.services.crowd.annotator import annotator_correctable, annotator_progress, annotator_queue
 from annotation.services.crowd.assignments import (
     RELEASED_FEEDBACK,
     AssignmentExpired,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.models import Document, Hit, HitItem, Judgment, Label, SampledDocument, Topic, Worker
+from annotation.selectors import gold_remove_blockers
 from annotation.services.crowd.labels import gold_document_add, topic_gold_answers, topic_set_class_names
 from annotation.services.crowd.workers import GOLD_MIN_ANSWERS, worker_block, worker_gold_check
 from core.errors import ApplicationError
@@ -289,33 +290,6 @@ def gold_add_from_judged(
     if label.gold is not None and label.gold == bool(relevant):
         raise GoldDocumentRefused(f"Document {label.document.external_id!r} is already gold with this answer.")
     return gold_document_add(topic=topic, document=label.document, relevant=relevant)
-
-
-def gold_remove_blockers(*, topic: Topic, document_ids: Sequence[int]) -> dict[int, list[str]]:
-    """Why each gold document cannot be removed ({} entries for the removable ones are left out).
-
-    A gold document stays while a decision rests on it: a HIT carries it as its gold check
-    (workers answered or will answer it as one, and the automatic block counts those answers),
-    or a worker who judged it is blocked (their gold accuracy counted it).
-    """
-    reasons: dict[int, list[str]] = {}
-    ids = list(document_ids)
-    if not ids:
-        return reasons
-    in_hits: dict[int, int] = {}
-    for doc_id in HitItem.objects.filter(topic=topic, is_gold=True, document_id__in=ids).values_list(
-            "document_id", flat=True):
-        in_hits[doc_id] = in_hits.get(doc_id, 0) + 1
-    for doc_id, n in in_hits.items():
-        reasons.setdefault(doc_id, []).append(
-            f"{n} HIT{'s' if n != 1 else ''} carr{'y' if n != 1 else 'ies'} it as the gold check: workers' gold "
-            "accuracy (and any automatic block) counts their answers on it")
-    blocked = Judgment.objects.filter(topic=topic, document_id__in=ids, worker__blocked=True).values_list(
-        "document_id", flat=True).distinct()
-    for doc_id in blocked:
-        reasons.setdefault(doc_id, []).append(
-            "a blocked worker judged it, and their gold accuracy counted it; unblock them first")
-    return reasons
 
 
 def gold_document_remove(*, topic: Topic, document_id: int) -> None:

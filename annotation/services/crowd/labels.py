@@ -13,6 +13,7 @@ import numpy as np
 from django.db import transaction
 
 from annotation.models import Document, Hit, Judgment, Label, Region, SampledDocument, SampleDraw, Topic, TopicClass
+from annotation.selectors import topic_gold_answers, topic_gold_document_ids  # reads of the gold answers
 from core.errors import ApplicationError
 
 NONE_OF_THESE_NAME = "None of these"
@@ -162,25 +163,6 @@ def labels_votes_change(
             label.votes_relevant += int(new is True) - int(old is True)
         label.votes_unsure += int(new is None) - int(old is None)
     _labels_counts_save(labels, multiclass=multiclass)
-
-
-def topic_gold_answers(*, topic: Topic) -> dict[int, bool | int]:
-    """{document id: known answer} of the topic's gold documents, in document order.
-
-    A single topic's answers are True/False (``Label.gold``); a topic set's are class positions 0..M
-    (``Label.gold_class``).
-    """
-    if topic.is_multiclass:
-        class_rows = (Label.objects.filter(topic=topic, gold_class__isnull=False).order_by("document_id")
-                      .values_list("document_id", "gold_class"))
-        return {document_id: int(gold_class) for document_id, gold_class in class_rows if gold_class is not None}
-    rows = Label.objects.filter(topic=topic, gold__isnull=False).order_by("document_id").values_list("document_id", "gold")
-    return {document_id: gold for document_id, gold in rows if gold is not None}
-
-
-def topic_gold_document_ids(*, topic: Topic) -> list[int]:
-    """The topic's gold documents (known answers), sorted by id."""
-    return list(topic_gold_answers(topic=topic))
 
 
 class GoldDocumentError(ApplicationError):
