@@ -41,6 +41,17 @@ class ClassifierError(ApplicationError):
         super().__init__(message)
 
 
+class ClassifierFileError(ClassifierError):
+    """A problem of an uploaded ids or scores file, as typed values: `upload` (the path read), `line` (None:
+    the file as a whole) and `problem`. The message names the path (for the log and commands); a page or the
+    API names the file as the user knows it from the values, never by parsing the message."""
+
+    def __init__(self, *, upload: Path | str, problem: str, line: int | None = None) -> None:
+        self.upload = str(upload)
+        self.problem = problem
+        super().__init__(f"{upload}:{line}: {problem}" if line is not None else f"{upload}: {problem}", line=line)
+
+
 @dataclass
 class ClassifierResult:
     classifier: Classifier
@@ -53,17 +64,10 @@ class ClassifierResult:
 
 
 def _canonical_definition(kind: str, definition: dict) -> dict:
-    if kind == Classifier.Kind.KEYWORDS:
-        return {"terms": sorted(definition["terms"]), "fields": sorted(definition["fields"])}
-    if kind == Classifier.Kind.SCORES:
-        return {"threshold": float(definition["threshold"])}
-    if kind == Classifier.Kind.FIELD_VALUES:
-        return {"field": definition["field"], "values": sorted(definition["values"])}
-    if kind == Classifier.Kind.TRAINED:
-        # What decides its output: the view it reads, its training labels, its seed and its threshold.
-        return {"fields": sorted(definition["fields"]), "labels": definition.get("labels"),
-                "seed": definition.get("seed"), "threshold": float(definition["threshold"])}
-    return {}  # ids: the retrieved set is the whole definition
+    """What of the definition decides the classifier's output: each kind says (classifiers/kinds/)."""
+    from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
+
+    return kind_get(kind).fingerprint_parts(definition)
 
 
 def classifier_fingerprint(*, kind: str, definition: dict, retrieved: BitMap) -> str:
@@ -223,13 +227,13 @@ def _file_lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         handle = open(path, "rb")
     except OSError as exc:
-        raise ClassifierError(f"{path}: cannot open ({exc.strerror or exc})") from exc
+        raise ClassifierFileError(upload=path, problem=f"cannot open ({exc.strerror or exc})") from exc
     with handle:
         for line_no, raw in enumerate(handle, start=1):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ClassifierError(f"{path}:{line_no}: not valid UTF-8", line=line_no) from exc
+                raise ClassifierFileError(upload=path, line=line_no, problem="not valid UTF-8") from exc
             if line_no == 1:
                 text = text.lstrip("\ufeff")
             yield line_no, text
@@ -257,7 +261,7 @@ def classifier_ids_read(*, path: Path) -> list[str]:
     path = Path(path)
     ids = list(dict.fromkeys(text.strip() for _, text in _file_lines(path) if text.strip()))
     if not ids:
-        raise ClassifierError(f"{path}: no ids in the file")
+        raise ClassifierFileError(upload=path, problem="no ids in the file")
     return ids
 
 
@@ -266,7 +270,7 @@ def classifier_scores_read(*, path: Path) -> dict[str, float]:
     path = Path(path)
     scores = _read_scores(path)
     if not scores:
-        raise ClassifierError(f"{path}: no scores in the file")
+        raise ClassifierFileError(upload=path, problem="no scores in the file")
     return scores
 
 
@@ -286,7 +290,8 @@ def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path, source:
         progress(len(ids), len(ids))
     unknown = [external_id for external_id in ids if external_id not in resolved]
     if not resolved:
-        raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+        raise ClassifierFileError(upload=path,
+                                  problem=f"none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
     definition = {"source": source or path.name, "sha256": _file_sha256(path)}
     classifier = classifier_store(
         corpus=corpus, name=name, kind=Classifier.Kind.IDS, definition=definition,
@@ -306,23 +311,23 @@ def _read_scores(path: Path) -> dict[str, float]:
             if not row or all(not cell.strip() for cell in row):
                 continue
             if len(row) != 2:
-                raise ClassifierError(f"{path}:{reader.line_num}: expected two fields (id,score), found {len(row)}", line=reader.line_num)
+                raise ClassifierFileError(upload=path, line=reader.line_num, problem=f"expected two fields (id,score), found {len(row)}")
             external_id, raw_score = row[0].strip(), row[1].strip()
             try:
                 score = float(raw_score)
             except ValueError:
                 if row_no == 1:
                     continue  # a header line
-                raise ClassifierError(f"{path}:{reader.line_num}: score {raw_score!r} is not a number", line=reader.line_num) from None
+                raise ClassifierFileError(upload=path, line=reader.line_num, problem=f"score {raw_score!r} is not a number") from None
             if not math.isfinite(score):
-                raise ClassifierError(f"{path}:{reader.line_num}: score {raw_score!r} is not finite", line=reader.line_num)
+                raise ClassifierFileError(upload=path, line=reader.line_num, problem=f"score {raw_score!r} is not finite")
             if not external_id:
-                raise ClassifierError(f"{path}:{reader.line_num}: missing id", line=reader.line_num)
+                raise ClassifierFileError(upload=path, line=reader.line_num, problem="missing id")
             if external_id in scores:
-                raise ClassifierError(f"{path}:{reader.line_num}: id {external_id!r} appears twice", line=reader.line_num)
+                raise ClassifierFileError(upload=path, line=reader.line_num, problem=f"id {external_id!r} appears twice")
             scores[external_id] = score
     except csv.Error as exc:
-        raise ClassifierError(f"{path}:{reader.line_num}: malformed CSV ({exc})", line=reader.line_num) from exc
+        raise ClassifierFileError(upload=path, line=reader.line_num, problem=f"malformed CSV ({exc})") from exc
     return scores
 
 
@@ -350,7 +355,8 @@ def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, thre
         progress(len(ids), len(ids))
     unknown = [external_id for external_id in ids if external_id not in resolved]
     if not resolved:
-        raise ClassifierError(f"{path}: none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+        raise ClassifierFileError(upload=path,
+                                  problem=f"none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
     retrieved = BitMap(pk for external_id, pk in resolved.items() if scores[external_id] >= threshold)
     definition = {"source": source or path.name, "sha256": _file_sha256(path), "threshold": threshold}
     with transaction.atomic():

@@ -134,14 +134,9 @@ def document_view(*, title: str, text: str, metadata: dict | None, fields: Seque
 
 def classifier_fields(classifier: Classifier) -> list[str] | None:
     """The fields a classifier reads; None when they are unknown (uploaded ids or scores)."""
-    definition = classifier.definition or {}
-    if classifier.kind == Classifier.Kind.KEYWORDS:
-        return list(definition.get("fields") or COLUMNS)
-    if classifier.kind == Classifier.Kind.FIELD_VALUES:
-        return [definition["field"]]
-    if classifier.kind == Classifier.Kind.TRAINED:
-        return list(definition["fields"])
-    return None
+    from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
+
+    return kind_get(classifier.kind).fields_read(classifier.definition or {})
 
 
 def _fields_check(*, corpus: Corpus, fields: Sequence[str]) -> list[str]:
