@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import cast
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.core.paginator import Paginator
@@ -28,6 +27,7 @@ from annotation.models import Classifier, ClassifierBuild, Corpus
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import classifiers_for_list
 from annotation.services.classifiers.classifier import (
+    ClassifierFileError,
     KeywordPreview,
     PreviewDocument,
     classifier_archive,
@@ -45,6 +45,7 @@ from annotation.services.classifiers.classifier_builds import (
     classifier_build_state,
 )
 from annotation.services.classifiers.keywords import corpus_keyword_fields
+from annotation.services.classifiers.kinds import kind_get
 from annotation.services.classifiers.term_suggestions import MIN_SEED_DOCUMENTS, TermSuggestions, term_suggestions_rank
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.views.highlight import highlight_pieces
@@ -194,14 +195,9 @@ def neighbour_terms(request: HttpRequest, corpus_id: int) -> HttpResponse:
         "min_seed_documents": MIN_SEED_DOCUMENTS, "message": message})
 
 
-def _without_path(message: str, path: Path) -> str:
-    """Service errors start with the (temporary) file path; the analyst knows the file as "line N"."""
-    prefix = str(path)
-    if message.startswith(prefix + ":"):
-        rest = message[len(prefix) + 1:]
-        head, sep, tail = rest.partition(":")
-        return f"Line {head}:{tail}" if sep and head.isdigit() else rest.strip()
-    return message.replace(prefix, "the file")
+def _file_problem(exc: ClassifierFileError) -> str:
+    """A file's problem as the analyst knows the file: "Line N: problem" (or the problem alone)."""
+    return f"Line {exc.line}: {exc.problem}" if exc.line is not None else exc.problem
 
 
 @role_required(CONFIGURE)
@@ -217,12 +213,10 @@ def classifier_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
         try:
             build = classifier_build_start(corpus=corpus, name=form.cleaned_data["name"],
                                            kind=form.cleaned_data["kind"], definition=definition, user=request.user)
-        except ApplicationError as exc:  # the name, or the file's format with its line (the file is removed)
-            path = Path(settings.MEDIA_ROOT) / relative
-            if str(path) in exc.message:
-                form.add_error("file", _without_path(exc.message, path))
-            else:
-                form_error(form, exc)
+        except ClassifierFileError as exc:  # the file's format, with its line (the file is removed)
+            form.add_error("file", _file_problem(exc))
+        except ApplicationError as exc:  # the name
+            form_error(form, exc)
         else:
             return _after_start(request, build)
     return render(request, "analyst/classifier_upload.html", {"corpus": corpus, "form": form})
@@ -260,7 +254,7 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
         both = mine.intersection_cardinality(classifier_bitmap(classifier=other))
         overlaps.append({"classifier": other, "both": both})
     threshold_form = None
-    if classifier.kind in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
+    if kind_get(classifier.kind).has_threshold:
         threshold_form = ThresholdForm(initial={"threshold": classifier.definition.get("threshold")})
     return render(request, "analyst/classifier_detail.html",
                   {"classifier": classifier, "overlaps": overlaps, "threshold_form": threshold_form,
@@ -274,7 +268,7 @@ def classifier_detail(request: HttpRequest, classifier_id: int) -> HttpResponse:
 def classifier_threshold(request: HttpRequest, classifier_id: int) -> HttpResponse:
     classifier = get_object_or_404(Classifier, pk=classifier_id)
     form = ThresholdForm(request.POST)
-    if classifier.kind not in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
+    if not kind_get(classifier.kind).has_threshold:
         messages.error(request, "Only a classifier built from scores has a threshold.")
     elif form.is_valid():
         classifier = classifier_set_threshold(classifier=classifier, threshold=form.cleaned_data["threshold"])

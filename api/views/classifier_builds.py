@@ -8,9 +8,8 @@ the request and remain for small corpora and existing clients.
 """
 from __future__ import annotations
 
-from pathlib import Path, PurePath
+from pathlib import PurePath
 
-from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -19,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Classifier, ClassifierBuild
+from annotation.services.classifiers.classifier import ClassifierFileError
 from annotation.services.classifiers.classifier_builds import classifier_build_file_save, classifier_build_start
 from api.permissions import Configure
 from api.serializers import ClassifierBuildFileSerializer, ClassifierBuildSerializer, KeywordsCreateSerializer
 from api.views.common import PROBLEMS, corpus_or_404, media_type, unsupported, validated
-from core.errors import ApplicationError
 
 BUILD_STARTED = (
     "Answered **202** with the build (`Location` = its `url`): poll `GET /api/v1/classifier-builds/{id}/` until "
@@ -33,14 +32,9 @@ BUILD_STARTED = (
 )
 
 
-def _named(message: str, *, stored: str, source: str) -> str:
-    """"<stored path>:<line>: reason" as "<file name>, line <line>: reason"; never the server's path."""
-    if message.startswith(stored + ":"):
-        head, sep, tail = message[len(stored) + 1:].partition(":")
-        if sep and head.isdigit():
-            return f"{source}, line {head}:{tail}"
-        return f"{source}: {message[len(stored) + 1:].strip()}"
-    return message.replace(stored, source)
+def _named(exc: ClassifierFileError, *, source: str) -> str:
+    """A file's problem as "<file name>, line <line>: problem" (or "<file name>: problem"); never the server's path."""
+    return f"{source}, line {exc.line}: {exc.problem}" if exc.line is not None else f"{source}: {exc.problem}"
 
 
 def _accepted(build: ClassifierBuild) -> Response:
@@ -75,8 +69,8 @@ class ClassifierBuildCreate(APIView):
                 build = classifier_build_start(
                     corpus=corpus, name=form["name"], kind=form["kind"], user=request.user,
                     definition={"file": relative, "source": source, "threshold": form.get("threshold")})
-            except ApplicationError as exc:  # the file's problems name the stored copy: name the upload instead
-                exc.message = _named(exc.message, stored=str(Path(settings.MEDIA_ROOT) / relative), source=source)
+            except ClassifierFileError as exc:  # the file's problem, by the name the client sent it under
+                exc.message = _named(exc, source=source)
                 raise
         else:
             raise unsupported(request)

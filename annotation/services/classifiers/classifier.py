@@ -417,7 +417,9 @@ def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Cla
     threshold = classifier_threshold_check(threshold)
     with transaction.atomic():
         classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
-        if classifier.kind not in (Classifier.Kind.SCORES, Classifier.Kind.TRAINED):
+        from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
+
+        if not kind_get(classifier.kind).has_threshold:
             raise ClassifierError(f"{classifier.name!r} is a {classifier.get_kind_display().lower()}, it has no threshold")
         if classifier.frozen_reason:
             raise ClassifierError(f"{classifier.name!r} cannot change: {classifier.frozen_reason}")
