@@ -96,13 +96,14 @@ def job_message_cut(message: str) -> str:
 
 
 def job_enqueue(*, model: type[Job], job_id: int, send: Callable[[], Any], queue_down: str, unexpected: str = "",
-                wait_when_down: bool = False) -> bool:
+                wait_when_down: bool = False, on_fail: Callable[[], Any] | None = None) -> bool:
     """Call `send` (the task's `.delay`); False when it raises, with the reason on the row.
 
     By default the job is failed: with `unexpected` without a broker (CELERY_TASK_ALWAYS_EAGER: `send` ran the
     job in-process and the exception is the job's own; a no-op if the job recorded why), else with
     `queue_down`. With `wait_when_down` it stays waiting with `queue_down` as its message, so it can be
-    queued again as it is; a later successful send clears that message.
+    queued again as it is; a later successful send clears that message. `on_fail` runs if this call failed
+    the job (its cleanup).
     """
     try:
         send()
@@ -110,12 +111,15 @@ def job_enqueue(*, model: type[Job], job_id: int, send: Callable[[], Any], queue
         if wait_when_down:
             logger.exception("could not queue %s %s", model._meta.verbose_name, job_id)
             model._default_manager.filter(pk=job_id).update(**{model.job_message_field: queue_down})
-        elif getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+            return False
+        if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
             logger.warning("%s %s failed in-process", model._meta.verbose_name, job_id, exc_info=True)
-            job_fail(model=model, job_id=job_id, message=unexpected)
+            failed = job_fail(model=model, job_id=job_id, message=unexpected)
         else:
             logger.warning("could not queue %s %s", model._meta.verbose_name, job_id, exc_info=True)
-            job_fail(model=model, job_id=job_id, message=queue_down)
+            failed = job_fail(model=model, job_id=job_id, message=queue_down)
+        if failed and on_fail is not None:
+            on_fail()
         return False
     model._default_manager.filter(pk=job_id, **{model.job_message_field: queue_down}).update(
         **{model.job_message_field: ""})

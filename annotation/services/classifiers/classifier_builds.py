@@ -141,12 +141,9 @@ def classifier_build_enqueue(*, build_id: int) -> bool:
     """Queue the build's task; with the broker down, fail the build with the reason and return False."""
     from annotation.tasks_builds import classifier_build_task
 
-    queued = job_enqueue(model=ClassifierBuild, job_id=build_id,
+    return job_enqueue(model=ClassifierBuild, job_id=build_id,
                          send=lambda: classifier_build_task.delay(build_id=build_id),
-                         queue_down=QUEUE_DOWN, unexpected=UNEXPECTED)
-    if not queued:
-        _cleanup(build_id)
-    return queued
+                         queue_down=QUEUE_DOWN, unexpected=UNEXPECTED, on_fail=lambda: _cleanup(build_id))
 
 
 # --- run --------------------------------------------------------------------------------------------------

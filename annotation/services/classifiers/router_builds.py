@@ -179,11 +179,8 @@ def router_build_enqueue(*, build_id: int) -> bool:
     """Queue the build's task; with the broker down, fail the build with the reason and return False."""
     from annotation.tasks_routers import router_build_task
 
-    queued = job_enqueue(model=RouterBuild, job_id=build_id, send=lambda: router_build_task.delay(build_id=build_id),
-                         queue_down=QUEUE_DOWN, unexpected=UNEXPECTED)
-    if not queued:
-        _cleanup(build_id)
-    return queued
+    return job_enqueue(model=RouterBuild, job_id=build_id, send=lambda: router_build_task.delay(build_id=build_id),
+                         queue_down=QUEUE_DOWN, unexpected=UNEXPECTED, on_fail=lambda: _cleanup(build_id))
 
 
 # --- run --------------------------------------------------------------------------------------------------
@@ -220,10 +217,11 @@ def _error_detail(exc: ApplicationError) -> dict[str, Any] | None:
 def router_build_fail(*, build_id: int, exc: BaseException) -> None:
     """Record why a build stopped: the message of a user-facing error (with its lines), else a pointer to the log."""
     if isinstance(exc, ApplicationError):
-        job_fail(model=RouterBuild, job_id=build_id, message=_error_text(exc), detail=_error_detail(exc))
+        failed = job_fail(model=RouterBuild, job_id=build_id, message=_error_text(exc), detail=_error_detail(exc))
     else:
-        job_fail_exception(model=RouterBuild, job_id=build_id, exc=exc, unexpected=UNEXPECTED)
-    _cleanup(build_id)
+        failed = job_fail_exception(model=RouterBuild, job_id=build_id, exc=exc, unexpected=UNEXPECTED)
+    if failed:
+        _cleanup(build_id)
 
 
 def _progress_add(build_id: int, count: int) -> None:
