@@ -35,6 +35,7 @@ from annotation.services.classifiers.routers import (
     router_unarchive,
     routers_for_topic,
 )
+from annotation.services.crowd.platforms import platform_get
 from annotation.services.topics.launch import (
     LaunchCostChanged,
     LaunchOverBudget,
@@ -138,9 +139,8 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
         "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, min(DEFAULT_SAMPLE,
                                                                                          topic.corpus.document_count))}),
     }
-    if topic.crowd == Topic.Crowd.MTURK:
-        context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
-                                                          external_id__isnull=True).count()
+    # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
+    context["mturk_unpublished"] = platform_get(topic.crowd).unpublished_count(topic=topic)
     return render(request, "analyst/topic_set_detail.html", context)
 
 

@@ -30,6 +30,7 @@ from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress, topics_for_list
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.services.crowd.hits import topic_committed_cost
+from annotation.services.crowd.platforms import platform_get
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
 from annotation.services.sampling.plan import topic_plan_describe
 from annotation.services.topics import launch as launch_service
@@ -161,10 +162,8 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
                "topup_form": TopUpForm(), "progress": topic_progress(topic=topic), "half_width": half_width,
                "extra": [link.classifier for link in topic.extra_classifiers.select_related("classifier")
                          .defer("classifier__retrieved_bitmap")]}
-    if topic.crowd == Topic.Crowd.MTURK:
-        # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
-        context["mturk_unpublished"] = Hit.objects.filter(topic=topic, status=Hit.Status.OPEN,
-                                                          external_id__isnull=True).count()
+    # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
+    context["mturk_unpublished"] = platform_get(topic.crowd).unpublished_count(topic=topic)
     context.update(topic_plan_describe(topic=topic, half_width=half_width, margin=margin))
     return render(request, "analyst/topic_detail.html", context)
 

@@ -180,14 +180,16 @@ def _counts(topic: Topic) -> tuple[int, int]:
     return SampleDraw.objects.filter(topic=topic).count(), Hit.objects.filter(topic=topic).count()
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("front", FRONTS)
-@pytest.mark.parametrize("guard", GUARDS)
+# The API's topic-set launch takes no fingerprint (its body and schema stay as they are): that one
+# combination has nothing to tamper with, so it is not generated (rather than skipped).
+CASES = [(guard, front, kind) for guard in GUARDS for front in FRONTS for kind in KINDS
+         if not (guard == "fingerprint changed" and front == "api" and kind == "topic_set")]
+
+
+@pytest.mark.parametrize(("guard", "front", "kind"), CASES)
 def test_each_guard_refuses_the_same_way_through_both_front_ends(db, django_capture_on_commit_callbacks,
                                                                   front: str, kind: str, guard: str) -> None:
     change, tamper, words, status = GUARDS[guard]
-    if guard == "fingerprint changed" and front == "api" and kind == "topic_set":
-        pytest.skip("the API's topic-set launch takes no fingerprint (its body and schema stay as they are)")
     topic, client = KINDS[kind](), FRONTS[front]()
     confirmation = client.confirmation(topic)
     if change is not None:
