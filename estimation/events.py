@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# re-exported until importers move (estimation/services/recompute.py, certification_verdicts.py)
-from core.events import event_send_on_commit as estimation_event_send_on_commit
-
 
 @dataclass(frozen=True)
 class ReportUpdated:
@@ -34,4 +31,4 @@ class CertificationDecided:
 
 EstimationEvent = ReportUpdated | CertificationDecided
 
-__all__ = ["CertificationDecided", "EstimationEvent", "ReportUpdated", "estimation_event_send_on_commit"]
+__all__ = ["CertificationDecided", "EstimationEvent", "ReportUpdated"]

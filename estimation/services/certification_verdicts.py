@@ -29,7 +29,8 @@ from pyroaring import BitMap
 from annotation.models import Classifier, Hit, Label, Region
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.services.sampling.draws import region_bitmap
-from estimation.events import CertificationDecided, estimation_event_send_on_commit
+from core.events import event_send_on_commit
+from estimation.events import CertificationDecided
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_sampled_documents, certification_shortfall
 from estimation.services.certification_plans import CertificationError, json_safe
@@ -443,7 +444,7 @@ def certification_decide(*, plan_id: int) -> CertificationVerdict | None:
             checksum=verdict_checksum(inputs=inputs, code_version=code_version))
         CertificationPlan.objects.filter(pk=plan.pk).update(status=Status.DECIDED)
         # Announced after commit (webhooks: certification.decided); a rollback forgets it.
-        estimation_event_send_on_commit(event=CertificationDecided(
+        event_send_on_commit(event=CertificationDecided(
             topic_id=plan.topic_id, plan_id=plan.pk, verdict_id=verdict.pk))
         # The verdict is part of the topic's report: store a snapshot that shows it.
         topic_recompute_schedule(topic_id=plan.topic_id)

@@ -35,7 +35,8 @@ from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import Judgment, Label, Topic
-from estimation.events import ReportUpdated, estimation_event_send_on_commit
+from core.events import event_send_on_commit
+from estimation.events import ReportUpdated
 from estimation.models import EstimateSnapshot
 from estimation.selectors import topic_snapshot_latest
 from estimation.services.inputs import TopicInputs, topic_inputs_gather
@@ -128,7 +129,7 @@ def topic_snapshot_create(*, topic_id: int, draws: int | None = None, seed: int 
                     judgments=inputs.judgments,
                 )
                 # Announced after commit (webhooks: report.updated); a rollback forgets it.
-                estimation_event_send_on_commit(event=ReportUpdated(
+                event_send_on_commit(event=ReportUpdated(
                     topic_id=topic_id, snapshot_id=snapshot.pk, version=snapshot.version))
                 return snapshot
         except IntegrityError:

@@ -40,7 +40,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
-from annotation.events import LabelsCompleted, event_send_on_commit
+from annotation.events import LabelsCompleted
 from annotation.models import Assignment, Hit, HitItem, Judgment, Label, Topic, TopicClass, Worker
 from annotation.services.crowd.gold import worker_gold_check_for_topic
 from annotation.services.crowd.labels import (
@@ -50,6 +50,7 @@ from annotation.services.crowd.labels import (
     topic_gold_document_ids,
 )
 from core.errors import ApplicationError
+from core.events import event_send_on_commit
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
 CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)

@@ -42,7 +42,7 @@ import numpy as np
 from django.db import transaction
 from pyroaring import BitMap
 
-from annotation.events import SampleDrawn, event_send_on_commit
+from annotation.events import SampleDrawn
 from annotation.models import (
     Classifier,
     ClassifierPair,
@@ -65,6 +65,7 @@ from annotation.services.corpora.retrieved_sets import (
 )
 from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
 from core.errors import ApplicationError
+from core.events import event_send_on_commit
 
 DESIGN_STRATIFIED = "stratified"
 DESIGN_PAPER = "paper"
