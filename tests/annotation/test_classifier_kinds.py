@@ -16,6 +16,7 @@ from annotation.services.classifiers.classifier import ClassifierError, classifi
 from annotation.services.classifiers.classifier_builds import classifier_build_start, classifier_build_state
 from annotation.services.classifiers.kinds import (
     ClassifierKind,
+    ClassifierKindUnknown,
     Phase,
     Progress,
     kind_get,
@@ -34,7 +35,7 @@ def test_every_kind_of_classifier_is_registered_once():
     assert sorted(registered) == sorted(Classifier.Kind.values) and len(set(registered)) == len(registered)
     for value in Classifier.Kind.values:
         assert kind_get(value).kind == value
-    with pytest.raises(ClassifierError, match="not a kind of classifier"):
+    with pytest.raises(ClassifierKindUnknown, match="not a kind of classifier"):
         kind_get("nope")
     assert {kind.kind for kind in kinds_all() if kind.has_threshold} == {"scores", "trained"}
     assert kind_get("field_values").steps is None  # made in the request, not by the build task

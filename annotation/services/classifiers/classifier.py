@@ -23,6 +23,7 @@ from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, TopicClassifier
 from annotation.services.classifiers import keywords
+from annotation.services.classifiers.kind_registry import kind_get
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, bitmap_to_bytes, corpus_bitmap
 from core.errors import ApplicationError
 
@@ -65,8 +66,6 @@ class ClassifierResult:
 
 def _canonical_definition(kind: str, definition: dict) -> dict:
     """What of the definition decides the classifier's output: each kind says (classifiers/kinds/)."""
-    from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
-
     return kind_get(kind).fingerprint_parts(definition)
 
 
@@ -417,8 +416,6 @@ def classifier_set_threshold(*, classifier: Classifier, threshold: float) -> Cla
     threshold = classifier_threshold_check(threshold)
     with transaction.atomic():
         classifier = Classifier.objects.select_for_update().get(pk=classifier.pk)
-        from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
-
         if not kind_get(classifier.kind).has_threshold:
             raise ClassifierError(f"{classifier.name!r} is a {classifier.get_kind_display().lower()}, it has no threshold")
         if classifier.frozen_reason:

@@ -61,6 +61,7 @@ from pyroaring import BitMap
 from annotation.models import Classifier, ClassifierScore, Corpus, Document, Label, Topic
 from annotation.services.classifiers.char_hashing import char_wb_transform
 from annotation.services.classifiers.classifier import ClassifierError, classifier_store
+from annotation.services.classifiers.kind_registry import kind_get
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, corpus_bitmap
 
 MIN_PER_CLASS = 20
@@ -134,8 +135,6 @@ def document_view(*, title: str, text: str, metadata: dict | None, fields: Seque
 
 def classifier_fields(classifier: Classifier) -> list[str] | None:
     """The fields a classifier reads; None when they are unknown (uploaded ids or scores)."""
-    from annotation.services.classifiers.kinds import kind_get  # the kinds build on this module
-
     return kind_get(classifier.kind).fields_read(classifier.definition or {})
 
 
