@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import Classifier, Corpus, Topic
+from annotation.services.classifiers.kinds import kind_get, kinds_uploaded
 
 CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
 KEYWORD_FIELDS = (("title", "Title"), ("text", "Text"))
@@ -123,19 +124,21 @@ class NeighbourTermsForm(forms.Form):
         return terms
 
 
+def _uploaded_kinds() -> list[tuple[str, str]]:
+    return [(kind.kind, kind.upload_label or kind.kind) for kind in kinds_uploaded()]
+
+
 class ClassifierUploadForm(NewClassifierNameMixin, forms.Form):
     name = forms.CharField(max_length=200)
-    kind = forms.ChoiceField(
-        choices=((Classifier.Kind.IDS, "Retrieved ids (one document id per line)"),
-                 (Classifier.Kind.SCORES, "Scores (CSV: id,score) with a threshold")),
-        widget=forms.RadioSelect, initial=Classifier.Kind.IDS, label="What the file holds",
-    )
+    kind = forms.ChoiceField(choices=_uploaded_kinds, widget=forms.RadioSelect, initial=Classifier.Kind.IDS,
+                             label="What the file holds")
     file = forms.FileField(help_text="Plain text or CSV, optionally gzip-compressed.")
     threshold = forms.FloatField(required=False, help_text="Scores at or above the threshold count as retrieved.")
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("kind") == Classifier.Kind.SCORES and cleaned.get("threshold") is None:
+        kind = cleaned.get("kind")
+        if kind and kind_get(kind).has_threshold and cleaned.get("threshold") is None:
             self.add_error("threshold", "A scores file needs a threshold.")
         return cleaned
 

@@ -23,6 +23,7 @@ from annotation.models import (
     Topic,
 )
 from annotation.services.classifiers import keywords
+from annotation.services.classifiers.kinds import kinds_uploaded
 from api.models import ApiToken
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import DEFAULT_DELTA1_BAND
@@ -581,7 +582,7 @@ class ClassifierBuildSerializer(serializers.ModelSerializer):
 
 class ClassifierBuildFileSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
-    kind = serializers.ChoiceField(choices=["ids", "scores"], help_text="`ids`: one external id per line; "
+    kind = serializers.ChoiceField(choices=[kind.kind for kind in kinds_uploaded()], help_text="`ids`: one external id per line; "
                                                                        "`scores`: CSV `id,score`.")
     file = serializers.FileField()
     threshold = serializers.FloatField(required=False, allow_null=True,

@@ -29,6 +29,8 @@ class ClassifierKind:
     steps: ClassVar[Steps | None] = None
     # Whether the classifier has a threshold an analyst may change (scores, trained).
     has_threshold: ClassVar[bool] = False
+    # Built from an uploaded file: what the file holds, as the upload form and the API offer it; None if not.
+    upload_label: ClassVar[str | None] = None
 
     # --- the request ----------------------------------------------------------------------------------
 
@@ -116,3 +118,8 @@ def kinds_all() -> list[ClassifierKind]:
 
 def kinds_buildable() -> Iterable[str]:
     return [value for value, kind in _REGISTRY.items() if kind.steps is not None]
+
+
+def kinds_uploaded() -> list[ClassifierKind]:
+    """The kinds built from an uploaded file (ids, scores), in registration order."""
+    return [kind for kind in _REGISTRY.values() if kind.upload_label]

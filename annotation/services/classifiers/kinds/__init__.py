@@ -25,10 +25,11 @@ from annotation.services.classifiers.kind_registry import (
     kind_unregister,
     kinds_all,
     kinds_buildable,
+    kinds_uploaded,
 )
 
 __all__ = ["ClassifierKind", "ClassifierKindUnknown", "Phase", "Progress", "Steps", "kind_get", "kind_register",
-           "kind_unregister", "kinds_all", "kinds_buildable"]
+           "kind_unregister", "kinds_all", "kinds_buildable", "kinds_uploaded"]
 
 # Each module registers its kind when imported.
 from annotation.services.classifiers.kinds import (  # noqa: E402,F401

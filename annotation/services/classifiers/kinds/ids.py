@@ -60,6 +60,7 @@ class IdsKind(ClassifierKind):
 
     kind = Classifier.Kind.IDS
     steps = "run"
+    upload_label = "Retrieved ids (one document id per line)"
 
     def _file_clean(self, definition: dict[str, Any]) -> tuple[dict[str, Any], Path]:
         relative = str(definition.get("file") or "")

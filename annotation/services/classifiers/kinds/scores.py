@@ -20,6 +20,7 @@ class ScoresKind(IdsKind):
 
     kind = Classifier.Kind.SCORES
     has_threshold = True
+    upload_label = "Scores (CSV: id,score) with a threshold"
 
     def definition_clean(self, *, corpus: Corpus, definition: dict[str, Any]) -> dict[str, Any]:
         clean, path = self._file_clean(definition)
