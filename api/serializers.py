@@ -2,7 +2,6 @@
 estimation/views/certification.py) so bad input is a 400 with field messages, never a database error."""
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Any
 
@@ -24,6 +23,7 @@ from annotation.models import (
 )
 from annotation.services.classifiers import keywords
 from annotation.services.classifiers.kinds import kinds_uploaded
+from annotation.services.classifiers.router_builds import router_build_bad_lines
 from api.models import ApiToken
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import DEFAULT_DELTA1_BAND
@@ -404,13 +404,7 @@ class RouterBuildSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RouterBuildLineSerializer(many=True))
     def get_lines(self, build: RouterBuild) -> list[dict[str, Any]]:
-        return router_build_error_lines(error=build.error)
-
-
-def router_build_error_lines(*, error: str) -> list[dict[str, Any]]:
-    """The `line N: problem` lines of a build's error (annotation/services/classifiers/router_builds.py writes them)."""
-    found = (re.fullmatch(r"line (\d+): (.+)", text.strip()) for text in (error or "").splitlines()[1:])
-    return [{"line": int(match.group(1)), "problem": match.group(2)} for match in found if match]
+        return router_build_bad_lines(build=build)
 
 
 class SampleProgressSerializer(serializers.Serializer):

@@ -288,6 +288,13 @@ def router_builds_stuck_fail(*, now: datetime | None = None) -> int:
 # --- the page -----------------------------------------------------------------------------------------------
 
 
+def router_build_bad_lines(*, build: RouterBuild) -> list[dict[str, Any]]:
+    """A failed upload's bad lines as data ({"line", "problem"}, the first ERROR_LINES_SHOWN), from the
+    build's `error_detail`; empty for any other build."""
+    detail = build.error_detail if isinstance(build.error_detail, dict) else {}
+    return [{"line": int(row["line"]), "problem": str(row["problem"])} for row in detail.get("lines") or []]
+
+
 def router_build_state(*, build: RouterBuild) -> dict[str, Any]:
     """What the build page and its JSON status show (the keys the classifier build page's script reads)."""
     return {"status": build.status, "status_display": build.get_status_display(), "finished": build.job_finished,
