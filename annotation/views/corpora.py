@@ -102,10 +102,9 @@ def _corpus_upload(request: HttpRequest, limit: _UploadSizeLimit) -> HttpRespons
 
 
 def _upload_state(upload: CorpusUpload) -> dict:
-    finished = upload.status in (CorpusUpload.Status.DONE, CorpusUpload.Status.FAILED)
     return {
         "id": upload.pk, "status": upload.status, "status_label": upload.get_status_display(),
-        "progress": upload.progress, "finished": finished,
+        "progress": upload.progress, "finished": upload.job_finished,
         "error_line": upload.error_line, "error_problem": upload.error_problem,
         "corpus_id": upload.corpus_id,
         "summary": upload.summary if upload.status == CorpusUpload.Status.DONE else {},
