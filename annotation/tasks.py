@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 
 from annotation.events import LabelPosteriorsUpdated, event_send_on_commit
 from annotation.models import Topic
-from annotation.services.corpora.corpus_uploads import corpus_upload_run, corpus_uploads_stuck_fail
 from annotation.services.crowd.assignments import assignments_expire
 from annotation.services.crowd.crowds import crowd_reconcile_all
 from annotation.services.crowd.labels import labels_posteriors_recompute
@@ -51,24 +50,6 @@ def crowd_reconcile_task() -> None:
     crowd_reconcile_all()
 
 
-# A database that drops its connections mid-import: retried 5 times, at most 2, 4, 8, 16, 32 s apart (capped at
-# 5 minutes, with jitter); after that the upload stays "importing" until corpus_uploads_stuck_task fails it.
-IMPORT_RETRIES = 5
-
-
-@shared_task(name="annotation.tasks_import.corpus_import_task", autoretry_for=(OperationalError, InterfaceError),
-             max_retries=IMPORT_RETRIES, retry_backoff=2, retry_backoff_max=300, retry_jitter=True)
-def corpus_import_task(*, upload_id: int) -> None:
-    """Import a corpus uploaded in the browser (the page polls the upload row)."""
-    corpus_upload_run(upload_id=upload_id)
-
-
-@shared_task(name="annotation.tasks_import.corpus_uploads_stuck_task")
-def corpus_uploads_stuck_task() -> int:
-    """Fail uploads whose import task is gone (no heartbeat for CORPUS_UPLOAD_STUCK_SECONDS); beat runs it."""
-    return corpus_uploads_stuck_fail()
-
-
 # Classifier builds (issue 15) live in their own module; imported here so Celery's autodiscovery registers them.
 from annotation.tasks_builds import (  # noqa: E402,F401
     classifier_build_finish_task,
@@ -79,3 +60,7 @@ from annotation.tasks_builds import (  # noqa: E402,F401
 
 # Router builds (issue 15, topic sets) likewise: annotation/tasks_routers.py.
 from annotation.tasks_routers import router_build_task, router_builds_stuck_task  # noqa: E402,F401
+
+# Corpus uploads' import and sweep likewise: annotation/tasks_uploads.py (the upload service queues its task
+# without importing every task of the app).
+from annotation.tasks_uploads import IMPORT_RETRIES, corpus_import_task, corpus_uploads_stuck_task  # noqa: E402,F401
