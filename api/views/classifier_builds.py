@@ -32,11 +32,6 @@ BUILD_STARTED = (
 )
 
 
-def _named(exc: ClassifierFileError, *, source: str) -> str:
-    """A file's problem as "<file name>, line <line>: problem" (or "<file name>: problem"); never the server's path."""
-    return f"{source}, line {exc.line}: {exc.problem}" if exc.line is not None else f"{source}: {exc.problem}"
-
-
 def _accepted(build: ClassifierBuild) -> Response:
     data = ClassifierBuildSerializer(ClassifierBuild.objects.get(pk=build.pk)).data
     return Response(data, status=202, headers={"Location": data["url"]})
@@ -70,7 +65,7 @@ class ClassifierBuildCreate(APIView):
                     corpus=corpus, name=form["name"], kind=form["kind"], user=request.user,
                     definition={"file": relative, "source": source, "threshold": form.get("threshold")})
             except ClassifierFileError as exc:  # the file's problem, by the name the client sent it under
-                exc.message = _named(exc, source=source)
+                exc.message = exc.named(source)
                 raise
         else:
             raise unsupported(request)

@@ -355,3 +355,14 @@ def test_metadata_values_searched_strings_numbers_and_lists_only():
     rows = [(1, {"tags": ["x", {"y": "hidden"}]}), (2, {"tags": ["a b"]}), (3, {"other": "a b"}), (4, {"tags": 7}),
             (5, {"tags": [7]})]
     assert list(keywords._scan_rows(matcher, rows, ["tags"])) == [2, 5]
+
+
+def test_a_file_problem_found_by_the_task_names_the_upload_and_is_stored_as_data(django_capture_on_commit_callbacks):
+    corpus, _ = make_corpus(5)
+    relative = classifier_build_file_save(original_name="ghosts.txt", chunks=[b"ghost\nphantom\n"])
+    failed = build(django_capture_on_commit_callbacks, corpus=corpus, name="ghosts", kind="ids",
+                   definition={"file": relative, "source": "ghosts.txt"})
+    assert failed.status == "failed"
+    assert failed.error.startswith("ghosts.txt: none of the 2 ids") and "classifier-uploads" not in failed.error
+    assert failed.error_detail == {"line": None, "problem": failed.error.removeprefix("ghosts.txt: ")}
+    assert not builds._upload_absolute(relative).exists()

@@ -52,6 +52,15 @@ class ClassifierFileError(ClassifierError):
         self.problem = problem
         super().__init__(f"{upload}:{line}: {problem}" if line is not None else f"{upload}: {problem}", line=line)
 
+    @property
+    def detail(self) -> dict[str, object]:
+        """The machine-readable facts (a failed build's `error_detail`); never the server's path."""
+        return {"line": self.line, "problem": self.problem}
+
+    def named(self, source: str) -> str:
+        """The problem naming the file as the user sent it: "<source>, line N: problem" or "<source>: problem"."""
+        return f"{source}, line {self.line}: {self.problem}" if self.line is not None else f"{source}: {self.problem}"
+
 
 @dataclass
 class ClassifierResult:

@@ -43,10 +43,11 @@ from django.utils import timezone
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierBuild, Corpus
-from annotation.services.classifiers.classifier import ClassifierError
+from annotation.services.classifiers.classifier import ClassifierError, ClassifierFileError
 from annotation.services.classifiers.kinds import ClassifierKind, kind_get, kinds_buildable
 from annotation.services.classifiers.kinds.ids import UPLOAD_DIR, upload_absolute, upload_file_save
 from annotation.services.classifiers.kinds.steps import bitmap_encode, shard_ranges
+from core.errors import ApplicationError
 from core.jobs import (
     job_begin,
     job_enqueue,
@@ -164,8 +165,18 @@ def _fail(build_id: int, message: str) -> None:
 def classifier_build_fail(*, build_id: int, exc: BaseException) -> None:
     """Record why a build stopped: the message of a user-facing error (and its detail), else a pointer to the
     log."""
-    if job_fail_exception(model=ClassifierBuild, job_id=build_id, exc=exc, unexpected=UNEXPECTED):
+    if job_fail_exception(model=ClassifierBuild, job_id=build_id, exc=exc, unexpected=UNEXPECTED,
+                          message=lambda error: _message(build_id, error)):
         _cleanup(build_id)
+
+
+def _message(build_id: int, exc: ApplicationError) -> str:
+    """A user-facing error's message; an uploaded file's problem names the file as uploaded, not the stored copy."""
+    if not isinstance(exc, ClassifierFileError):
+        return exc.message
+    definition = ClassifierBuild.objects.filter(pk=build_id).values_list("definition", flat=True).first() or {}
+    source = definition.get("source") if isinstance(definition, dict) else None
+    return exc.named(str(source)) if source else exc.message
 
 
 def _heartbeat() -> dict:
