@@ -2,9 +2,9 @@
 
 Real processes, production settings: gunicorn (2 workers, `config.settings.production`), a Celery
 worker and Celery beat (`celery -A config worker|beat`), PostgreSQL and Redis. Each module gets a
-database of its own (`e2e_<pid>_<n>`, created from the server's `postgres` database and dropped at
-the end) and a Redis database number of its own (E2E_REDIS_DB, default 13), or a private
-`redis-server` when the test must stop it.
+database of its own (`e2e_<pid>_<n>`: the pid differs between xdist workers; created from the server's
+`postgres` database and dropped at the end) and a private `redis-server` on a free port (or, for
+test_production_stack.py with E2E_REDIS_DB=<n>, that database of the shared Redis server).
 
 The stack is driven only through HTTP, like a browser behind the TLS-terminating proxy of
 docs/deploy.md: every request carries `X-Forwarded-Proto: https` (SECURE_PROXY_SSL_HEADER), so the

@@ -16,6 +16,7 @@ import pytest
 from tests.e2e.conftest import (
     AnnotatorRun,
     Client,
+    PrivateRedis,
     Stack,
     annotate,
     annotator_session,
@@ -25,6 +26,7 @@ from tests.e2e.conftest import (
     flush_redis_db,
     json_of,
     judgment_invariants,
+    postgres_admin_url,
     redis_server_url,
     running_stack,
     topic_create,
@@ -33,20 +35,33 @@ from tests.e2e.conftest import (
     wait_for,
 )
 
-REDIS_DB = 13
 ANNOTATORS = [f"crowd{i}" for i in range(1, 6)]
 USERS = {"ana": "analyst", "manny": "manager", **dict.fromkeys(ANNOTATORS, "annotator")}
 
 
 @pytest.fixture(scope="module")
-def stack():
+def stack(tmp_path_factory):
+    """The stack on a private `redis-server` of its own (as the fault tests): no database of the shared
+    server that another test run, or the real-worker test on another xdist worker (REDIS_URL), could be
+    using or flushing. E2E_REDIS_DB=<n> puts it on that database of the shared server instead."""
     import os
 
-    url = f"{redis_server_url()}/{os.environ.get('E2E_REDIS_DB', REDIS_DB)}"
-    flush_redis_db(url)
-    with running_stack(redis_url=url, users=USERS) as running:
-        yield running
-    flush_redis_db(url)
+    shared_db = os.environ.get("E2E_REDIS_DB")
+    if shared_db:
+        url = f"{redis_server_url()}/{shared_db}"
+        flush_redis_db(url)
+        with running_stack(redis_url=url, users=USERS) as running:
+            yield running
+        flush_redis_db(url)
+        return
+    postgres_admin_url()  # skip (or fail under REQUIRE_POSTGRES=1) before starting anything
+    server = PrivateRedis(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        with running_stack(redis_url=server.url + "/0", users=USERS) as running:
+            yield running
+    finally:
+        server.stop()
 
 
 def test_import_classify_sample_crowd_report_over_http(stack: Stack, tmp_path):
