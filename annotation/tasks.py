@@ -8,40 +8,15 @@ find their task.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from celery import shared_task
-from django.db import transaction
 
-from annotation.events import LabelPosteriorsUpdated, event_send_on_commit
-from annotation.models import Topic
 from annotation.services.crowd.assignments import assignments_expire
 from annotation.services.crowd.crowds import crowd_reconcile_all
-from annotation.services.crowd.labels import labels_posteriors_recompute
-from annotation.services.sampling.draws import samples_launch
-
-
-@shared_task(name="annotation.tasks.samples_draw_task")
-def samples_draw_task(*, topic_id: int, options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Draw, queue and publish a topic's samples; `options` are samples_draw's JSON-able keywords."""
-    topic = Topic.objects.get(pk=topic_id)
-    launch = samples_launch(topic=topic, **(options or {}))
-    return {"draws": [d.pk for d in launch.draws], "hits": len(launch.hits), "documents": launch.documents}
 
 
 @shared_task(name="annotation.tasks.assignments_expire_task")
 def assignments_expire_task() -> int:
     return assignments_expire()
-
-
-@shared_task(name="annotation.tasks.labels_posteriors_task")
-def labels_posteriors_task(*, topic_id: int) -> int:
-    """Dawid–Skene posteriors of a topic's labels; announced after commit (estimation recomputes)."""
-    topic = Topic.objects.get(pk=topic_id)
-    with transaction.atomic():
-        updated = labels_posteriors_recompute(topic=topic)
-        event_send_on_commit(event=LabelPosteriorsUpdated(topic_id=topic_id))
-    return updated
 
 
 @shared_task(name="annotation.tasks.crowd_reconcile_task")
@@ -58,8 +33,13 @@ from annotation.tasks_builds import (  # noqa: E402,F401
     classifier_builds_stuck_task,
 )
 
+# A topic's draw and its labels' posteriors likewise (annotation/tasks_sampling.py, annotation/tasks_labels.py): the
+# services that queue them import only their own task module, never every task of the app.
+from annotation.tasks_labels import labels_posteriors_task  # noqa: E402,F401
+
 # Router builds (issue 15, topic sets) likewise: annotation/tasks_routers.py.
 from annotation.tasks_routers import router_build_task, router_builds_stuck_task  # noqa: E402,F401
+from annotation.tasks_sampling import samples_draw_task  # noqa: E402,F401
 
 # Corpus uploads' import and sweep likewise: annotation/tasks_uploads.py (the upload service queues its task
 # without importing every task of the app).

@@ -137,8 +137,8 @@ def main() -> None:
     from annotation.services.classifiers.classifier import (
         classifier_create_keywords,
         keyword_preview,
-        neighbour_terms_suggest,
     )
+    from annotation.services.classifiers.term_suggestions import neighbour_terms_suggest
     from annotation.services.corpora.corpus_import import corpus_import
 
     name = corpus_name(args.documents)

@@ -11,9 +11,9 @@ from annotation.services.classifiers.classifier import (
     classifier_freeze,
     classifier_set_threshold,
     keyword_preview,
-    neighbour_terms_suggest,
 )
 from annotation.services.classifiers.keywords import KeywordMatcher, terms_parse
+from annotation.services.classifiers.term_suggestions import neighbour_terms_suggest
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap
 from tests.factories import ClassifierFactory, CorpusFactory, DocumentFactory, TopicFactory
 

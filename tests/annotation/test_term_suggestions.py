@@ -8,10 +8,11 @@ import random
 
 import pytest
 
-from annotation.services.classifiers.classifier import ClassifierError, neighbour_terms_suggest
+from annotation.services.classifiers.classifier import ClassifierError
 from annotation.services.classifiers.term_suggestions import (
     MIN_SEED_DOCUMENTS,
     STOP_WORDS,
+    neighbour_terms_suggest,
     term_candidates_score,
     term_suggestions_rank,
 )
@@ -122,7 +123,7 @@ def test_bad_parameters_are_refused(reviews):
 
 
 def test_neighbour_terms_suggest_delegates_to_the_filtered_ranking(reviews):
-    """annotation.services.classifiers.classifier.neighbour_terms_suggest (the page and the suggest_terms command) gives the
+    """annotation.services.classifiers.classifier.neighbour_terms_suggest (the page and the suggest_terms command; now in term_suggestions.py) gives the
     same list."""
     assert neighbour_terms_suggest(corpus=reviews, seed_terms=SEEDS, k=6) == term_suggestions_rank(
         corpus=reviews, seed_terms=SEEDS, k=6).terms

@@ -2,8 +2,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Corpus
-from annotation.services.classifiers.classifier import ClassifierError, neighbour_terms_suggest
+from annotation.services.classifiers.classifier import ClassifierError
 from annotation.services.classifiers.keywords import terms_parse
+from annotation.services.classifiers.term_suggestions import neighbour_terms_suggest
 
 
 class Command(BaseCommand):

@@ -36,31 +36,72 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from annotation.models import Corpus, Document
 from annotation.services.classifiers import keywords
-from annotation.services.classifiers.classifier import (
-    NEIGHBOUR_SAMPLE_DOCUMENTS,
-    PREVIEW_SEED,
-    ClassifierError,
-    NeighbourTerm,
-    _rows_by_pk,
-)
+from annotation.services.classifiers.classifier import ID_LOOKUP_CHUNK, PREVIEW_SEED, ClassifierError
 from annotation.services.corpora.retrieved_sets import corpus_bitmap
 
 Measure = Literal["jaccard", "overlap"]
+
+
+class NeighbourTerm(NamedTuple):
+    term: str
+    score: float
+    doc_count: int  # |A_y|: documents of the corpus containing the term
+
+
+NEIGHBOUR_SAMPLE_DOCUMENTS = 50_000
+
+
+def _rows_by_pk(pks: list[int], fields: Sequence[str]) -> Iterator[tuple]:
+    for start in range(0, len(pks), ID_LOOKUP_CHUNK):
+        yield from Document.objects.filter(pk__in=pks[start:start + ID_LOOKUP_CHUNK]).order_by().values_list(*fields)
+
+
+def _candidate_token(token: str) -> bool:
+    return len(token) > 1 and not token.isdigit()
+
+
+def neighbour_terms_suggest(
+    *,
+    corpus: Corpus,
+    seed_terms: Sequence[str],
+    k: int = 10,
+    measure: Literal["jaccard", "overlap"] = "jaccard",
+    fields: Sequence[str] = keywords.FIELDS,
+    min_doc_count: int = 2,
+    sample_documents: int | None = NEIGHBOUR_SAMPLE_DOCUMENTS,
+) -> list[NeighbourTerm]:
+    """Top-k single words y by similarity of their document set A_y with A_seed (seed 000, Sec. 6.1.1).
+
+    jaccard: |A_y ∩ A_seed| / |A_y ∪ A_seed|;  overlap: |A_y ∩ A_seed| / |A_y|.
+    A_seed = documents matching any seed term (keyword semantics); a word's documents are
+    those containing it as a whole word in the chosen fields. Words of the seed terms,
+    single characters and numbers are left out, as are words in fewer than
+    `min_doc_count` documents (with the overlap measure a word seen once, in a seed
+    document, would otherwise score 1). Ties: more documents first, then alphabetical.
+    Tokenising costs about 10 s per 100,000 documents, so corpora larger than
+    `sample_documents` are measured on a fixed uniform sample of that many documents
+    (both similarities are ratios of counts, estimated by the sample's ratios; doc_count
+    is then scaled up to the corpus and min_doc_count applies to the sample).
+    `sample_documents=None` always reads the whole corpus.
+    """
+    # Stop words, very common words and short tokens left out (issue 13); the warnings are in the full result.
+    return term_suggestions_rank(corpus=corpus, seed_terms=seed_terms, k=k, measure=measure, fields=fields,
+                                 min_doc_count=min_doc_count, sample_documents=sample_documents).terms
 
 MIN_LENGTH = 3
 MAX_DOC_SHARE = 0.5
 MIN_DOCUMENTS_FOR_SHARES = 20
 MIN_SEED_DOCUMENTS = 20
 MIN_LIFT = 1.5
-_WORD = re.compile(r"\w+")  # the tokens of classifiers.neighbour_terms_suggest
+_WORD = re.compile(r"\w+")  # the tokens of neighbour_terms_suggest
 
 # Function words of English: articles, pronouns, auxiliaries, prepositions, conjunctions, common adverbs and
 # the pieces the tokenizer leaves of contractions (don't → don, t). Content words ("good", "bad") are not here:

@@ -556,7 +556,7 @@ def _labels_changed(*, topic: Topic) -> None:
     """New complete labels: refresh the D–S posteriors (when the topic uses them) and announce the
     fact after commit (estimation's receivers decide certifications and recompute the report)."""
     if topic.aggregator == Topic.Aggregator.DAWID_SKENE:
-        from annotation.tasks import labels_posteriors_task
+        from annotation.tasks_labels import labels_posteriors_task
 
         topic_id = topic.pk
         transaction.on_commit(lambda: labels_posteriors_task.delay(topic_id=topic_id), robust=True)

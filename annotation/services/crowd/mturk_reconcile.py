@@ -3,7 +3,7 @@
 Split from ``annotation.services.crowd.mturk`` (publishing, the external page, costs, verification): for every
 published HIT it verifies provisional submissions, approves or rejects reviewed assignments, offers
 replacements, publishes HITs that never reached Mechanical Turk and expires HITs no longer needed.
-Run by ``annotation.tasks.mturk_reconcile_task``; every call is safe to repeat.
+Run by ``annotation.tasks.crowd_reconcile_task``; every call is safe to repeat.
 """
 from __future__ import annotations
 

@@ -522,7 +522,7 @@ def samples_launch_enqueue(*, topic: Topic, **options) -> None:
     Errors (budget, missing pair) surface in the task; call `samples_launch` directly
     to get them synchronously.
     """
-    from annotation.tasks import samples_draw_task
+    from annotation.tasks_sampling import samples_draw_task
 
     topic_id = topic.pk
     transaction.on_commit(lambda: samples_draw_task.delay(topic_id=topic_id, options=options), robust=True)
