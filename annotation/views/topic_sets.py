@@ -7,7 +7,6 @@ preview, rename, archive and delete are the single topic's pages, which handle b
 """
 from __future__ import annotations
 
-import re
 from typing import Any, cast
 
 from django import forms
@@ -24,7 +23,12 @@ from annotation.models import Corpus, Hit, Router, RouterBuild, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.selectors import topic_progress, topic_set_sample_progress
 from annotation.services.classifiers.keywords import corpus_keyword_fields
-from annotation.services.classifiers.router_builds import LIVE, router_build_start, router_build_state
+from annotation.services.classifiers.router_builds import (
+    LIVE,
+    router_build_error_parts,
+    router_build_start,
+    router_build_state,
+)
 from annotation.services.classifiers.routers import (
     ROUTER_CSV_MAX_BYTES,
     RouterError,
@@ -60,7 +64,6 @@ DEFAULT_SAMPLE = 300
 # The keyword router's preview scans the corpus in the request: offered up to this many documents
 # (bench/bench_routers.py: 4 rules over 50,000 documents took 7.6 s at load average 16 on 2 cores, SQLite).
 KEYWORD_PREVIEW_MAX_DOCUMENTS = 10_000
-_BAD_LINE = re.compile(r"^line (\d+): (.*)$")
 
 
 def _topic_sets() -> QuerySet[Topic]:
@@ -368,20 +371,7 @@ def router_build_detail(request: HttpRequest, router_build_id: int) -> HttpRespo
     return render(request, "analyst/topic_set_router_build.html", {
         "build": build, "topic": build.topic, "state": router_build_state(build=build),
         "rules": _rules_named(build.definition, names) if build.kind == Router.Kind.KEYWORDS else [],
-        **_error_parts(build.error)})
-
-
-def _error_parts(error: str) -> dict[str, Any]:
-    """A failed build's error: its first line, and an upload's bad lines as (number, reason) rows."""
-    first, *rest = error.splitlines() or [""]
-    rows, more = [], ""
-    for line in rest:
-        match = _BAD_LINE.match(line)
-        if match:
-            rows.append((int(match.group(1)), match.group(2)))
-        else:
-            more = line
-    return {"error_head": first, "bad_lines": rows, "bad_lines_more": more}
+        **router_build_error_parts(build=build)})
 
 
 @role_required(CONFIGURE)

@@ -295,6 +295,17 @@ def router_build_bad_lines(*, build: RouterBuild) -> list[dict[str, Any]]:
     return [{"line": int(row["line"]), "problem": str(row["problem"])} for row in detail.get("lines") or []]
 
 
+def router_build_error_parts(*, build: RouterBuild) -> dict[str, Any]:
+    """A failed build's error for its page: the message's first line, an upload's bad lines as (number, reason)
+    rows from `error_detail` (never parsed back out of the text), and how many more there were."""
+    head = (build.error or "").splitlines()[0] if build.error else ""
+    rows = [(row["line"], row["problem"]) for row in router_build_bad_lines(build=build)]
+    detail = build.error_detail if isinstance(build.error_detail, dict) else {}
+    count = int(detail.get("count") or len(rows))
+    more = f"(and {count - len(rows)} more)" if count > len(rows) else ""
+    return {"error_head": head, "bad_lines": rows, "bad_lines_more": more}
+
+
 def router_build_state(*, build: RouterBuild) -> dict[str, Any]:
     """What the build page and its JSON status show (the keys the classifier build page's script reads)."""
     return {"status": build.status, "status_display": build.get_status_display(), "finished": build.job_finished,
