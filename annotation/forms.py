@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 
+from annotation import limits
 from annotation.models import Classifier, Corpus, Topic
 from annotation.services.classifiers.kinds import kind_get, kinds_uploaded
 
@@ -188,15 +189,15 @@ class TopicForm(forms.Form):
     extra = ClassifierMultipleChoiceField(queryset=_classifier_choices(), required=False,
                                           label="Further classifiers to measure",
                                           widget=forms.CheckboxSelectMultiple)
-    target_recall = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8)
-    confidence = forms.FloatField(min_value=0.51, max_value=0.999, initial=0.95)
+    target_recall = forms.FloatField(min_value=limits.TARGET_RECALL[0], max_value=limits.TARGET_RECALL[1], initial=0.8)
+    confidence = forms.FloatField(min_value=limits.CONFIDENCE[0], max_value=limits.CONFIDENCE[1], initial=0.95)
     crowd = forms.ChoiceField(choices=Topic.Crowd.choices, initial=Topic.Crowd.LOCAL)
     aggregator = forms.ChoiceField(choices=Topic.Aggregator.choices, initial=Topic.Aggregator.MAJORITY,
                                    label="Combine the three judgments by")
-    hit_size = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Documents per HIT")
-    reward_per_hit = forms.DecimalField(min_value=Decimal("0"), max_digits=8, decimal_places=2, initial=Decimal("0.10"),
+    hit_size = forms.IntegerField(min_value=limits.HIT_SIZE[0], max_value=limits.HIT_SIZE[1], initial=5, label="Documents per HIT")
+    reward_per_hit = forms.DecimalField(min_value=limits.MONEY_MIN, max_digits=limits.REWARD_DIGITS, decimal_places=2, initial=Decimal("0.10"),
                                         label="Reward per HIT (USD)")
-    budget = forms.DecimalField(min_value=Decimal("0"), max_digits=10, decimal_places=2, required=False,
+    budget = forms.DecimalField(min_value=limits.MONEY_MIN, max_digits=limits.BUDGET_DIGITS, decimal_places=2, required=False,
                                 label="Budget (USD)", help_text="Leave empty for no limit.")
 
     def __init__(self, *args, instance: Topic | None = None, **kwargs):
@@ -233,12 +234,10 @@ class TopicForm(forms.Form):
         return cleaned
 
 
-# The planner takes half-widths inside (0, 0.5): ±0.5 would be no interval at all.
-HALF_WIDTH_MIN, HALF_WIDTH_MAX = 0.01, 0.49
+HALF_WIDTH_MIN, HALF_WIDTH_MAX = limits.HALF_WIDTH
 
 
-# How far below the recall the dependence check's assumption-free lower bound may fall.
-MARGIN_MIN, MARGIN_MAX = 0.02, 0.30
+MARGIN_MIN, MARGIN_MAX = limits.MARGIN
 
 
 class PlanForm(forms.Form):
@@ -397,10 +396,10 @@ class TopicSetForm(forms.Form):
         help_text="It fills the annotator's place (cost unchanged) but counts for no class.")
     aggregator = forms.ChoiceField(choices=Topic.Aggregator.choices, initial=Topic.Aggregator.MAJORITY,
                                    label="Combine the three judgments by")
-    hit_size = forms.IntegerField(min_value=1, max_value=50, initial=5, label="Documents per HIT")
-    reward_per_hit = forms.DecimalField(min_value=Decimal("0"), max_digits=8, decimal_places=2,
+    hit_size = forms.IntegerField(min_value=limits.HIT_SIZE[0], max_value=limits.HIT_SIZE[1], initial=5, label="Documents per HIT")
+    reward_per_hit = forms.DecimalField(min_value=limits.MONEY_MIN, max_digits=limits.REWARD_DIGITS, decimal_places=2,
                                         initial=Decimal("0.10"), label="Reward per HIT (USD)")
-    budget = forms.DecimalField(min_value=Decimal("0"), max_digits=10, decimal_places=2, required=False,
+    budget = forms.DecimalField(min_value=limits.MONEY_MIN, max_digits=limits.BUDGET_DIGITS, decimal_places=2, required=False,
                                 label="Budget (USD)", help_text="Leave empty for no limit.")
 
     def clean_name(self) -> str:
@@ -427,7 +426,7 @@ class TopicSetForm(forms.Form):
 class TopicSetLaunchForm(_ConfirmFields):
     """The launch of a topic set: the total size of its uniform sample (a repeat draws only the difference)."""
 
-    documents = forms.IntegerField(min_value=1, max_value=1_000_000, label="Documents in the sample (total)",
+    documents = forms.IntegerField(min_value=limits.TOPIC_SET_DOCUMENTS[0], max_value=limits.TOPIC_SET_DOCUMENTS[1], label="Documents in the sample (total)",
                                    help_text="A uniform sample of the corpus, each document judged by three "
                                    "annotators. Documents already drawn count towards it.")
 

@@ -9,6 +9,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation import limits
 from annotation.models import (
     Classifier,
     ClassifierBuild,
@@ -25,12 +26,13 @@ from annotation.services.classifiers import keywords
 from annotation.services.classifiers.kinds import kinds_uploaded
 from annotation.services.classifiers.router_builds import router_build_bad_lines
 from api.models import ApiToken
+from estimation import limits as plan_limits
 from estimation.models import CertificationPlan
 from estimation.services.certification_plans import DEFAULT_DELTA1_BAND
 
-HALF_WIDTH_MIN, HALF_WIDTH_MAX = 0.01, 0.49  # annotation/forms.py PlanForm
-MARGIN_MIN, MARGIN_MAX = 0.02, 0.30
-MAX_COMPLEMENT = 1_000_000
+HALF_WIDTH_MIN, HALF_WIDTH_MAX = limits.HALF_WIDTH
+MARGIN_MIN, MARGIN_MAX = limits.MARGIN
+MAX_COMPLEMENT = limits.COMPLEMENT_MAX
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -212,14 +214,15 @@ class TopicSettingsSerializer(serializers.Serializer):
     """What may change after creation (annotation/forms.py TopicSettingsForm); absent fields keep their value."""
 
     instructions = serializers.CharField(required=False, allow_blank=True, max_length=20_000)
-    target_recall = serializers.FloatField(required=False, min_value=0.01, max_value=0.99)
-    confidence = serializers.FloatField(required=False, min_value=0.51, max_value=0.999)
+    target_recall = serializers.FloatField(required=False, min_value=limits.TARGET_RECALL[0], max_value=limits.TARGET_RECALL[1])
+    confidence = serializers.FloatField(required=False, min_value=limits.CONFIDENCE[0], max_value=limits.CONFIDENCE[1])
     crowd = serializers.ChoiceField(required=False, choices=Topic.Crowd.choices)
     aggregator = serializers.ChoiceField(required=False, choices=Topic.Aggregator.choices)
-    hit_size = serializers.IntegerField(required=False, min_value=1, max_value=50)
-    reward_per_hit = serializers.DecimalField(required=False, max_digits=8, decimal_places=2, min_value=Decimal("0"))
-    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=10, decimal_places=2,
-                                      min_value=Decimal("0"))
+    hit_size = serializers.IntegerField(required=False, min_value=limits.HIT_SIZE[0], max_value=limits.HIT_SIZE[1])
+    reward_per_hit = serializers.DecimalField(required=False, max_digits=limits.REWARD_DIGITS, decimal_places=2,
+                                              min_value=limits.MONEY_MIN)
+    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=limits.BUDGET_DIGITS, decimal_places=2,
+                                      min_value=limits.MONEY_MIN)
     allow_unsure = serializers.BooleanField(
         required=False, help_text="Offer annotators an “unsure” answer (judgments then carry relevant: null); "
                                   "may change at any time, new HITs follow it.")
@@ -324,7 +327,7 @@ class JudgmentSerializer(serializers.ModelSerializer):
 
 # --------------------------------------------------------------------------- topic sets (seed 002)
 
-MAX_TOPIC_SET_DOCUMENTS = 1_000_000  # annotation/forms.py TopicSetLaunchForm
+MAX_TOPIC_SET_DOCUMENTS = limits.TOPIC_SET_DOCUMENTS[1]
 
 
 class TopicSetClassInSerializer(serializers.Serializer):
@@ -343,11 +346,11 @@ class TopicSetCreateSerializer(serializers.Serializer):
     allow_unsure = serializers.BooleanField(required=False, default=False)
     aggregator = serializers.ChoiceField(required=False, choices=Topic.Aggregator.choices,
                                          default=Topic.Aggregator.MAJORITY)
-    hit_size = serializers.IntegerField(required=False, min_value=1, max_value=50, default=5)
-    reward_per_hit = serializers.DecimalField(required=False, allow_null=True, max_digits=8, decimal_places=2,
-                                              min_value=Decimal("0"))
-    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=10, decimal_places=2,
-                                      min_value=Decimal("0"))
+    hit_size = serializers.IntegerField(required=False, min_value=limits.HIT_SIZE[0], max_value=limits.HIT_SIZE[1], default=5)
+    reward_per_hit = serializers.DecimalField(required=False, allow_null=True, max_digits=limits.REWARD_DIGITS,
+                                              decimal_places=2, min_value=limits.MONEY_MIN)
+    budget = serializers.DecimalField(required=False, allow_null=True, max_digits=limits.BUDGET_DIGITS, decimal_places=2,
+                                      min_value=limits.MONEY_MIN)
 
 
 class TopicSetClassSerializer(serializers.Serializer):
@@ -511,13 +514,15 @@ class CertificationPlanCreateSerializer(serializers.Serializer):
     classifier = serializers.PrimaryKeyRelatedField(queryset=Classifier.objects.defer("retrieved_bitmap"))
     metric = serializers.ChoiceField(choices=CertificationPlan.Metric.choices,
                                      default=CertificationPlan.Metric.PAIR_RECALL)
-    target = serializers.FloatField(min_value=0.01, max_value=0.99)
-    alpha = serializers.FloatField(default=0.05, min_value=0.001, max_value=0.2)
-    power = serializers.FloatField(default=0.9, min_value=0.51, max_value=0.99)
+    target = serializers.FloatField(min_value=plan_limits.TARGET[0], max_value=plan_limits.TARGET[1])
+    alpha = serializers.FloatField(default=0.05, min_value=plan_limits.ALPHA[0], max_value=plan_limits.ALPHA[1])
+    power = serializers.FloatField(default=0.9, min_value=plan_limits.POWER[0], max_value=plan_limits.POWER[1])
     monitoring = serializers.BooleanField(default=False)
-    delta1_low = serializers.FloatField(default=DEFAULT_DELTA1_BAND[0], min_value=0.01, max_value=1.0)
-    delta1_high = serializers.FloatField(default=DEFAULT_DELTA1_BAND[1], min_value=1.0, max_value=3.0)
-    attempts = serializers.IntegerField(default=1, min_value=1, max_value=100)
+    delta1_low = serializers.FloatField(default=DEFAULT_DELTA1_BAND[0], min_value=plan_limits.DELTA1_LOW[0],
+                                         max_value=plan_limits.DELTA1_LOW[1])
+    delta1_high = serializers.FloatField(default=DEFAULT_DELTA1_BAND[1], min_value=plan_limits.DELTA1_HIGH[0],
+                                          max_value=plan_limits.DELTA1_HIGH[1])
+    attempts = serializers.IntegerField(default=1, min_value=plan_limits.ATTEMPTS[0], max_value=plan_limits.ATTEMPTS[1])
     dependence_check = serializers.BooleanField(default=False)
 
 

@@ -19,6 +19,7 @@ from annotation.models import Classifier, Topic
 from annotation.roles import READ_REPORTS, role_required
 from annotation.services.crowd.hits import BudgetExceeded
 from annotation.services.sampling.draws import SamplingError
+from estimation import limits as plan_limits
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_lock_preview, certification_plan_describe, certification_summary
 from estimation.services.certification_plans import (
@@ -40,26 +41,26 @@ class CertificationPlanForm(forms.Form):
     # The choices in words (no seed references or QBCB: the glossary explains them).
     metric = forms.ChoiceField(choices=[(value, plain(label)) for value, label in CertificationPlan.Metric.choices],
                                initial=CertificationPlan.Metric.PAIR_RECALL)
-    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target",
+    target = forms.FloatField(min_value=plan_limits.TARGET[0], max_value=plan_limits.TARGET[1], initial=0.8, label="Target",
                               help_text="The classifier passes if the one-sided lower confidence bound reaches the target.")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="False-pass rate allowed",
+    alpha = forms.FloatField(min_value=plan_limits.ALPHA[0], max_value=plan_limits.ALPHA[1], initial=0.05, label="False-pass rate allowed",
                              help_text="The chance that a classifier below the target passes by luck; the confidence "
                                        "is 1 minus this.")
-    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power",
+    power = forms.FloatField(min_value=plan_limits.POWER[0], max_value=plan_limits.POWER[1], initial=0.9, label="Power",
                              help_text="Chance of passing if the classifier is as good as the pilot says.")
     monitoring = forms.BooleanField(required=False, label="Monitor continuously (anytime-valid)",
                                     help_text="Look after every batch and stop as soon as the confidence sequence "
                                               "clears the target. The sample is sized four times larger as a ceiling.")
-    delta1_low = forms.FloatField(required=False, min_value=0.01, max_value=1.0, initial=DEFAULT_DELTA1_BAND[0],
+    delta1_low = forms.FloatField(required=False, min_value=plan_limits.DELTA1_LOW[0], max_value=plan_limits.DELTA1_LOW[1], initial=DEFAULT_DELTA1_BAND[0],
                                   label="Dependence band: lowest dependence ratio",
                                   help_text="Pair recall only. A ratio of 1 means the two classifiers find relevant "
                                             "documents independently; the verdict is decided at the least "
                                             "favourable ratio of the band.")
-    delta1_high = forms.FloatField(required=False, min_value=1.0, max_value=3.0, initial=DEFAULT_DELTA1_BAND[1],
+    delta1_high = forms.FloatField(required=False, min_value=plan_limits.DELTA1_HIGH[0], max_value=plan_limits.DELTA1_HIGH[1], initial=DEFAULT_DELTA1_BAND[1],
                                    label="Dependence band: highest dependence ratio",
                                    help_text="Two keyword filters on the same words can reach 1.35 (Reuters "
                                              "'earn'); the sample is sized for the bound to reach the target × this.")
-    attempts = forms.IntegerField(required=False, min_value=1, max_value=100, initial=1,
+    attempts = forms.IntegerField(required=False, min_value=plan_limits.ATTEMPTS[0], max_value=plan_limits.ATTEMPTS[1], initial=1,
                                   label="Attempts declared",
                                   help_text="If you may certify this classifier again after a fail, declare how "
                                             "many attempts: the false-pass rate is split across them so that all of "
@@ -91,13 +92,13 @@ class ConfusionPlanForm(forms.Form):
     (seed 004 Sec. 4.4). Posted with the hidden field source=confusion, prefix "cv"."""
 
     classifier = forms.ModelChoiceField(queryset=Classifier.objects.none(), label="Classifier to certify")
-    target = forms.FloatField(min_value=0.01, max_value=0.99, initial=0.8, label="Target F1",
+    target = forms.FloatField(min_value=plan_limits.TARGET[0], max_value=plan_limits.TARGET[1], initial=0.8, label="Target F1",
                               help_text="The classifier passes if the one-sided lower confidence bound on F1 "
                                         "reaches the target.")
-    alpha = forms.FloatField(min_value=0.001, max_value=0.2, initial=0.05, label="False-pass rate allowed")
-    power = forms.FloatField(min_value=0.51, max_value=0.99, initial=0.9, label="Power",
+    alpha = forms.FloatField(min_value=plan_limits.ALPHA[0], max_value=plan_limits.ALPHA[1], initial=0.05, label="False-pass rate allowed")
+    power = forms.FloatField(min_value=plan_limits.POWER[0], max_value=plan_limits.POWER[1], initial=0.9, label="Power",
                              help_text="Chance of passing if the classifier is as good as the cross-validation says.")
-    attempts = forms.IntegerField(required=False, min_value=1, max_value=100, initial=1, label="Attempts declared")
+    attempts = forms.IntegerField(required=False, min_value=plan_limits.ATTEMPTS[0], max_value=plan_limits.ATTEMPTS[1], initial=1, label="Attempts declared")
     tp = forms.IntegerField(min_value=0, label="True positives (TP)",
                             help_text="Relevant documents the classifier retrieved, summed over the folds.")
     fp = forms.IntegerField(min_value=0, label="False positives (FP)",
