@@ -69,3 +69,30 @@ def test_the_contract_reports_a_forbidden_import(tmp_path, contract, path, sourc
     result = lint(contract=contract, root=project)
     assert not result.kept
     assert reported in result.output, result.output
+
+
+def _test_modules_importing_test_modules(root) -> list[str]:
+    """`path: imported` for every import of a test module (tests/**/test_*.py) by a test module."""
+    import ast
+
+    found = []
+    for path in sorted(root.glob("tests/**/test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            found += [f"{path.relative_to(root)}: {name}" for name in names
+                      if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")]
+    return found
+
+
+def test_no_test_module_imports_another():
+    """Shared set-up lives in conftest.py and tests/factories.py (docs/architecture.md, Tests)."""
+    from tests.import_contracts import ROOT
+
+    assert _test_modules_importing_test_modules(ROOT) == []
+
+
+def test_a_test_module_importing_another_is_found(tmp_path):
+    (tmp_path / "tests" / "web").mkdir(parents=True)
+    (tmp_path / "tests" / "web" / "test_a.py").write_text("from tests.api.test_cli_e2e import _env\n")
+    assert _test_modules_importing_test_modules(tmp_path) == ["tests/web/test_a.py: tests.api.test_cli_e2e"]
