@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from annotation import models
 from annotation.services.corpora.corpus_import import corpus_totals_refresh
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes
+from annotation.services.crowd.workers import worker_block, worker_unblock
 
 
 def bitmap_summary(data) -> str:
@@ -209,16 +210,12 @@ class WorkerAdmin(admin.ModelAdmin):
 
     @admin.action(description="Block the selected workers")
     def block(self, request, queryset):
-        from annotation.services.crowd.workers import worker_block
-
         for worker in queryset:
             worker_block(worker=worker, reason=f"blocked in the admin by {request.user.get_username()}")
         self.message_user(request, f"Blocked {queryset.count()} workers.", messages.SUCCESS)
 
     @admin.action(description="Unblock the selected workers")
     def unblock(self, request, queryset):
-        from annotation.services.crowd.workers import worker_unblock
-
         for worker in queryset:
             worker_unblock(worker=worker)
         self.message_user(request, f"Unblocked {queryset.count()} workers.", messages.SUCCESS)

@@ -7,4 +7,4 @@ class AnnotationConfig(AppConfig):
 
     def ready(self) -> None:
         # Every kind of classifier registers itself (annotation/services/classifiers/kinds/) before any request.
-        from annotation.services.classifiers import kinds  # noqa: F401
+        from annotation.services.classifiers import kinds  # noqa: F401, PLC0415 — AppConfig.ready: models are loaded only now

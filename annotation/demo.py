@@ -43,6 +43,14 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import Corpus, Topic
+from annotation.roles import roles_ensure
+from annotation.services.accounts import DemoAccountsRefused
+from annotation.services.accounts import demo_accounts_ensure as accounts_ensure
+from annotation.services.classifiers.classifier import classifier_create_keywords
+from annotation.services.classifiers.routers import router_create_from_keywords
+from annotation.services.corpora.corpus_import import corpus_import
+from annotation.services.topics.topic import topic_create
+from annotation.services.topics.topic_sets import topic_set_create
 
 
 @dataclass(frozen=True)
@@ -1007,9 +1015,6 @@ DEMO_TOPIC_SET_INSTRUCTIONS = (
 
 def _demo_topic_set_ensure(*, corpus: Corpus) -> list[str]:
     """The demo topic set with its keyword router; nothing if a topic set of that name exists."""
-    from annotation.services.classifiers.routers import router_create_from_keywords
-    from annotation.services.topics.topic_sets import topic_set_create
-
     if Topic.objects.filter(name=DEMO_TOPIC_SET_NAME).exists():
         return []
     classes = [(t.name.capitalize(), f"The item is mainly about {t.name}.") for t in DEFAULT_TOPICS]
@@ -1039,9 +1044,6 @@ class DemoSetupResult:
 
 def demo_accounts_ensure() -> list[str]:
     """Demo accounts, one per role (annotation/services/accounts.py); returns lines to print."""
-    from annotation.services.accounts import DemoAccountsRefused
-    from annotation.services.accounts import demo_accounts_ensure as accounts_ensure
-
     try:
         accounts = accounts_ensure()
     except DemoAccountsRefused as exc:
@@ -1057,11 +1059,6 @@ def demo_setup_run(*, documents: int | None = None, seed: int = DEMO_SEED, direc
     All or nothing: if any step fails, no demo corpus is left behind and the next run starts afresh.
     """
     documents = documents or DEMO_DOCUMENTS
-    from annotation.roles import roles_ensure
-    from annotation.services.classifiers.classifier import classifier_create_keywords
-    from annotation.services.corpora.corpus_import import corpus_import
-    from annotation.services.topics.topic import topic_create
-
     result = DemoSetupResult(created=False)
     roles_ensure()
     if Corpus.objects.filter(name=DEMO_CORPUS_NAME).exists():

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import (
     Assignment,
+    Classifier,
     Hit,
     HitItem,
     Judgment,
@@ -28,8 +29,10 @@ from annotation.models import (
     SampledDocument,
     SampleDraw,
     Topic,
+    TopicClass,
     Worker,
 )
+from estimation.stats.aggregation import fleiss_kappa, worker_agreement
 
 # --------------------------------------------------------------------------- gold answers
 
@@ -154,8 +157,6 @@ UNSURE_CLASS = 2  # the class index of an "unsure" answer in agreement figures (
 
 def worker_quality_for_topic(*, topic: Topic) -> list[WorkerQuality]:
     """Per worker of the topic: judgments, agreement with the others' majority, gold score; worst first."""
-    from estimation.stats.aggregation import worker_agreement
-
     gold = topic_gold_answers(topic=topic)
     # A topic set's answers are classes 0..M, and "unsure" the class after them.
     unsure_class = _topic_set_size(topic) + 1 if topic.is_multiclass else UNSURE_CLASS
@@ -202,8 +203,6 @@ def topic_fleiss_kappa(*, topic: Topic) -> float | None:
     Three categories: off topic, on topic, "unsure" (an unused category changes nothing); undecided
     labels (no sure vote, or the sure votes tie) are complete and count.
     """
-    from estimation.stats.aggregation import fleiss_kappa
-
     if topic.is_multiclass:
         return _topic_set_fleiss_kappa(topic=topic)
     complete = list(
@@ -224,15 +223,11 @@ def topic_fleiss_kappa(*, topic: Topic) -> float | None:
 
 def _topic_set_size(topic: Topic) -> int:
     """M, the number of a topic set's classes (positions 1..M)."""
-    from annotation.models import TopicClass
-
     return TopicClass.objects.filter(topic=topic).count()
 
 
 def _topic_set_fleiss_kappa(*, topic: Topic) -> float | None:
     """Fleiss' κ of a topic set's complete labels over M + 2 categories: the classes 0..M and "unsure"."""
-    from estimation.stats.aggregation import fleiss_kappa
-
     size = _topic_set_size(topic) + 1
     rows = Label.objects.filter(topic=topic, gold_class__isnull=True, votes_total=Hit.ASSIGNMENTS_PER_HIT)
     counts = [[*(list(class_votes or []) + [0] * size)[:size], unsure]
@@ -488,8 +483,6 @@ def topics_for_list(*, search: str = "", archived: bool = False):
 
 def classifiers_for_list(*, search: str = "", archived: bool = False):
     """The analyst's classifiers list (every corpus): name contains `search`; archived ones only when `archived`."""
-    from annotation.models import Classifier
-
     classifiers = Classifier.objects.select_related("corpus").defer("retrieved_bitmap", "corpus__documents_bitmap")
     if search.strip():
         classifiers = classifiers.filter(name__icontains=search.strip())

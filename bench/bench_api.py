@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "clients" / "recall-cli"))
 
 
 class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's signature
+    def log_message(self, format, *args):  # the stdlib's signature
         pass
 
 
@@ -107,7 +107,7 @@ def gunicorn_start(workers: int) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production",
            "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
            "DJANGO_SECURE_SSL_REDIRECT": "0", "API_TOKEN_THROTTLE_RATE": "", "PYTHONUNBUFFERED": "1"}
-    log = open(BENCH_DIR / "bench-api-gunicorn.log", "ab")  # noqa: SIM115 - closed with the process
+    log = open(BENCH_DIR / "bench-api-gunicorn.log", "ab")  # closed with the process
     process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "gunicorn"), "config.wsgi:application",
                                 "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--timeout", "120"],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

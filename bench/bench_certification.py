@@ -17,18 +17,18 @@ from typing import TypeVar
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from estimation.stats.certification import (  # noqa: E402
+from estimation.stats.certification import (
     certification_test_size,
     certification_test_size_closed_form,
 )
-from estimation.stats.certification_sizing import (  # noqa: E402
+from estimation.stats.certification_sizing import (
     _cached_fixed_lower_bound,
     pair_recall_calibrated_size,
     qbcb_certification_size,
 )
-from estimation.stats.f1_posterior import average_f1_posterior, binary_f1_posterior  # noqa: E402
+from estimation.stats.f1_posterior import average_f1_posterior, binary_f1_posterior
 
 PILOTS = [  # (label, pilot counts, target)
     ("F1 0.80 pilot 3,000, target 0.75", dict(tp=300, fp=60, fn=90, tn=2550), 0.75),

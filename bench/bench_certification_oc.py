@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from estimation.stats.operating_characteristics import (  # noqa: E402
+from estimation.stats.operating_characteristics import (
     delta_method_pair_planner,
     simulate_certification,
 )

@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from estimation.stats.design_based import (  # noqa: E402
+from estimation.stats.design_based import (
     REGIONS,
     complement_sample_size,
     dependent_pair_corpus,

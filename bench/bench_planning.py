@@ -24,10 +24,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from estimation.stats.pair_recall import pair_recall_eq2, pair_recall_interval, stratified_pair_recall  # noqa: E402
-from estimation.stats.planning import plan_pair_sample, uniform_sample_size  # noqa: E402
+from estimation.stats.pair_recall import pair_recall_eq2, pair_recall_interval, stratified_pair_recall
+from estimation.stats.planning import plan_pair_sample, uniform_sample_size
 
 DEFAULT_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "reuters21578.jsonl.gz"
 HALF_WIDTH, CONFIDENCE = 0.05, 0.95

@@ -23,8 +23,8 @@ os.environ.setdefault(
     f"sqlite:///{pathlib.Path(__file__).resolve().parents[1] / 'var' / 'bench' / 'bench-router-builds.sqlite3'}",
 )
 
-from bench_routers import TOPIC_TERMS, corpus_build  # noqa: E402
-from common import django_setup, timed  # noqa: E402
+from bench_routers import TOPIC_TERMS, corpus_build
+from common import django_setup, timed
 
 
 def main() -> None:

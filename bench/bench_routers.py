@@ -23,7 +23,7 @@ os.environ.setdefault(
     "DATABASE_URL", f"sqlite:///{pathlib.Path(__file__).resolve().parents[1] / 'var' / 'bench' / 'bench-routers.sqlite3'}"
 )
 
-from common import SEED, django_setup, timed  # noqa: E402
+from common import SEED, django_setup, timed
 
 WORDS = [f"w{i}" for i in range(5000)]
 TOPIC_TERMS = {

@@ -29,7 +29,7 @@ from typing import Any
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/w8")
 
-from common import BENCH_DIR, corpus_drop, corpus_file, corpus_name, django_setup  # noqa: E402
+from common import BENCH_DIR, corpus_drop, corpus_file, corpus_name, django_setup
 
 
 def _status_kib(pid: int | str, key: str) -> int:
@@ -100,7 +100,7 @@ def step(label: str, fn: Callable[[], Any], *, interval: float = 0.5, curve: boo
     with Sampler(_backend_pid(), interval, live) as sampler:
         try:
             result = fn()
-        except Exception as exc:  # a step that fails is reported, the others still run
+        except Exception as exc:  # noqa: BLE001 — a step that fails is reported, the others still run
             print(f"  {label}: FAILED after {time.perf_counter() - started:.1f} s: {type(exc).__name__}: {exc}")
             return None
     seconds = time.perf_counter() - started

@@ -4,7 +4,7 @@ Production's settings cannot serve plain http on loopback (secure-only cookies, 
 that matters to a first paint is copied here: DEBUG off and collectstatic's hashed, compressed files served by
 WhiteNoise with a far-future Cache-Control (docs/deploy.md).
 """
-from config.settings.local import *  # noqa: F401,F403
+from config.settings.local import *  # noqa: F403
 
 DEBUG = False
 STORAGES = {

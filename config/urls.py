@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
@@ -69,7 +70,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """A standalone page: no context processors, no database, no static manifest — whatever failed may fail again."""
     try:
         back = _same_site_referer(request)
-    except Exception:  # a malformed Host header may be what failed
+    except DisallowedHost:  # a malformed Host header may be what failed (request.get_host)
         back = None
     return HttpResponseServerError(loader.get_template("errors/500.html").render({"back_url": back}))
 

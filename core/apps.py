@@ -7,4 +7,4 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from core import signals  # noqa: F401 - connects the receivers
+        from core import signals  # noqa: F401, PLC0415 — AppConfig.ready: connects the receivers once models are loaded

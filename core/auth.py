@@ -56,7 +56,7 @@ def permissions_version_bump() -> None:
     def bump() -> None:
         try:
             cache.set(VERSION_KEY, uuid.uuid4().hex, None)
-        except Exception:  # noqa: BLE001 - entries still expire after AUTH_PERMISSION_CACHE_SECONDS
+        except Exception:  # entries still expire after AUTH_PERMISSION_CACHE_SECONDS
             logger.warning("could not bump the permission cache version", exc_info=True)
 
     if not permissions_cache_seconds():
@@ -92,7 +92,7 @@ class CachedPermissionsBackend(ModelBackend):
         key = permissions_cache_key(user_obj)
         try:
             found = cache.get_many([VERSION_KEY, key])
-        except Exception:  # noqa: BLE001 - the database answers instead
+        except Exception:  # the database answers instead
             logger.warning("permission cache unavailable", exc_info=True)
             return super().get_all_permissions(user_obj, obj)
         version = found.get(VERSION_KEY)
@@ -111,6 +111,6 @@ class CachedPermissionsBackend(ModelBackend):
         if version is not None:
             try:
                 cache.set(key, (version, frozenset(perms)), ttl)
-            except Exception:  # noqa: BLE001 - only a missed saving
+            except Exception:  # only a missed saving
                 logger.warning("could not cache permissions of user %s", user_obj.pk, exc_info=True)
         return perms

@@ -64,7 +64,7 @@ def event_dispatch(*, event: object) -> None:
     for handler in list(_subscribers.get(type(event), ())):
         try:
             handler(event)
-        except Exception:  # noqa: BLE001 - the fact is committed; sweeps repair a lost delivery
+        except Exception:  # the fact is committed; sweeps repair a lost delivery
             logger.exception("subscriber %s failed on %r", getattr(handler, "__qualname__", handler), event)
 
 

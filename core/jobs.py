@@ -107,7 +107,7 @@ def job_enqueue(*, model: type[Job], job_id: int, send: Callable[[], Any], queue
     """
     try:
         send()
-    except Exception:  # noqa: BLE001 - kombu/redis raise many kinds; the row must say what happened
+    except Exception:  # kombu/redis raise many kinds; the row must say what happened
         if wait_when_down:
             logger.exception("could not queue %s %s", model._meta.verbose_name, job_id)
             model._default_manager.filter(pk=job_id).update(**{model.job_message_field: queue_down})

@@ -36,7 +36,7 @@ class SessionStore(CachedDBStore):
     def _cache_set(self, data: dict[str, Any], expiry_age: int) -> None:
         try:
             self._cache.set(self.cache_key, data, _cache_seconds(expiry_age))
-        except Exception:  # noqa: BLE001 - the database holds the session
+        except Exception:  # the database holds the session
             logger.warning("could not cache a session", exc_info=True)
 
     def load(self) -> dict[str, Any]:
@@ -65,5 +65,5 @@ class SessionStore(CachedDBStore):
             session_key = self.session_key
         try:
             self._cache.delete(self.cache_key_prefix + session_key)
-        except Exception:  # noqa: BLE001 - the entry expires within SESSION_CACHE_SECONDS
+        except Exception:  # the entry expires within SESSION_CACHE_SECONDS
             logger.warning("could not delete a cached session", exc_info=True)

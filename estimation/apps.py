@@ -7,4 +7,4 @@ class EstimationConfig(AppConfig):
 
     def ready(self) -> None:
         # Subscribe to annotation's domain events (the only place estimation listens to annotation).
-        from estimation import receivers  # noqa: F401
+        from estimation import receivers  # noqa: F401, PLC0415 — AppConfig.ready: models are loaded only now

@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from annotation.models import REGION_NAMES
+from estimation.stats.cost_curve import cost_against_prevalence
+from estimation.stats.planning import precision_guess_from_pilot
+
 PALETTE = ("#2456a6", "#c2571a", "#1e7a46", "#7b3fa0", "#a52a2a", "#5b6477", "#b08800", "#00838f")
 FONT = 'font-family="system-ui, sans-serif"'
 
@@ -352,8 +356,6 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
     body += caption(width / 2, "A12")
     body += caption(right_x + radius * 0.4, "B2")
     # The regions' one plain name (annotation.models.REGION_NAMES, as on every page) under their counts.
-    from annotation.models import REGION_NAMES
-
     for x, key in ((left_x - radius * 0.4, "B1"), (width / 2, "A12"), (right_x + radius * 0.4, "B2")):
         body.append(f'<text x="{x:.1f}" y="{cy + 40:.1f}" text-anchor="middle" font-size="9" font-style="italic" '
                     f'fill="#5b6477">{_text(REGION_NAMES[key])}</text>')
@@ -415,9 +417,6 @@ def cost_curve_from_report(report: dict, *, half_width: float = 0.05) -> dict | 
     Precision guesses are the Jeffreys means of the judged regions (planning.precision_guess_from_pilot), the
     half-width the paper's ±0.05, the confidence the report's own.
     """
-    from estimation.stats.cost_curve import cost_against_prevalence
-    from estimation.stats.planning import precision_guess_from_pilot
-
     regions = {row.get("name"): row for row in report.get("regions") or []}
     corpus = _num(report.get("corpus_size"))
     if corpus is None or not all(key in regions for key in ("A12", "B1", "B2")):

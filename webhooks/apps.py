@@ -7,4 +7,4 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         # Subscribe to annotation's and estimation's domain events (the only place webhooks listens).
-        from webhooks import receivers  # noqa: F401
+        from webhooks import receivers  # noqa: F401, PLC0415 — AppConfig.ready: models are loaded only now

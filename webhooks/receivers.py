@@ -14,6 +14,7 @@ from annotation.events import ImportFinished, LabelsCompleted
 from core.events import event_subscribe
 from estimation.events import CertificationDecided, ReportUpdated
 from webhooks.services import events
+from webhooks.tasks import webhook_samples_completed_task
 
 
 @event_subscribe(ReportUpdated)
@@ -34,7 +35,5 @@ def import_finished(event: ImportFinished) -> None:
 @event_subscribe(LabelsCompleted)
 def labels_completed(event: LabelsCompleted) -> None:
     """Which draws are now complete is checked in the task, not in the request that submitted the labels."""
-    from webhooks.tasks import webhook_samples_completed_task
-
     topic_id = event.topic_id
     transaction.on_commit(lambda: webhook_samples_completed_task.delay(topic_id=topic_id), robust=True)

@@ -48,7 +48,7 @@ class ReportLatest(APIView):
         topic = topic_or_404(topic_id)
         try:
             topic_snapshot_latest_or_create(topic=topic)
-        except Exception:  # noqa: BLE001 - as the report page: say the report is unavailable, log the cause
+        except Exception:  # as the report page: say the report is unavailable, log the cause
             logger.exception("no report for topic %s", topic.pk)
             raise ProblemError(status_code=503, slug="report-unavailable",
                                detail="The report could not be computed now; the cause is in the server log.") from None

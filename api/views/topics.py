@@ -297,7 +297,8 @@ class TopicJudgments(generics.ListAPIView):
         if params.get("document"):
             queryset = queryset.filter(document__external_id=params["document"])
         if params.get("worker") is not None:
-            queryset = queryset.filter(worker_id=id_param(params["worker"]))
+            worker = id_param(params["worker"])  # not an id: no worker has it, so no judgments
+            queryset = queryset.filter(worker_id=worker) if worker is not None else queryset.none()
         if params.get("since") is not None:
             since = id_param(params["since"])
             queryset = queryset.filter(id__gt=since) if since is not None else queryset.none()

@@ -1,7 +1,7 @@
 """Developer machine: debug on, an insecure key, SQLite and in-process tasks by default."""
 import os
 
-from .base import *  # noqa: F401,F403
+from .base import *  # noqa: F403
 from .base import VAR_DIR, env_bool
 
 DEBUG = env_bool("DJANGO_DEBUG", True)

@@ -3,7 +3,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F401,F403
+from .base import *  # noqa: F403
 from .base import env_bool, env_int_default
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")

@@ -1,5 +1,5 @@
 """Test runs: SQLite unless DATABASE_URL is set; eager tasks unless a test starts a worker."""
-from .base import *  # noqa: F401,F403
+from .base import *  # noqa: F403
 from .base import VAR_DIR
 
 SECRET_KEY = "test-key-not-secret"

@@ -202,7 +202,7 @@ def snapshots_refresh_stale() -> list[int]:
             topic_snapshot_create(topic_id=topic_id)
         except Topic.DoesNotExist:
             continue
-        except Exception:  # noqa: BLE001 - one broken topic must not stop the sweep
+        except Exception:  # one broken topic must not stop the sweep
             logger.exception("stale snapshot refresh failed for topic %s", topic_id)
             continue
         refreshed.append(topic_id)
@@ -238,25 +238,25 @@ def topic_recompute_schedule(*, topic_id: int) -> None:
 
 def recompute_enqueue(*, topic_id: int) -> bool:
     """Enqueue the recompute task unless one is already pending; True when a task was sent (or run eagerly)."""
-    from estimation.tasks import topic_recompute_task
+    from estimation.tasks import topic_recompute_task  # noqa: PLC0415 — a task module imports this service
 
     app = topic_recompute_task.app
     if app.conf.task_always_eager:
         try:
             topic_recompute_task.apply(kwargs={"topic_id": topic_id})
-        except Exception:  # noqa: BLE001 - the commit happened; the sweep will retry
+        except Exception:  # the commit happened; the sweep will retry
             logger.exception("eager recompute of topic %s failed", topic_id)
         return True
     try:
         if not _pending_set(topic_id):
             return False  # a queued task has not started yet and will read this label
-    except Exception:  # noqa: BLE001 - Redis down: the sweep picks the topic up
+    except Exception:  # Redis down: the sweep picks the topic up
         logger.warning("recompute of topic %s not scheduled: flag store unavailable", topic_id, exc_info=True)
         return False
     try:
         topic_recompute_task.apply_async(kwargs={"topic_id": topic_id}, countdown=RECOMPUTE_COUNTDOWN_SECONDS,
                                          retry=False)
-    except Exception:  # noqa: BLE001 - broker down: the sweep picks the topic up
+    except Exception:  # broker down: the sweep picks the topic up
         logger.warning("recompute of topic %s not enqueued: broker unavailable", topic_id, exc_info=True)
         try:
             _pending_clear(topic_id)
@@ -268,14 +268,14 @@ def recompute_enqueue(*, topic_id: int) -> bool:
 
 @lru_cache(maxsize=4)
 def _redis_client(url: str):
-    import redis
+    import redis  # noqa: PLC0415 — optional: only when the broker is Redis
 
     # Short timeouts: this runs right after a label commit, inside a web request.
     return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
 
 
 def _flag_store() -> Any:
-    from estimation.tasks import topic_recompute_task
+    from estimation.tasks import topic_recompute_task  # noqa: PLC0415 — a task module imports this service
 
     url = str(topic_recompute_task.app.conf.broker_url or "")
     if url.startswith(("redis://", "rediss://")):
@@ -299,5 +299,5 @@ def _pending_clear(topic_id: int) -> None:
             cache.delete(key)
         else:
             client.delete(key)
-    except Exception:  # noqa: BLE001 - a stuck flag expires after PENDING_TTL_SECONDS
+    except Exception:  # a stuck flag expires after PENDING_TTL_SECONDS
         logger.warning("could not clear the recompute flag of topic %s", topic_id, exc_info=True)

@@ -3,7 +3,7 @@
 numpy/scipy only: this package must import without Django configured.
 Every public function's docstring names the seed equation it implements.
 """
-from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–Skene, Fleiss' kappa
+from .aggregation import (  # crowd labels: majority vote, Dawid–Skene, Fleiss' kappa
     DawidSkeneResult,
     MajorityVote,
     WorkerAgreement,
@@ -13,8 +13,8 @@ from .aggregation import (  # noqa: E402  crowd labels: majority vote, Dawid–S
     majority_vote,
     worker_agreement,
 )
-from .capture_recapture import CaptureRecaptureResult, ModelFit, capture_recapture  # noqa: E402  Rcapture-style
-from .certification import (  # noqa: E402  seed 004 + QBCB
+from .capture_recapture import CaptureRecaptureResult, ModelFit, capture_recapture  # Rcapture-style
+from .certification import (  # seed 004 + QBCB
     CertificationImpossible,
     F1Interval,
     certification_passes,
@@ -28,13 +28,13 @@ from .certification import (  # noqa: E402  seed 004 + QBCB
     qbcb_min_sample_size,
     qbcb_passes,
 )
-from .certification_sizing import (  # noqa: E402  seed 004 Alg. 2 for QBCB recall and pair recall
+from .certification_sizing import (  # seed 004 Alg. 2 for QBCB recall and pair recall
     pair_recall_calibrated_size,
     pair_recall_verdict_power,
     qbcb_certification_size,
     qbcb_power,
 )
-from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting CS
+from .confidence_sequence import (  # Waudby-Smith & Ramdas betting CS
     ConfidenceSequence,
     RunningConfidenceSequence,
     RunningPairRecallBound,
@@ -46,7 +46,7 @@ from .confidence_sequence import (  # noqa: E402  Waudby-Smith & Ramdas betting 
     uniform_f1_lower_bound,
     uniform_recall_lower_bound,
 )
-from .extrapolated_precision import (  # noqa: E402  seed 001
+from .extrapolated_precision import (  # seed 001
     ExtrapolationRefused,
     extrapolated_precision,
     fit_beta,
@@ -55,13 +55,13 @@ from .extrapolated_precision import (  # noqa: E402  seed 001
     reference_curve,
     review_cost,
 )
-from .f1_posterior import (  # noqa: E402  seed 002
+from .f1_posterior import (  # seed 002
     average_f1_posterior,
     binary_f1_posterior,
     hdi,
     summarise_draws,
 )
-from .operating_characteristics import (  # noqa: E402  the certification protocol by simulation (seed 004)
+from .operating_characteristics import (  # the certification protocol by simulation (seed 004)
     OperatingCharacteristics,
     f1_population,
     majority_error_rate,
@@ -69,7 +69,7 @@ from .operating_characteristics import (  # noqa: E402  the certification protoc
     recall_population,
     simulate_certification,
 )
-from .pair_recall import (  # noqa: E402  seed 000
+from .pair_recall import (  # seed 000
     Diagnostic,
     Estimate,
     PaperDesignPairRecall,
@@ -85,7 +85,7 @@ from .pair_recall import (  # noqa: E402  seed 000
     recall_from_total,
     stratified_pair_recall,
 )
-from .planning import (  # noqa: E402  notes §2, seed 000 Fig. 1
+from .planning import (  # notes §2, seed 000 Fig. 1
     CertificationPlan,
     PairSamplePlan,
     neyman_allocation,
@@ -94,8 +94,8 @@ from .planning import (  # noqa: E402  notes §2, seed 000 Fig. 1
     precision_guess_from_pilot,
     uniform_sample_size,
 )
-from .pooled_recall import CorpusSample, PooledRecallResult, SystemSample, pooled_recall, product_se  # noqa: E402  seed 003
-from .proportions import (  # noqa: E402  intervals and Beta posteriors
+from .pooled_recall import CorpusSample, PooledRecallResult, SystemSample, pooled_recall, product_se  # seed 003
+from .proportions import (  # intervals and Beta posteriors
     BetaPosterior,
     ProportionInterval,
     clopper_pearson_interval,

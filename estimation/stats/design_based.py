@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import betaincinv
+from scipy.stats import binom
 
 from .pair_recall import (
     _CP_HIGH,
@@ -725,7 +726,6 @@ def majority_false_positive_rate(*, accuracy: float, votes: int = 3) -> float:
         raise ValueError(f"accuracy must lie in [0, 1] (got {accuracy!r})")
     if votes < 1:
         raise ValueError(f"votes must be at least 1 (got {votes!r})")
-    from scipy.stats import binom
 
     need = votes // 2 + 1
     return float(binom.sf(need - 1, votes, 1.0 - accuracy))
@@ -751,7 +751,6 @@ def complement_noise_floor(*, judged: int, majority_relevant: int, worker_accura
         raise ValueError(f"need 0 ≤ majority_relevant ≤ judged (got {majority_relevant!r} of {judged!r})")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1) (got {alpha!r})")
-    from scipy.stats import binom
 
     fp = majority_false_positive_rate(accuracy=worker_accuracy, votes=votes)
     p_value = float(binom.sf(majority_relevant - 1, judged, fp)) if majority_relevant > 0 else 1.0

@@ -19,6 +19,7 @@ from core.forms import ListSearchForm
 from estimation import plots
 from estimation.forms import TargetRecallForm
 from estimation.selectors import certification_state, recall_history, topic_snapshot_latest
+from estimation.services.exports import judgments_csv_stream, judgments_jsonl_stream
 from estimation.services.extrapolation import report_extrapolations
 from estimation.services.multiclass_report import (
     DEFAULT_REFERENCE,
@@ -27,6 +28,8 @@ from estimation.services.multiclass_report import (
     multiclass_sample_size_plan,
 )
 from estimation.services.recompute import topic_snapshot_latest_or_create
+from estimation.services.report_csv import report_csv_metadata
+from estimation.services.report_csv import topic_report_csv as report_csv
 from estimation.templatetags.report_extras import plain, recall_headline
 
 logger = logging.getLogger(__name__)
@@ -111,7 +114,7 @@ def _snapshot_or_unavailable(topic: Topic):
     """The latest snapshot; computing the first one may fail (a bug, a database hiccup): say so, no 500."""
     try:
         return topic_snapshot_latest_or_create(topic=topic)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         logger.exception("no report for topic %s", topic.pk)
         raise ReportUnavailable(str(exc)) from exc
 
@@ -290,15 +293,11 @@ def topic_report_json(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 @role_required(READ_REPORTS)
 def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
-    from estimation.services.report_csv import topic_report_csv as report_csv
-
     topic = get_object_or_404(Topic, pk=topic_id)
     try:
         snapshot = _snapshot_or_unavailable(topic)
     except ReportUnavailable as exc:
         return _unavailable(request, topic, exc)
-    from estimation.services.report_csv import report_csv_metadata
-
     metadata = report_csv_metadata(report=snapshot.report, snapshot_version=snapshot.version,
                                    snapshot_created_at=snapshot.created_at.isoformat(), corpus=topic.corpus.name,
                                    target_recall=topic.target_recall)
@@ -311,8 +310,6 @@ def topic_report_csv(request: HttpRequest, topic_id: int) -> HttpResponse:
 @role_required(READ_REPORTS)
 def topic_judgments_csv(request: HttpRequest, topic_id: int) -> StreamingHttpResponse:
     """Every judgment of the topic, one CSV row each, streamed (estimation.services.exports)."""
-    from estimation.services.exports import judgments_csv_stream
-
     topic = get_object_or_404(Topic, pk=topic_id)
     response = StreamingHttpResponse(judgments_csv_stream(topic=topic), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{slugify(topic.name) or "topic"}-judgments.csv"'
@@ -322,8 +319,6 @@ def topic_judgments_csv(request: HttpRequest, topic_id: int) -> StreamingHttpRes
 @role_required(READ_REPORTS)
 def topic_judgments_jsonl(request: HttpRequest, topic_id: int) -> StreamingHttpResponse:
     """Every judgment of the topic, one JSON object per line, streamed (estimation.services.exports)."""
-    from estimation.services.exports import judgments_jsonl_stream
-
     topic = get_object_or_404(Topic, pk=topic_id)
     response = StreamingHttpResponse(judgments_jsonl_stream(topic=topic), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{slugify(topic.name) or "topic"}-judgments.jsonl"'

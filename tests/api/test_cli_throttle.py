@@ -14,7 +14,7 @@ from api.services import api_token_create
 from tests.factories import user_with_role
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "recall-cli"))
-from recall_cli.cli import THROTTLE_RETRIES, ApiError, Client, _retry_after  # noqa: E402
+from recall_cli.cli import THROTTLE_RETRIES, ApiError, Client, _retry_after
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

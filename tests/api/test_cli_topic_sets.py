@@ -15,7 +15,7 @@ from tests.factories import cli_env as _env
 from tests.factories import cli_run as _recall
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "recall-cli"))
-from recall_cli.cli import ApiError, build_wait  # noqa: E402
+from recall_cli.cli import ApiError, build_wait
 
 TEXTS = ["The wheat harvest was large."] * 10 + ["A football match ended late."] * 10 + ["Nothing here."] * 20
 

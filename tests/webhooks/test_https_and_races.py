@@ -31,7 +31,7 @@ def tls_receiver(tmp_path, monkeypatch, settings):
     received: list[dict[str, str]] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", "0")))
             received.append(dict(self.headers.items()))
             self.send_response(204)

@@ -25,7 +25,7 @@ def documented_verify():
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
     source = next(b for b in blocks if "def verify(" in b)
     namespace: dict = {}
-    exec(compile(source, str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
+    exec(compile(source, str(DOC), "exec"), namespace)  # our own documentation
     return namespace
 
 

@@ -131,7 +131,7 @@ def char_wb_transform(texts: Sequence[str], *, n_features: int = N_FEATURES_DEFA
     ascii_at = np.flatnonzero(ascii_rows)
     other_at = np.flatnonzero(~ascii_rows)
     if fallback is None:
-        from sklearn.feature_extraction.text import HashingVectorizer
+        from sklearn.feature_extraction.text import HashingVectorizer  # noqa: PLC0415 — heavy: scikit-learn, only for non-ASCII texts
 
         fallback = HashingVectorizer(analyzer="char_wb", ngram_range=(4, 4), n_features=n_features,
                                      alternate_sign=False)

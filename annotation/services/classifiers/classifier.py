@@ -16,14 +16,26 @@ from pathlib import Path
 
 import numpy as np
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q
+from django.db.models import ForeignObjectRel, ProtectedError, Q
+from django.utils import timezone
 from pyroaring import BitMap
 
-from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, TopicClassifier
+from annotation.models import (
+    Classifier,
+    ClassifierPair,
+    ClassifierScore,
+    Corpus,
+    Document,
+    SampleDraw,
+    Topic,
+    TopicClassifier,
+)
 from annotation.services.classifiers import keywords
 from annotation.services.classifiers.kind_registry import kind_get
+from annotation.services.corpora.id_resolution import document_ids_resolve
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, bitmap_to_bytes, corpus_bitmap
 from core.errors import ApplicationError
+from estimation.stats.pair_recall import pair_design_problems
 
 UNKNOWN_EXAMPLES = 10
 ID_LOOKUP_CHUNK = 900  # below SQLite's default limit on query parameters
@@ -254,8 +266,6 @@ def _file_sha256(path: Path) -> str:
 
 
 def _resolve_ids(*, corpus: Corpus, external_ids: Sequence[str]) -> dict[str, int]:
-    from annotation.services.corpora.id_resolution import document_ids_resolve  # one pass or chunked IN (issue 14)
-
     return document_ids_resolve(corpus=corpus, external_ids=external_ids)
 
 
@@ -389,8 +399,6 @@ def _refuse_if_pair_breaks(*, classifier: Classifier, retrieved: BitMap, thresho
     Such a pair measures recall 1 or 0 by construction (``estimation.stats.pair_recall.pair_design_problems``);
     topic creation refuses it, so a threshold move must not produce it afterwards.
     """
-    from estimation.stats.pair_recall import pair_design_problems
-
     for pair in ClassifierPair.objects.filter(Q(c1=classifier) | Q(c2=classifier)).select_related("c1", "c2", "topic"):
         partner = pair.c2 if pair.c1_id == classifier.pk else pair.c1
         other = bitmap_from_bytes(partner.retrieved_bitmap)
@@ -484,8 +492,6 @@ def rows_referring_to(*, instance: models.Model, ignore: Sequence[type[models.Mo
     Walks the reverse relations Django knows (hidden ones included), so rows of apps annotation does
     not import (estimation's snapshots and certification plans) are counted without importing them.
     """
-    from django.db.models import ForeignObjectRel
-
     counts = []
     for rel in instance._meta.get_fields(include_hidden=True):
         if not isinstance(rel, ForeignObjectRel) or not (rel.one_to_many or rel.one_to_one):
@@ -501,8 +507,6 @@ def rows_referring_to(*, instance: models.Model, ignore: Sequence[type[models.Mo
 
 def classifier_delete_blockers(*, classifier: Classifier) -> list[str]:
     """Why the classifier cannot be deleted, in words for the page (empty: it can be)."""
-    from annotation.models import Topic
-
     reasons = []
     topic_ids = set(ClassifierPair.objects.filter(Q(c1=classifier) | Q(c2=classifier)).values_list("topic_id", flat=True))
     topic_ids |= set(TopicClassifier.objects.filter(classifier=classifier).values_list("topic_id", flat=True))
@@ -518,8 +522,6 @@ def classifier_delete_blockers(*, classifier: Classifier) -> list[str]:
 
 def classifier_delete(*, classifier: Classifier) -> None:
     """Delete a classifier nothing measured depends on; else ClassifierError naming why (archive it instead)."""
-    from django.db.models import ProtectedError
-
     name = classifier.name
     try:
         with transaction.atomic():
@@ -535,8 +537,6 @@ def classifier_delete(*, classifier: Classifier) -> None:
 
 def classifier_archive(*, classifier: Classifier) -> Classifier:
     """Hide the classifier from lists and forms; topics using it and every report stay as they are. Idempotent."""
-    from django.utils import timezone
-
     Classifier.objects.filter(pk=classifier.pk, archived_at__isnull=True).update(archived_at=timezone.now())
     classifier.refresh_from_db(fields=["archived_at"])
     return classifier

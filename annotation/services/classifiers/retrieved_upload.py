@@ -168,8 +168,8 @@ def classifier_create_from_bitmap(
 
 def _parquet_ids(path: Path, column: str) -> Iterator[list[str]]:
     """The ids of `column`, READ_ROWS at a time, as strings (integers in canonical decimal)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # noqa: PLC0415 — heavy: pyarrow, only for Parquet uploads
+    import pyarrow.parquet as pq  # noqa: PLC0415 — heavy: pyarrow, only for Parquet uploads
 
     if not path.is_file():
         raise ClassifierError(f"{path.name}: cannot open (no such file)")

@@ -177,7 +177,7 @@ def router_build_start(*, topic: Topic, name: str, kind: str, rules: Sequence[Ma
 
 def router_build_enqueue(*, build_id: int) -> bool:
     """Queue the build's task; with the broker down, fail the build with the reason and return False."""
-    from annotation.tasks_routers import router_build_task
+    from annotation.tasks_routers import router_build_task  # noqa: PLC0415 — a task module imports this service
 
     return job_enqueue(model=RouterBuild, job_id=build_id, send=lambda: router_build_task.delay(build_id=build_id),
                          queue_down=QUEUE_DOWN, unexpected=UNEXPECTED, on_fail=lambda: _cleanup(build_id))

@@ -37,6 +37,7 @@ from annotation.services.classifiers.keywords import (
     SCAN_CHUNK_DOCUMENTS,
     KeywordError,
     KeywordMatcher,
+    _metadata_text,
     fields_for_corpus,
 )
 from annotation.services.corpora.id_resolution import document_ids_resolve
@@ -291,8 +292,6 @@ def _rules_clean(*, topic: Topic, rules: Sequence[Mapping[str, Any]], classes: M
 
 def _piece(title: str | None, text: str | None, metadata: Any, fields: Sequence[str]) -> str:
     """The lower-cased searchable text of one document over `fields` (keywords._pieces' layout)."""
-    from annotation.services.classifiers.keywords import _metadata_text
-
     parts = []
     if "title" in fields:
         parts.append(title or "")

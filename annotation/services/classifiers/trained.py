@@ -85,13 +85,13 @@ MODEL_DIR = "classifier-models"
 
 
 def vectorizer():  # -> HashingVectorizer (scikit-learn is imported only where a classifier is trained)
-    from sklearn.feature_extraction.text import HashingVectorizer
+    from sklearn.feature_extraction.text import HashingVectorizer  # noqa: PLC0415 — heavy: scikit-learn, only when training
 
     return HashingVectorizer(analyzer="char_wb", ngram_range=(4, 4), n_features=N_FEATURES, alternate_sign=False)
 
 
 def model_fit(*, features, labels: np.ndarray, seed: int):  # -> LogisticRegression
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 — heavy: scikit-learn, only when training
 
     model = LogisticRegression(class_weight="balanced", max_iter=MAX_ITER, random_state=seed, solver=SOLVER)
     model.fit(features, labels)
@@ -100,7 +100,7 @@ def model_fit(*, features, labels: np.ndarray, seed: int):  # -> LogisticRegress
 
 def folds_assign(*, labels: np.ndarray, seed: int, folds: int = FOLDS) -> np.ndarray:
     """The fold (0…folds-1) of each training row: stratified, shuffled with the seed."""
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold  # noqa: PLC0415 — heavy: scikit-learn, only when training
 
     assigned = np.empty(len(labels), dtype=np.int64)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
@@ -432,7 +432,7 @@ def trained_model_save(*, fitted: _Fitted, prefix: str) -> dict[str, str]:
 
 def trained_model_load(*, file: str, sha256: str) -> TrainedModel:
     """Read a saved model, refusing a file whose sha256 is not the recorded one (ValueError: a bug or tampering)."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 — heavy: scikit-learn, only when training or scoring
 
     arrays = _arrays_load(file=file, sha256=sha256)
     model = LogisticRegression(class_weight="balanced", max_iter=MAX_ITER, solver=SOLVER)
@@ -572,7 +572,7 @@ def trained_request_check(
 def trained_fit(*, corpus: Corpus, request: dict,
                 progress: Callable[[int], None] | None = None) -> tuple[dict, _Fitted]:
     """Fit the classifier a `trained_request_check` request describes: (the classifier's definition, the fit)."""
-    from sklearn import __version__ as sklearn_version
+    from sklearn import __version__ as sklearn_version  # noqa: PLC0415 — heavy: scikit-learn, only when training
 
     seed = int(request["seed"])
     source = request["labels_from"]

@@ -152,7 +152,7 @@ QUEUE_DOWN = "The import could not be queued (the task queue is unreachable). Th
 
 def corpus_upload_enqueue(*, upload_id: int) -> bool:
     """Queue the import task; with the broker down, record why on the row (the file stays) and return False."""
-    from annotation.tasks_uploads import corpus_import_task
+    from annotation.tasks_uploads import corpus_import_task  # noqa: PLC0415 — a task module imports this service
 
     return job_enqueue(model=CorpusUpload, job_id=upload_id, send=lambda: corpus_import_task.delay(upload_id=upload_id),
                        queue_down=QUEUE_DOWN, wait_when_down=True)

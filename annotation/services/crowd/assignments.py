@@ -49,6 +49,7 @@ from annotation.services.crowd.labels import (
     labels_votes_change,
     topic_gold_document_ids,
 )
+from annotation.tasks_labels import labels_posteriors_task
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
 
@@ -556,8 +557,6 @@ def _labels_changed(*, topic: Topic) -> None:
     """New complete labels: refresh the D–S posteriors (when the topic uses them) and announce the
     fact after commit (estimation's receivers decide certifications and recompute the report)."""
     if topic.aggregator == Topic.Aggregator.DAWID_SKENE:
-        from annotation.tasks_labels import labels_posteriors_task
-
         topic_id = topic.pk
         transaction.on_commit(lambda: labels_posteriors_task.delay(topic_id=topic_id), robust=True)
     event_send_on_commit(event=LabelsCompleted(topic_id=topic.pk))

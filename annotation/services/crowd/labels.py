@@ -15,6 +15,7 @@ from django.db import transaction
 from annotation.models import Document, Hit, Judgment, Label, Region, SampledDocument, SampleDraw, Topic, TopicClass
 from annotation.selectors import topic_gold_answers, topic_gold_document_ids  # reads of the gold answers
 from core.errors import ApplicationError
+from estimation.stats.aggregation import dawid_skene
 
 NONE_OF_THESE_NAME = "None of these"
 
@@ -272,8 +273,6 @@ def labels_posteriors_recompute(*, topic: Topic) -> int:
     An "unsure" judgment is a missing observation (left out of the model); an undecided
     label (no sure vote, or the sure votes tie) gets no posterior, as under majority vote.
     """
-    from estimation.stats.aggregation import dawid_skene
-
     if topic.is_multiclass:
         return _labels_class_posteriors_recompute(topic=topic)
     rows = list(
@@ -325,8 +324,6 @@ def _labels_class_posteriors_recompute(*, topic: Topic) -> int:
     Only complete labels with a majority class get a posterior (``Label.class_posterior``, a list 0..M),
     as under majority vote.
     """
-    from estimation.stats.aggregation import dawid_skene
-
     n_classes = TopicClass.objects.filter(topic=topic).count() + 1
     rows = list(
         Judgment.objects.filter(topic=topic, choice__isnull=False).order_by("document_id", "worker_id")

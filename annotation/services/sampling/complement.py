@@ -21,6 +21,7 @@ from annotation.services.sampling.draws import (
     topic_pair,
 )
 from estimation.stats.design_based import ComplementSampleSize, complement_sample_size
+from estimation.stats.planning import precision_guess_from_pilot
 
 # Without a pilot of N, its prevalence guess is what the pair's own precision guesses imply if the
 # classifiers were positively dependent at this δ1 (the upper end of the usual 0.8–1.25 band).
@@ -62,8 +63,6 @@ def complement_prevalence_guess(
     N_rel = δ1·T1·T2/T12 and T_N = N_rel − T12 − T_B1 − T_B2 (design_based's δ1 = T12·N/(T1·T2)).
     Independence (δ1 = 1) would give T_B1·T_B2/T12, fewer; the guess only sets the size.
     """
-    from estimation.stats.planning import precision_guess_from_pilot
-
     counted = region_sample_labels(topic=topic, regions=(Region.NEITHER,))[Region.NEITHER]
     if counted.judged >= PILOT_MIN_JUDGED:
         guess = precision_guess_from_pilot(relevant=counted.relevant, judged=counted.judged)

@@ -66,6 +66,7 @@ from annotation.services.corpora.retrieved_sets import (
 from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
+from estimation.stats.planning import plan_pair_sample, precision_guess_from_pilot
 
 DESIGN_STRATIFIED = "stratified"
 DESIGN_PAPER = "paper"
@@ -294,8 +295,6 @@ def region_sample_labels(
 def region_precision_guesses(*, topic: Topic) -> dict[str, float]:
     """Planning guesses of each pair region's precision: the pilot's Jeffreys posterior mean once
     PILOT_MIN_JUDGED of its sampled documents are judged (gold documents never count), else the prior."""
-    from estimation.stats.planning import precision_guess_from_pilot
-
     guesses = dict(PRIOR_PRECISION)
     for region, counted in region_sample_labels(topic=topic).items():
         if counted.judged >= PILOT_MIN_JUDGED:
@@ -305,8 +304,6 @@ def region_precision_guesses(*, topic: Topic) -> dict[str, float]:
 
 def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIGN_STRATIFIED) -> dict[str, int]:
     """Total judgments per region for recall of both classifiers ± half_width (estimation.stats.planning)."""
-    from estimation.stats.planning import plan_pair_sample
-
     pair = topic_pair(topic=topic)
     counts = pair_regions(c1=pair.c1, c2=pair.c2).counts()
     guesses = region_precision_guesses(topic=topic)
@@ -522,7 +519,7 @@ def samples_launch_enqueue(*, topic: Topic, **options) -> None:
     Errors (budget, missing pair) surface in the task; call `samples_launch` directly
     to get them synchronously.
     """
-    from annotation.tasks_sampling import samples_draw_task
+    from annotation.tasks_sampling import samples_draw_task  # noqa: PLC0415 — a task module imports this service
 
     topic_id = topic.pk
     transaction.on_commit(lambda: samples_draw_task.delay(topic_id=topic_id, options=options), robust=True)

@@ -22,6 +22,7 @@ from annotation.models import (
     TopicClass,
     TopicClassifier,
 )
+from annotation.services.classifiers.classifier import rows_referring_to
 from annotation.services.classifiers.keywords import terms_normalize
 from annotation.services.classifiers.pairs import PairCheck, pair_design_check
 from core.errors import ApplicationError
@@ -114,8 +115,6 @@ _BLOCKER_NAMES: tuple[tuple[type[models.Model], str, str], ...] = (
 
 def topic_delete_blockers(*, topic: Topic) -> list[str]:
     """What measured depends on the topic ("240 judgments", "1 estimate snapshot"); empty: it can be deleted."""
-    from annotation.services.classifiers.classifier import rows_referring_to
-
     known = {model: (one, many) for model, one, many in _BLOCKER_NAMES}
     counts = [(model, model._base_manager.filter(topic=topic).count()) for model, _, _ in _BLOCKER_NAMES]
     reasons = [f"{count} {known[model][0] if count == 1 else known[model][1]}" for model, count in counts if count]

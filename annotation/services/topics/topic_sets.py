@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from annotation.models import NONE_OF_THESE, Corpus, Hit, Topic, TopicClass
 from annotation.selectors import topic_set_uniform_sample
 from annotation.services.corpora.retrieved_sets import corpus_documents
+from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.crowd.hits import BudgetExceeded, topic_committed_cost
 from annotation.services.crowd.labels import NONE_OF_THESE_NAME, topic_gold_document_ids, topic_set_class_names
 from annotation.services.sampling.draws import Launch, samples_launch
@@ -199,8 +200,6 @@ def topic_set_launch_preview(*, topic: Topic, documents: int) -> LaunchPreview:
     A sample larger than the corpus is the corpus. `refused` carries the budget message (with the
     amounts) when the budget is short; nothing is written.
     """
-    from annotation.services.crowd.crowds import crowd_cost_per_assignment
-
     _ensure_topic_set(topic)
     wanted = _documents_check(documents)
     corpus_size = len(corpus_documents(corpus_id=topic.corpus_id))

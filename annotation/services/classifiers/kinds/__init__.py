@@ -32,7 +32,7 @@ __all__ = ["ClassifierKind", "ClassifierKindUnknown", "Phase", "Progress", "Step
            "kind_unregister", "kinds_all", "kinds_buildable", "kinds_uploaded"]
 
 # Each module registers its kind when imported.
-from annotation.services.classifiers.kinds import (  # noqa: E402,F401
+from annotation.services.classifiers.kinds import (
     field_values,
     ids,
     keywords,

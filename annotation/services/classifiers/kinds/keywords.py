@@ -11,6 +11,7 @@ from annotation.services.classifiers import keywords
 from annotation.services.classifiers.classifier import ClassifierError, classifier_store
 from annotation.services.classifiers.kinds import ClassifierKind, Phase, Progress, kind_register
 from annotation.services.classifiers.kinds.steps import bitmap_decode, bitmap_encode, build_done
+from annotation.services.classifiers.trained import COLUMNS
 
 
 class KeywordsKind(ClassifierKind):
@@ -32,8 +33,6 @@ class KeywordsKind(ClassifierKind):
         return {"terms": sorted(definition["terms"]), "fields": sorted(definition["fields"])}
 
     def fields_read(self, definition: dict[str, Any]) -> list[str] | None:
-        from annotation.services.classifiers.trained import COLUMNS
-
         return list(definition.get("fields") or COLUMNS)
 
     def shard(self, *, build: ClassifierBuild, pk_range: tuple[int, int], progress: Progress) -> str:
