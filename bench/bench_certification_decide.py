@@ -52,7 +52,8 @@ def run(*, documents: int, repeats: int, dependence: bool) -> None:
     from annotation.models import SampleDraw
     from annotation.services.sampling.draws import samples_draw
     from estimation.services import certification_verdicts
-    from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
+    from estimation.services.certification_locks import certification_plan_lock
+    from estimation.services.certification_plans import certification_plan_create
     from tests.factories import UserFactory, c1, certification_ids, judge, make_pair_world, pilot
 
     started = time.perf_counter()

@@ -24,7 +24,8 @@ from api.serializers import (
 from api.views.common import CONFLICT, PROBLEMS, topic_or_404, validated
 from estimation.models import CertificationPlan, EstimateSnapshot
 from estimation.selectors import certification_plan_describe, topic_report_latest
-from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
+from estimation.services.certification_locks import certification_plan_lock
+from estimation.services.certification_plans import certification_plan_create
 from estimation.services.recompute import topic_snapshot_latest_or_create
 
 logger = logging.getLogger(__name__)

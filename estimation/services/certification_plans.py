@@ -18,7 +18,7 @@ The protocol (docs/certification.md):
    included); a uniform sample larger than what remains is refused, naming the
    region and the shortfall.  With ``attempts`` > 1 the plan's ``alpha`` is the
    per-attempt (Šidák) share of ``family_alpha``.
-2. ``certification_plan_lock`` freezes the plan (the database refuses any later
+2. ``certification_plan_lock`` (``estimation.services.certification_locks``) freezes the plan (the database refuses any later
    change: migrations 0002 and 0004) and draws the sample fresh — never a document the
    topic sampled before, never a gold document — with the plan's own seed, and
    publishes it as HITs like any other sample.  The draws are a stratum of their
@@ -54,20 +54,16 @@ from django.utils import timezone
 from pyroaring import BitMap
 
 from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, SampledDocument, SampleDraw, Topic
-from annotation.services.classifiers.classifier import classifier_freeze
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.sampling.complement import complement_prevalence_guess
 from annotation.services.sampling.draws import (
     SampledRegion,
-    draw_seed_derive,
-    draws_launch,
     region_bitmap,
-    region_sample_draw,
     region_sample_labels,
 )
 from core.errors import ApplicationError
-from estimation.models import CertificationPlan, CertificationPlanDraw
+from estimation.models import CertificationPlan
 from estimation.stats import certification as cert_stats
 from estimation.stats import certification_sizing as sizing
 from estimation.stats import operating_characteristics as oc
@@ -91,9 +87,6 @@ PLAN_BOUND_DRAWS = 1_000
 # A monitored plan's sample is this multiple of the fixed-sample size (a ceiling: it may
 # stop far earlier); shared with the simulation so `certification_oc --monitor` measures it.
 MONITORING_SIZE_FACTOR = oc.MONITORING_SIZE_FACTOR
-# The per-region seeds of a lock: draw_seed_derive(seed, region index) folded with this shift.
-# Part of the recorded derivation of every locked plan's draws: never change it.
-LOCK_SEED_SHIFT = 30
 
 
 class CertificationError(ApplicationError):
@@ -605,7 +598,7 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
         return plan
 
 
-# =========================================================================== lock
+# =========================================================================== what a plan may draw
 
 
 def _excluded_documents(*, topic: Topic) -> BitMap:
@@ -613,68 +606,3 @@ def _excluded_documents(*, topic: Topic) -> BitMap:
     sampled = SampledDocument.objects.filter(topic=topic).values_list("document_id", flat=True)
     labelled = Label.objects.filter(topic=topic).values_list("document_id", flat=True)
     return bitmap_from_ids(sampled) | bitmap_from_ids(labelled)
-
-
-def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
-                            publish: bool = True) -> CertificationPlan:
-    """Lock a draft plan, choose its seed, draw the fresh certification sample and publish its HITs.
-
-    One transaction: if the budget refuses the HITs, or a region's draw comes back short of the plan
-    (its fresh documents ran out since planning), the plan stays a draft and nothing is drawn.
-    The manager confirms the cost before this is called (the lock view's job). The HITs, the topic's start
-    and the SampleDrawn announcement are annotation's, as for every launch (``draws_launch``).
-    """
-    with transaction.atomic():
-        topic_id = CertificationPlan.objects.values_list("topic_id", flat=True).get(pk=plan_id)
-        # Lock order: topic, then plan (the sampling services lock the topic first too).
-        topic = Topic.objects.select_for_update().get(pk=topic_id)
-        plan = CertificationPlan.objects.select_for_update().select_related("classifier").get(pk=plan_id)
-        if plan.status != Status.DRAFT:
-            raise CertificationError(f"Plan {plan.pk} is already {plan.get_status_display().lower()}.")
-        if not plan.pilot.get("feasible") or not plan.sample_size.get("total"):
-            raise CertificationError("This plan has no feasible sample size: " + (plan.pilot.get("reason") or
-                                     "re-plan it first."))
-        if plan.pilot.get("classifier_fingerprint") != plan.classifier.fingerprint:
-            raise CertificationError("The classifier changed since the plan was made: update the plan first.")
-        plan.seed = int(seed) if seed is not None else secrets.randbits(62)
-        plan.status = Status.LOCKED
-        plan.locked_at = timezone.now()
-        plan.locked_by = user
-        plan.save(update_fields=["seed", "status", "locked_at", "locked_by"])
-        # The verdict certifies the retrieved set the plan was made for: it may not change from now on.
-        classifier_freeze(classifier_id=plan.classifier_id,
-                          reason=f"certification plan {plan.pk} (locked) certifies it as it is; "
-                                 "create a new classifier to try another threshold")
-
-        exclude = _excluded_documents(topic=topic)
-        key = certification_stratum_key(plan_id=plan.pk)
-        draws = []
-        for index, (region, k) in enumerate(sorted((r, n) for r, n in plan.sample_size.items() if r != "total")):
-            if k <= 0:
-                continue
-            draws.append(region_sample_draw(
-                topic=topic, region=region, bitmap=region_bitmap(topic=topic, region=region), k=int(k),
-                seed=draw_seed_derive(seed=plan.seed, stream=index, shift=LOCK_SEED_SHIFT),
-                purpose=SampleDraw.Purpose.CERTIFICATION, stratum_key=key, exclude=exclude))
-        short = [f"{d.region} gave {d.drawn} of {d.requested}" for d in draws if d.drawn != d.requested]
-        if short:
-            raise CertificationError(
-                "The certification sample came back short of its plan (" + "; ".join(short) + "): other samples "
-                "used those regions' fresh documents since the plan was made. Nothing was drawn and the plan is "
-                "still a draft: recompute it from the current pilot, then lock it.")
-        drawn_ids = BitMap()
-        for draw in draws:
-            drawn_ids |= bitmap_from_ids(SampledDocument.objects.filter(draw=draw).values_list("document_id",
-                                                                                            flat=True))
-        for region in plan.pilot.get("enumerated") or []:
-            left = len(region_bitmap(topic=topic, region=region) - exclude - drawn_ids)
-            if left:
-                raise CertificationError(
-                    f"Region {region} was planned to be judged whole, but {left} of its documents would be left "
-                    "undrawn (its documents changed since the plan was made). Recompute the plan, then lock it.")
-        CertificationPlanDraw.objects.bulk_create([CertificationPlanDraw(plan=plan, draw=draw) for draw in draws])
-        if sum(d.drawn for d in draws) == 0:
-            raise CertificationError("Every document of the sampled regions was used by the pilot: nothing is left "
-                                     "to certify on.")
-        draws_launch(topic=topic, draws=draws, publish=publish)
-    return plan

@@ -22,6 +22,7 @@ from annotation.services.sampling.draws import SamplingError
 from estimation import limits as plan_limits
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_lock_preview, certification_plan_describe, certification_summary
+from estimation.services.certification_locks import certification_plan_lock
 from estimation.services.certification_plans import (
     CONFUSION_MIN_DOCUMENTS,
     CONFUSION_MIN_RELEVANT,
@@ -29,7 +30,6 @@ from estimation.services.certification_plans import (
     CertificationError,
     certification_plan_create,
     certification_plan_create_from_confusion,
-    certification_plan_lock,
     certification_plan_update,
 )
 from estimation.stats.operating_characteristics import majority_error_rate

@@ -14,12 +14,12 @@ from django.urls import reverse
 from annotation.models import Label
 from annotation.roles import roles_ensure
 from estimation.models import CertificationPlan
+from estimation.services.certification_locks import certification_plan_lock
 from estimation.services.certification_plans import (
     CONFUSION_SOURCE,
     PLAN_SIMULATIONS,
     CertificationError,
     certification_plan_create_from_confusion,
-    certification_plan_lock,
     certification_plan_update,
 )
 from estimation.services.certification_verdicts import certification_decide

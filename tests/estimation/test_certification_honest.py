@@ -15,11 +15,11 @@ from annotation.services.corpora.retrieved_sets import pair_regions
 from annotation.services.sampling.draws import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan, CertificationPlanDraw, CertificationVerdict
 from estimation.selectors import certification_plan_describe, certification_summary
+from estimation.services.certification_locks import certification_plan_lock
 from estimation.services.certification_plans import (
     CertificationError,
     _excluded_documents,
     certification_plan_create,
-    certification_plan_lock,
     certification_stratum_key,
 )
 from estimation.services.certification_verdicts import certification_decide

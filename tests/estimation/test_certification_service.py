@@ -8,10 +8,10 @@ from annotation.models import Label, SampleDraw
 from annotation.services.crowd.labels import gold_document_add
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_summary
+from estimation.services.certification_locks import certification_plan_lock
 from estimation.services.certification_plans import (
     CertificationError,
     certification_plan_create,
-    certification_plan_lock,
     certification_plan_update,
 )
 from estimation.services.certification_verdicts import (

@@ -14,7 +14,8 @@ from annotation.models import Label, SampledDocument
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.services.crowd.gold import gold_add_from_judged
 from estimation.models import CertificationPlan
-from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
+from estimation.services.certification_locks import certification_plan_lock
+from estimation.services.certification_plans import certification_plan_create
 from estimation.services.certification_verdicts import certification_decide
 from estimation.services.inputs import topic_inputs_gather
 from estimation.services.recompute import snapshots_stale_topic_ids, topic_snapshot_create

@@ -10,7 +10,8 @@ from annotation.events import ImportFinished, LabelsCompleted
 from annotation.models import CorpusUpload, Label, SampleDraw
 from core.events import event_send_on_commit
 from estimation.models import CertificationPlan
-from estimation.services.certification_plans import certification_plan_create, certification_plan_lock
+from estimation.services.certification_locks import certification_plan_lock
+from estimation.services.certification_plans import certification_plan_create
 from estimation.services.certification_verdicts import certification_decide
 from estimation.services.recompute import topic_snapshot_create
 from tests.factories import (
