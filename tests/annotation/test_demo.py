@@ -1,4 +1,4 @@
-"""The demo corpus generator (annotation/demo.py) and the demo set-up.
+"""The demo corpus generator (annotation/demo/corpus.py) and the demo set-up (annotation/demo/setup.py).
 
 The corpus must read like news (judging means reading), keep the planted truth in
 `topics`, and give the demo pair (a headline-keyword and a body-keyword filter) recalls
@@ -13,17 +13,9 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from annotation import demo
-from annotation.demo import (
-    DEFAULT_TOPICS,
-    DEMO_CORPUS_NAME,
-    DEMO_DOCUMENTS,
-    DEMO_SEED,
-    DEMO_TOPIC,
-    DEMO_TOPIC_NAME,
-    demo_corpus_records,
-    demo_corpus_write,
-)
+from annotation.demo import corpus as demo
+from annotation.demo.corpus import DEFAULT_TOPICS, demo_corpus_records, demo_corpus_write
+from annotation.demo.setup import DEMO_CORPUS_NAME, DEMO_DOCUMENTS, DEMO_SEED, DEMO_TOPIC, DEMO_TOPIC_NAME
 from annotation.models import Classifier, Corpus, Document, Topic
 from annotation.services.classifiers.keywords import KeywordMatcher
 from annotation.services.corpora.retrieved_sets import region_counts
@@ -180,7 +172,7 @@ def test_generate_corpus_command(tmp_path, capsys):
 @pytest.mark.django_db
 def test_demo_setup_creates_once(settings, tmp_path, capsys, monkeypatch):
     settings.VAR_DIR = tmp_path
-    monkeypatch.setattr("annotation.demo.DEMO_DOCUMENTS", 3000)  # keeps the test fast
+    monkeypatch.setattr("annotation.demo.setup.DEMO_DOCUMENTS", 3000)  # keeps the test fast
     call_command("demo_setup")
     out = capsys.readouterr().out
     corpus = Corpus.objects.get(name=DEMO_CORPUS_NAME)

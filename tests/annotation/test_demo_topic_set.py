@@ -4,7 +4,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from annotation.demo import DEFAULT_TOPICS, DEMO_TOPIC_SET_NAME, demo_setup_run
+from annotation.demo.corpus import DEFAULT_TOPICS
+from annotation.demo.setup import DEMO_TOPIC_SET_NAME, demo_setup_run
 from annotation.models import NONE_OF_THESE, Document, Label, RouterPrediction, SampledDocument, Topic
 from annotation.services.crowd.crowd_simulation import crowd_simulate, document_true_class
 from annotation.services.topics.topic_sets import topic_set_launch

@@ -123,7 +123,7 @@ def test_end_to_end_recall_interval_contains_the_planted_recall():
 @pytest.mark.slow
 def test_end_to_end_on_the_demo_corpus(tmp_path):
     """The demo set-up (generated corpus, title and body keyword filters, topic) → draw → crowd → report."""
-    from annotation.demo import DEMO_TOPIC, DEMO_TOPIC_NAME, demo_setup_run
+    from annotation.demo.setup import DEMO_TOPIC, DEMO_TOPIC_NAME, demo_setup_run
     from annotation.models import Document, Topic
     from annotation.services.corpora.retrieved_sets import classifier_bitmap
     from annotation.services.sampling.draws import planned_region_sizes

@@ -554,11 +554,11 @@ def csrf_token(client: Client, path: str = "/") -> str:
 
 
 def corpus_write(directory: Path, *, documents: int, seed: int, prevalence: float) -> tuple[Path, set[str]]:
-    """A generated news corpus (annotation/demo.py) with coffee stories at `prevalence`; the
+    """A generated news corpus (annotation/demo/corpus.py) with coffee stories at `prevalence`; the
     external ids of the coffee stories (the truth simulated annotators answer with)."""
     import dataclasses
 
-    from annotation.demo import DEFAULT_TOPICS, demo_corpus_records
+    from annotation.demo.corpus import DEFAULT_TOPICS, demo_corpus_records
 
     topics = (dataclasses.replace(DEFAULT_TOPICS[0], prevalence=prevalence),)
     path = directory / f"corpus-{documents}-{seed}.jsonl"

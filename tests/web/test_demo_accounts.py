@@ -2,7 +2,7 @@
 import pytest
 from django.test import Client
 
-from annotation.demo import demo_accounts_ensure as demo_lines
+from annotation.demo.setup import demo_accounts_ensure as demo_lines
 from annotation.services import accounts
 
 

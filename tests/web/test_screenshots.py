@@ -92,7 +92,8 @@ class Tour:
 def demo(tmp_path):
     """The demo set-up on 3,000 stories; the coffee topic launched and judged by a simulated crowd and
     reported; a gold topic launched with open HITs for the annotator; a shipping topic in draft (plan)."""
-    from annotation.demo import DEFAULT_TOPICS, DEMO_CORPUS_NAME, DEMO_TOPIC_NAME, demo_setup_run
+    from annotation.demo.corpus import DEFAULT_TOPICS
+    from annotation.demo.setup import DEMO_CORPUS_NAME, DEMO_TOPIC_NAME, demo_setup_run
     from annotation.models import Corpus, Topic
     from annotation.services.classifiers.classifier import classifier_create_keywords
     from annotation.services.crowd.crowd_simulation import crowd_simulate
@@ -187,7 +188,7 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
         tour.shoot("launch-confirm")
         # An upload, to see the upload's own page.
         corpus_file = tmp_path / "upload.jsonl"
-        from annotation.demo import demo_corpus_write
+        from annotation.demo.corpus import demo_corpus_write
 
         demo_corpus_write(path=corpus_file, documents=40, seed=9)
         tour.page.goto(live_server.url + "/analyst/corpora/upload/")

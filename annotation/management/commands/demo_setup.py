@@ -1,7 +1,7 @@
 """python manage.py demo_setup: a demo corpus, two keyword classifiers and a topic; does nothing if present."""
 from django.core.management.base import BaseCommand
 
-from annotation.demo import demo_setup_run
+from annotation.demo.setup import demo_setup_run
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.demo import DEFAULT_TOPICS, demo_corpus_write
+from annotation.demo.corpus import DEFAULT_TOPICS, demo_corpus_write
 
 
 class Command(BaseCommand):
