@@ -1,6 +1,5 @@
 """Forms of the analyst pages. They check input shape only; services decide the rest."""
 from decimal import Decimal
-from pathlib import PurePath
 from typing import Any
 
 from django import forms
@@ -8,8 +7,8 @@ from django import forms
 from annotation import limits
 from annotation.models import Classifier, Corpus, Topic
 from annotation.services.classifiers.kinds import kind_get, kinds_uploaded
+from annotation.services.corpora.corpus_uploads import CorpusUploadRefused, corpus_upload_file_check
 
-CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
 KEYWORD_FIELDS = (("title", "Title"), ("text", "Text"))
 
 
@@ -45,13 +44,10 @@ class CorpusUploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        name = PurePath(upload.name).name.lower()
-        if not name.endswith(CORPUS_SUFFIXES):
-            raise forms.ValidationError(
-                "Unsupported file type. Upload .jsonl, .csv or either compressed with gzip (.gz)."
-            )
-        if upload.size == 0:
-            raise forms.ValidationError("The file is empty.")
+        try:
+            corpus_upload_file_check(name=upload.name or "", size=upload.size)
+        except CorpusUploadRefused as exc:
+            raise forms.ValidationError(exc.message) from None
         return upload
 
     def clean_text_fields(self) -> list[str]:

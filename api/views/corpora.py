@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Corpus, CorpusUpload
-from annotation.services.corpora.corpus_uploads import corpus_upload_create
+from annotation.services.corpora.corpus_uploads import corpus_upload_create, corpus_upload_file_check
 from api.permissions import Configure
 from api.serializers import CorpusFileSerializer, CorpusSerializer, ImportOptionsSerializer, UploadSerializer
 from api.views.common import (
@@ -29,7 +29,6 @@ from api.views.common import (
 )
 from core.errors import ApplicationError
 
-CORPUS_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".csv.gz")
 IMPORT_PARAMETERS = [
     OpenApiParameter("corpus_name", str, description="JSON Lines body: the corpus to create or add to"),
     OpenApiParameter("id_field", str, description="the field holding each document's id (default id)"),
@@ -67,10 +66,7 @@ def _start_import(request: Request, *, corpus_name: str | None) -> Response:
         options = validated(ImportOptionsSerializer, {k: v for k, v in form.items() if k != "file"})
         upload = form["file"]
         original = PurePath(upload.name or "corpus").name
-        if not original.lower().endswith(CORPUS_SUFFIXES):
-            raise UploadError("Unsupported file type: upload .jsonl, .csv or either compressed with gzip (.gz).")
-        if not upload.size:
-            raise UploadError("The file is empty.")
+        corpus_upload_file_check(name=original, size=upload.size)
         chunks = upload.chunks()
     elif kind == JsonLinesParser.media_type:
         options = validated(ImportOptionsSerializer, request.query_params)

@@ -78,6 +78,22 @@ class CorpusUploadNotRetryable(ApplicationError):
     """Only a waiting upload, or one that failed for a reason other than its file, can be queued again."""
 
 
+# The file types an upload may be (by name): JSON Lines or CSV, either gzip-compressed.
+CORPUS_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".csv", ".csv.gz")
+
+
+class CorpusUploadRefused(ApplicationError):
+    """A file that cannot be a corpus, seen before it is stored (its name's type, no bytes)."""
+
+
+def corpus_upload_file_check(*, name: str, size: int | None) -> None:
+    """Refuse a corpus file by its name and size before anything is stored (the page's form and the API alike)."""
+    if not PurePath(name).name.lower().endswith(CORPUS_SUFFIXES):
+        raise CorpusUploadRefused("Unsupported file type: upload .jsonl, .csv or either compressed with gzip (.gz).")
+    if not size:
+        raise CorpusUploadRefused("The file is empty.")
+
+
 def upload_max_bytes() -> int:
     return int(getattr(settings, "CORPUS_UPLOAD_MAX_BYTES", DEFAULT_MAX_BYTES))
 
