@@ -204,6 +204,7 @@ def _other(rng: np.random.Generator, value: int, size: int) -> int:
     return choice if choice < value else choice + 1
 
 
+@pytest.mark.slow
 def test_macro_f1_hdi_covers_the_corpus_truth(capsys):
     size = len(SHARES)
     corpus = CorpusFactory.create()

@@ -84,6 +84,7 @@ def test_one_prior_biases_the_pair_recall_and_a_prior_per_stratum_removes_it():
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 @pytest.mark.xfail(
     not _has_label_noise(), strict=True,
     reason="soft labels alone under-cover (174/200 = 0.87 at seed 7): the interval needs the pair "

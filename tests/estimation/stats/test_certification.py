@@ -188,6 +188,7 @@ def test_closed_form_is_a_lower_estimate_of_alg2_for_the_exact_verdict(q, p1, p0
     assert 1.0 <= simulated / closed <= 1.35
 
 
+@pytest.mark.slow
 def test_alg2_with_pilot_uncertainty_seed_table_1():
     # Seed 004 Sec. 4.3 / Table 1: a pilot sample from the population, size by
     # Alg. 2 on its Jeffreys posterior, then fresh test sets of that size from
