@@ -91,6 +91,15 @@ class Classifier(models.Model):
         return self.name
 
 
+class BuildStatus(models.TextChoices):
+    """The status of a classifier or router build (the API's BuildStatusEnum)."""
+
+    PENDING = "pending", "Waiting"
+    RUNNING = "running", "Building"
+    DONE = "done", "Built"
+    FAILED = "failed", "Failed"
+
+
 class ClassifierBuild(Job):
     """A classifier being built by a task (keywords over millions of documents, training): the page polls this row.
 
@@ -101,11 +110,7 @@ class ClassifierBuild(Job):
 
     job_legacy_heartbeat_field = "details"
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting"
-        RUNNING = "running", "Building"
-        DONE = "done", "Built"
-        FAILED = "failed", "Failed"
+    Status = BuildStatus
 
     corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="classifier_builds")
     name = models.CharField(max_length=200)
@@ -312,11 +317,7 @@ class RouterBuild(Job):
     Status, progress, times and the failure's detail are those of every background job (core.jobs.Job).
     """
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting"
-        RUNNING = "running", "Building"
-        DONE = "done", "Built"
-        FAILED = "failed", "Failed"
+    Status = BuildStatus
 
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="router_builds")
     name = models.CharField(max_length=200)

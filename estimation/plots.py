@@ -12,6 +12,7 @@ from html import escape
 from typing import Any
 
 from annotation.models import REGION_NAMES
+from core.numbers import finite_or_none
 from estimation.stats.cost_curve import cost_against_prevalence
 from estimation.stats.planning import precision_guess_from_pilot
 
@@ -29,14 +30,7 @@ def _short(value, limit: int = 28) -> str:
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
-def _num(value) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+_num = finite_or_none
 
 
 def _unit(value: float | None) -> float | None:

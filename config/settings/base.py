@@ -312,7 +312,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # Router and classifier builds share their states (pending, running, done, failed): one enum, named.
-    "ENUM_NAME_OVERRIDES": {"BuildStatusEnum": "annotation.models.ClassifierBuild.Status"},
+    "ENUM_NAME_OVERRIDES": {"BuildStatusEnum": "annotation.models.BuildStatus"},
 }
 
 LOGGING = {

@@ -3,7 +3,6 @@ and the one-sentence headline per classifier (issue 12 item 8). Presentation onl
 headline compares the recall interval the page shows with the topic's target recall."""
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from django import template
 
 from annotation.models import REGION_NAMES
+from core.numbers import finite_or_none
 
 register = template.Library()
 
@@ -114,14 +114,7 @@ def plain(text: Any, pair: Any = None) -> str:
 # --------------------------------------------------------------------------- headline
 
 
-def _finite(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
+_finite = finite_or_none
 
 
 def _shown(value: float, *, against: float, digits: int = 3) -> str:
