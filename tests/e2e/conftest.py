@@ -124,7 +124,7 @@ class PrivateRedis:
 
     def start(self) -> None:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-        log = open(self.directory / f"redis-{self.port}.log", "ab")  # noqa: SIM115 - closed with the process
+        log = open(self.directory / f"redis-{self.port}.log", "ab")  # closed with the process
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", str(self.directory)], stdout=log, stderr=subprocess.STDOUT)
@@ -246,7 +246,7 @@ class Stack:
             "beat": [str(VENV_BIN / "celery"), "-A", "config", "beat", "--loglevel=INFO",
                      "--schedule", str(self.workdir / "celerybeat-schedule")],
         }
-        log = open(self.log(name), "ab")  # noqa: SIM115 - closed with the process
+        log = open(self.log(name), "ab")  # closed with the process
         process = subprocess.Popen(commands[name], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
         self.processes[name] = process

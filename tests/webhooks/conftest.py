@@ -41,7 +41,7 @@ def receiver():
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:  # http.server's name
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with lock:
                 state.requests.append(Received(path=self.path, headers=dict(self.headers.items()), body=body))
@@ -54,7 +54,7 @@ def receiver():
             self.end_headers()
             self.wfile.write(b"ok")
 
-        do_GET = do_POST  # a followed redirect would arrive as a GET  # noqa: N815
+        do_GET = do_POST  # a followed redirect would arrive as a GET
 
         def log_message(self, *args) -> None:
             pass
