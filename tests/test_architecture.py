@@ -10,6 +10,7 @@ dependency.  The contracts between the apps are tested in tests/test_architectur
   services > selectors > models; the services by noun, topics > sampling > crowd > classifiers > corpora.
 * Inside ``estimation``: urls > views > tasks and services > selectors > models > stats.
 * No import cycle between the modules of a services package.
+* No front-end imports another's: the API, webhooks and estimation never import annotation's views or forms.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from tests.import_contracts import add_source, contract_ids, copy_of_the_project, lint
 
 CONTRACTS = {"apps", "stats-pure", "annotation-layers", "annotation-services", "estimation-layers",
-             "services-acyclic"}
+             "services-acyclic", "front-ends"}
 
 
 def test_every_contract_is_configured():
@@ -57,6 +58,11 @@ def test_the_contract_is_kept(contract):
      "estimation.selectors -> estimation.services.reports"),
     ("estimation-layers", "estimation/services/_violation.py", "from estimation.views import reports",
      "estimation.services._violation -> estimation.views.reports"),
+    # A front-end calls services, never another front-end's views or forms (issue 22: the API imported a page view).
+    ("front-ends", "api/views/_violation.py", "def _f():\n    from annotation.views import topics",
+     "api.views._violation -> annotation.views.topics"),
+    ("front-ends", "estimation/views/_violation.py", "from annotation.forms import TopicForm",
+     "estimation.views._violation -> annotation.forms"),
     # No cycle between sibling service modules, even through a lazy import.
     ("services-acyclic", "webhooks/services/_violation_a.py", "from webhooks.services import _violation_b",
      "No cycles are allowed in webhooks.services."),
