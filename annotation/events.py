@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.events import event_send_on_commit  # re-exported until importers move
-
 
 @dataclass(frozen=True)
 class LabelsCompleted:
@@ -46,5 +44,4 @@ class ImportFinished:
 
 Event = LabelsCompleted | LabelPosteriorsUpdated | SampleDrawn | ImportFinished
 
-__all__ = ["Event", "ImportFinished", "LabelPosteriorsUpdated", "LabelsCompleted", "SampleDrawn",
-           "event_send_on_commit"]
+__all__ = ["Event", "ImportFinished", "LabelPosteriorsUpdated", "LabelsCompleted", "SampleDrawn"]

@@ -40,10 +40,11 @@ from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connec
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.events import ImportFinished, event_send_on_commit
+from annotation.events import ImportFinished
 from annotation.models import CorpusUpload
 from annotation.services.corpora.corpus_import import CorpusImportError, ImportSummary, corpus_import
 from core.errors import ApplicationError
+from core.events import event_send_on_commit
 from core.jobs import (
     job_begin,
     job_enqueue,
