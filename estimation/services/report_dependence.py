@@ -3,12 +3,14 @@ assumption of independence said in plain words.
 
 ``dependence_check_run`` computes ``estimation.stats.design_based`` from the topic's samples of A12, B1, B2
 and N — with the same label-noise-aware relevant counts as the pair estimate — and tests whether N's count
-can be told apart from judging errors (``design_based.complement_noise_floor``). ``design_based_block`` and
+can be told apart from judging errors (``design_based.complement_noise_floor``); a sample that found nothing
+is never noise-limited but bounds what N may hold (notes §9), and the summary says so. ``design_based_block`` and
 ``assumptions_block`` turn the result into the report's JSON (docs/report.md). Nothing here reads the
 database: every input comes from ``TopicInputs``.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,9 +54,11 @@ def _complement_noise_floor(*, inputs: TopicInputs,
         return None
     totals = {t for _, t in complement.votes}
     majority = sum(1 for r, t in complement.votes if 2 * r > t)
+    size = inputs.region_sizes.get(NEITHER)
     try:
         return design_based.complement_noise_floor(judged=complement.judged, majority_relevant=majority,
-                                                   worker_accuracy=min(1.0, accuracy), votes=max(totals))
+                                                   worker_accuracy=min(1.0, accuracy), votes=max(totals),
+                                                   size=None if size is None else max(int(size), complement.judged))
     except STATS_ERRORS:
         return None
 
@@ -126,6 +130,47 @@ def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) ->
             "classifiers find relevant documents independently." + measured)
 
 
+def _zero_found_summary(*, d: design_based.DesignBasedRecall, check: DependenceCheck,
+                        size: int | None) -> str | None:
+    """Zero found in N is evidence (notes §9): "none of m … was relevant: at most X of N's documents are".
+
+    The bound is the noise floor's (it allows for the crowd missing relevant documents, at the workers'
+    accuracy); without one (no votes to estimate the accuracy from) the design's exact bound on T_U."""
+    floor = check.noise_floor
+    if floor is not None and floor.found_none and floor.relevant_upper_bound is not None:
+        judged, upper, confidence = floor.judged, floor.relevant_upper_bound, floor.confidence
+    elif floor is None and d.elusion.judged > 0 and d.elusion.found == 0 and d.t_u.upper_bound is not None:
+        judged, upper, confidence = d.elusion.judged, d.t_u.upper_bound, d.confidence
+    else:
+        return None
+    of = f" of the {size:,}" if size else " of the"
+    return (f"None of the {judged:,} judged documents neither classifier retrieved was relevant: at most "
+            f"{math.ceil(upper - 1e-9):,}{of} documents neither classifier retrieved are relevant "
+            f"({confidence:.0%} confidence).")
+
+
+def _summary(*, d: design_based.DesignBasedRecall, check: DependenceCheck, names: dict[str, str],
+             size: int | None) -> str:
+    zero = _zero_found_summary(d=d, check=check, size=size)
+    design = _design_summary(d, names)
+    return design if zero is None else f"{zero} {design}"
+
+
+def _complement_bound(*, d: design_based.DesignBasedRecall, check: DependenceCheck) -> dict[str, Any] | None:
+    """N's prevalence and relevant-count upper bounds (the noise floor's when there is one, else the design's)."""
+    floor = check.noise_floor
+    if floor is not None and floor.prevalence_upper_bound is not None:
+        return {"found_none": floor.found_none, "judged": floor.judged, "found": floor.majority_relevant,
+                "elusion_upper_bound": num(floor.prevalence_upper_bound),
+                "relevant_upper_bound": num(floor.relevant_upper_bound),
+                "false_negative_rate": num(floor.false_negative_rate), "confidence": floor.confidence}
+    if d.elusion.judged > 0:
+        return {"found_none": d.elusion.found == 0, "judged": d.elusion.judged, "found": num(d.elusion.found),
+                "elusion_upper_bound": num(d.elusion.upper_bound), "relevant_upper_bound": num(d.t_u.upper_bound),
+                "false_negative_rate": None, "confidence": d.confidence}
+    return None
+
+
 def design_based_block(*, inputs: TopicInputs, check: DependenceCheck) -> dict[str, Any] | None:
     """The dependence check's figures (notes §8): recall that assumes nothing about dependence."""
     d = check.design
@@ -158,7 +203,10 @@ def design_based_block(*, inputs: TopicInputs, check: DependenceCheck) -> dict[s
         "complement": {"size": inputs.region_sizes.get(NEITHER),
                        "judged": complement.judged if complement else 0,
                        "relevant": complement.relevant if complement else 0.0},
-        "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _design_summary(d, names)),
+        # Zero found: a bound on what N may hold (notes §9), with what the design then measured.
+        "complement_bound": _complement_bound(d=d, check=check),
+        "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _summary(d=d, check=check, names=names,
+                                                                          size=inputs.region_sizes.get(NEITHER))),
         "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
                       "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
     }

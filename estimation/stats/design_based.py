@@ -80,6 +80,7 @@ DEFAULT_DRAWS = 20_000
 __all__ = [
     "ComplementNoiseFloor",
     "complement_noise_floor",
+    "complement_prevalence_upper_bound",
     "majority_false_positive_rate",
     "REGIONS",
     "ComplementSampleSize",
@@ -702,16 +703,22 @@ def design_based_sample_plan(
 
 @dataclass(frozen=True)
 class ComplementNoiseFloor:
-    """Can the complement sample's relevant count be told apart from judging errors?  See
-    :func:`complement_noise_floor`."""
+    """Can the complement sample's relevant count be told apart from judging errors, and what does it bound?
+    See :func:`complement_noise_floor`."""
 
     judged: int
     majority_relevant: int
     worker_accuracy: float
     false_positive_rate: float  # P(a majority of the votes says relevant | the document is not relevant)
     expected_false_positives: float  # judged × false_positive_rate: what errors alone would produce
-    p_value: float  # P(Binomial(judged, false_positive_rate) ≥ majority_relevant)
-    noise_limited: bool  # p_value > alpha: the count is within what judging errors alone produce
+    p_value: float  # P(Binomial(judged, false_positive_rate) ≥ majority_relevant); 1 when nothing was found
+    noise_limited: bool  # something was found and it is within what judging errors alone produce
+    false_negative_rate: float = 0.0  # P(a majority says not relevant | the document is relevant)
+    confidence: float = 0.95
+    found_none: bool = False  # no judged document was majority-relevant: the sample is a bound, not noise
+    prevalence_upper_bound: float | None = None  # one-sided upper bound on N's share of relevant documents
+    relevant_upper_bound: float | None = None  # size × prevalence_upper_bound (None without the size of N)
+    size: int | None = None  # |N|, when given
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -720,7 +727,8 @@ class ComplementNoiseFloor:
 def majority_false_positive_rate(*, accuracy: float, votes: int = 3) -> float:
     """P(a strict majority of ``votes`` independent workers of accuracy ``accuracy`` says relevant | not relevant).
 
-    Notes §3: three workers at 0.8 → 0.104, at 0.9 → 0.028.
+    Notes §3: three workers at 0.8 → 0.104, at 0.9 → 0.028.  Symmetric (one-coin) workers: the same number is
+    the majority's false-negative rate, P(a majority says not relevant | relevant).
     """
     if not 0.0 <= accuracy <= 1.0:
         raise ValueError(f"accuracy must lie in [0, 1] (got {accuracy!r})")
@@ -731,30 +739,68 @@ def majority_false_positive_rate(*, accuracy: float, votes: int = 3) -> float:
     return float(binom.sf(need - 1, votes, 1.0 - accuracy))
 
 
-def complement_noise_floor(*, judged: int, majority_relevant: int, worker_accuracy: float, votes: int = 3,
-                           alpha: float = 0.05) -> ComplementNoiseFloor:
-    """Is the complement sample's count of majority-relevant documents above what judging errors produce?
+def complement_prevalence_upper_bound(*, judged: int, majority_relevant: int, false_negative_rate: float,
+                                      confidence: float = 0.95) -> float:
+    """Exact one-sided upper bound on N's prevalence π from majority labels that miss relevant documents.
 
-    Notes §3 and §8: N, the documents neither classifier retrieved, holds few relevant documents, so
+    The majority-relevant rate observed is q = π(1 − fn) + (1 − π)fp ≥ π(1 − fn), so with q_upper the
+    Clopper–Pearson one-sided upper bound on q (k of m → Beta(k + 1, m − k) quantile; 0 of m →
+    1 − (1 − c)^(1/m) ≈ 3/m at 95%), π ≤ q_upper/(1 − fn) at confidence c, whatever fp (dropping the
+    false positives only widens it).  Perfect workers (fn = 0): the plain Clopper–Pearson bound.
+    Example: 0 of 3,998 at accuracy 1 → 0.000749 (≈ 2.996/3,998); at 0.85 (fn = 0.061) → 0.000798.
+    """
+    if judged <= 0 or not 0 <= majority_relevant <= judged:
+        raise ValueError(f"need 0 ≤ majority_relevant ≤ judged and judged > 0 (got {majority_relevant!r} of {judged!r})")
+    if not 0.0 <= false_negative_rate < 1.0:
+        raise ValueError(f"false_negative_rate must lie in [0, 1) (got {false_negative_rate!r})")
+    q_upper = _cp_upper(found=majority_relevant, judged=judged, confidence=confidence)
+    return min(1.0, q_upper / (1.0 - false_negative_rate))
+
+
+def complement_noise_floor(*, judged: int, majority_relevant: int, worker_accuracy: float, votes: int = 3,
+                           alpha: float = 0.05, size: int | None = None) -> ComplementNoiseFloor:
+    """Is the complement sample's count of majority-relevant documents above what judging errors produce,
+    and how many relevant documents can N hold at most?
+
+    Notes §3, §8 and §9.  N, the documents neither classifier retrieved, holds few relevant documents, so
     a crowd's false positives (0.028 of irrelevant documents for three workers at 0.9) can be as many
     as the relevant documents themselves.  The test: if no document of the sample were relevant, the
     majority-relevant count would be Binomial(judged, fp) with fp = :func:`majority_false_positive_rate`;
-    ``noise_limited`` when the observed count is not significantly above that (one-sided p > alpha).
-    Then the sample cannot say how many relevant documents the classifiers missed: its elusion rate,
-    design-based recall and dependence test must not be read as evidence (the report says so).
+    ``noise_limited`` when something was found (majority_relevant > 0) and the count is not significantly
+    above that (one-sided p > alpha).  Then the sample cannot say how many relevant documents the
+    classifiers missed: its elusion rate, design-based recall and dependence test must not be read as
+    evidence (the report says so).
+
+    Zero found is evidence (notes §9): errors cannot explain a count of nothing, so ``noise_limited`` is
+    False and ``found_none`` True; the sample bounds N.  ``prevalence_upper_bound`` is
+    :func:`complement_prevalence_upper_bound` at confidence 1 − alpha with fn the majority's false-negative
+    rate at ``worker_accuracy`` (the crowd missing relevant documents widens it); ``relevant_upper_bound``
+    = ``size`` × that when |N| is given.  Both are also given when something was found.
 
     Example (the demo topic, issue 11 review): 13 of 400 majority-relevant at accuracy 0.894
     → fp = 0.0315, 12.6 expected from errors alone, p = 0.50: noise-limited (the truth was 16 relevant
-    among 19,758, about 0.3 expected in the sample).
+    among 19,758, about 0.3 expected in the sample).  Reuters sugar: 0 of 3,998 of |N| = 21,115 with
+    perfect workers → not noise-limited; at most 0.000749·21,115 ≈ 15.8 relevant documents in N (95%).
     """
     if judged < 0 or not 0 <= majority_relevant <= judged:
         raise ValueError(f"need 0 ≤ majority_relevant ≤ judged (got {majority_relevant!r} of {judged!r})")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1) (got {alpha!r})")
+    if size is not None and size < judged:
+        raise ValueError(f"size of N ({size!r}) is below the judged documents ({judged!r})")
 
     fp = majority_false_positive_rate(accuracy=worker_accuracy, votes=votes)
+    fn = fp  # symmetric (one-coin) workers
     p_value = float(binom.sf(majority_relevant - 1, judged, fp)) if majority_relevant > 0 else 1.0
+    found_none = judged > 0 and majority_relevant == 0
+    upper = (complement_prevalence_upper_bound(judged=judged, majority_relevant=majority_relevant,
+                                               false_negative_rate=fn, confidence=1.0 - alpha)
+             if judged > 0 and fn < 1.0 else None)
     return ComplementNoiseFloor(judged=int(judged), majority_relevant=int(majority_relevant),
                                 worker_accuracy=float(worker_accuracy), false_positive_rate=fp,
                                 expected_false_positives=judged * fp, p_value=p_value,
-                                noise_limited=p_value > alpha)
+                                noise_limited=majority_relevant > 0 and p_value > alpha,
+                                false_negative_rate=fn, confidence=1.0 - alpha, found_none=found_none,
+                                prevalence_upper_bound=upper,
+                                relevant_upper_bound=None if upper is None or size is None else upper * size,
+                                size=None if size is None else int(size))
