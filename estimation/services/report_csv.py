@@ -1,5 +1,5 @@
-"""The CSV export of a stored report: an optional metadata block, one row per classifier, the dependence check's
-recalls, then one per region (docs/report.md)."""
+"""The CSV export of a stored report: an optional metadata block, one row per classifier, the headline figure of
+each classifier, the dependence check's recalls, then one per region (docs/report.md)."""
 from __future__ import annotations
 
 import csv
@@ -11,6 +11,8 @@ CSV_COLUMNS = [
     "precision", "precision_low", "precision_high",
     "recall", "recall_low", "recall_high", "recall_method",
     "f1", "f1_low", "f1_high", "extrapolated_precision", "fingerprint",
+    # Report schema 3: the headline rows say what their figure rests on (empty on the other rows).
+    "basis", "statement",
 ]
 
 
@@ -102,8 +104,8 @@ def multiclass_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, A
 
 
 def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] | None = None) -> str:
-    """One row per classifier, a `design_based` row per pair classifier when the report has the dependence
-    check, then one per region (columns in docs/report.md). With `metadata`, a leading block of "#key,value" rows
+    """One row per classifier, a `headline` row per classifier (schema 3), a `design_based` row per pair
+    classifier when the report has the dependence check, then one per region (columns in docs/report.md). With `metadata`, a leading block of "#key,value" rows
     (skip them with pandas' comment="#", or any reader that drops lines starting with "#"). A topic set's report
     (kind "multiclass") is written by ``multiclass_report_csv``."""
     if report.get("kind") == "multiclass":
@@ -120,7 +122,18 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
             c["precision"]["estimate"], c["precision"]["low"], c["precision"]["high"],
             c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
             c["f1"]["estimate"], c["f1"]["low"], c["f1"]["high"], c["extrapolated_precision"]["estimate"],
-            c["fingerprint"],
+            c["fingerprint"], None, None,
+        )])
+    for c in report.get("classifiers") or []:
+        headline = c.get("headline")
+        if not headline:
+            continue  # a snapshot older than schema 3
+        # The figure the page leads with (design-based, δ1 band or pair model) and its statement in words.
+        writer.writerow([_csv_cell(v) for v in (
+            "headline", c["name"], c["role"], None, headline.get("judged"), None, None, None, None,
+            headline.get("estimate"), headline.get("low"), headline.get("high"), None,
+            None, None, None, None, None,
+            headline.get("basis"), " ".join(str(headline.get("statement") or "").split()),
         )])
     design = report.get("design_based") or {}
     pair = report.get("pair") or {}
@@ -132,11 +145,11 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
         writer.writerow([_csv_cell(v) for v in (
             "design_based", pair.get(role), role, None, None, None, None, None, None,
             recall.get("estimate"), recall.get("low"), recall.get("high"), recall.get("method"),
-            None, None, None, None, None,
+            None, None, None, None, None, None, None,
         )])
     for r in report.get("regions") or []:
         writer.writerow([_csv_cell(v) for v in (
             "region", r["name"], None, r["size"], r["judged"], r["relevant"], r["precision"],
-            None, None, None, None, None, None, None, None, None, None, None,
+            None, None, None, None, None, None, None, None, None, None, None, None, None,
         )])
     return out.getvalue()

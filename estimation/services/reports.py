@@ -35,13 +35,16 @@ from estimation.services.report_dependence import (
     dependence_check_run,
     design_based_block,
 )
+from estimation.services.report_headline import classifier_headlines
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 
 logger = logging.getLogger(__name__)
 
 # 2 (issue 11): "judgments" and cost.per_judged_document count the estimation sample only (certification
 # apart); new blocks design_based, assumptions, label_noise; worker_agreement gains the label-quality check.
-REPORT_SCHEMA = 2
+# 3: each classifier row gains "headline" (the figure the page leads with: design-based, δ1 band or pair model;
+# estimation/services/report_headline.py). No key removed or renamed.
+REPORT_SCHEMA = 3
 # Monte Carlo draws of a report: 10,000 keeps the recompute within its 200 ms at 1M documents with the
 # issue-11 estimators (label noise, design-based, capture–recapture intervals). The Monte Carlo error of an
 # interval end stays about 0.0005 (sd over 20 seeds of r1's ends with 500/350/350 judged in A12/B1/B2:
@@ -205,6 +208,9 @@ class _ReportBuilder:
             "certification": inputs.certification,
             "code_version": inputs.code_version,
         }
+        # The headline of each row reads the blocks above (design-based, sensitivity), so it comes last.
+        for row, headline in zip(classifiers, classifier_headlines(report=report, inputs=inputs), strict=True):
+            row["headline"] = headline
         report["diagnostics"] = self.diagnostics
         return report
 
