@@ -127,13 +127,32 @@ def _shown(value: float, *, against: float, digits: int = 3) -> str:
     return f"{value:.6f}"
 
 
+# What a headline's figure rests on, in the page's words (report schema 3, "headline"."basis").
+HEADLINE_BASIS_LABELS = {
+    "design": "Measured, no assumption about the classifiers' dependence",
+    "band": "Within a declared range of dependence",
+    "pair_model": "If the two classifiers are independent",
+}
+
+
 def recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: float, confidence: float | None,
-                    withheld_reason: str = "") -> dict[str, str]:
+                    withheld_reason: str = "", basis: str | None = None, statement: str = "") -> dict[str, str]:
     """{"state": "meets"|"below"|"straddles"|"no_interval"|"withheld", "text": one plain sentence} for one classifier.
 
     meets: the interval's lower end reaches the target; below: its upper end is under it; straddles: the target is
     inside the interval, so the sample cannot tell yet. The figures are those the page shows (recall clipped to
-    [0, 1] as everywhere on the page)."""
+    [0, 1] as everywhere on the page). With ``basis`` (the report's headline: "design", "band", "pair_model") the
+    result also carries "basis", "basis_label" (plain words) and "statement" (what the figure rests on)."""
+    result = _recall_headline(name=name, recall=recall, target=target, confidence=confidence,
+                              withheld_reason=withheld_reason)
+    if basis is not None:
+        result.update(basis=str(basis), basis_label=HEADLINE_BASIS_LABELS.get(str(basis), str(basis)),
+                      statement=str(statement or ""))
+    return result
+
+
+def _recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: float, confidence: float | None,
+                     withheld_reason: str = "") -> dict[str, str]:
     recall = recall or {}
     estimate, low, high = (_finite(recall.get(k)) for k in ("estimate", "low", "high"))
     target_text = f"{target:.2f}"

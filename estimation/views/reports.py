@@ -30,6 +30,7 @@ from estimation.services.multiclass_report import (
 from estimation.services.recompute import topic_snapshot_latest_or_create
 from estimation.services.report_csv import report_csv_metadata
 from estimation.services.report_csv import topic_report_csv as report_csv
+from estimation.services.report_headline import PAIR_MODEL_STATEMENT
 from estimation.templatetags.report_extras import plain, recall_headline
 
 logger = logging.getLogger(__name__)
@@ -144,10 +145,13 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
         })
     pair = report.get("pair")
     reason = _withheld_reason(report, pair)
-    headlines = [recall_headline(name=str(row.get("name", "")), recall=row.get("recall"),
-                                 target=float(topic.target_recall), confidence=topic.confidence,
-                                 withheld_reason=reason)
-                 for row in report.get("classifiers") or []]
+    headlines = []
+    for row in report.get("classifiers") or []:
+        headline = row_headline(row)
+        headlines.append(recall_headline(name=str(row.get("name", "")), recall=headline,
+                                         target=float(topic.target_recall), confidence=topic.confidence,
+                                         withheld_reason=reason, basis=headline["basis"],
+                                         statement=headline["statement"]))
     cost_curve = plots.cost_curve_from_report(report)
     svgs = {
         # Our own SVG: every text in it is escaped by estimation.plots.
@@ -161,12 +165,54 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
     shown_form = form if form.is_bound else TargetRecallForm(initial={"target_recall": topic.target_recall})
     shown_form.fields["target_recall"].help_text = "Each classifier's precision, read where its recall would reach this."
     return {"topic": topic, "snapshot": snapshot, "report": report, "classifiers": classifiers, "svgs": svgs,
-            "headlines": headlines, "cost_curve": cost_curve,
+            "headlines": headlines, "cost_curve": cost_curve, "relevant_count": _relevant_count(report),
+            # The capture–recapture counts move from "What to know" to the Details of the one count shown.
+            "diagnostics": [d for d in report.get("diagnostics") or []
+                            if not (isinstance(d, dict) and d.get("code") == "capture_recapture")],
             "target_form": shown_form,
             "target_recall": target, "progress": topic_progress(topic=topic),
             "certification": report.get("certification") or {}, "certification_state": certification_state(topic=topic),
             "certification_labels": CERTIFICATION_LABELS,
             "certification_url": _certification_url(topic)}
+
+
+def row_headline(row: dict) -> dict:
+    """A classifier row's headline (report schema 3); an older snapshot's row falls back to the pair model's
+    figure with the pair model's statement."""
+    headline = row.get("headline")
+    if isinstance(headline, dict) and headline.get("basis"):
+        return headline
+    recall = row.get("recall") or {}
+    return {"estimate": recall.get("estimate"), "low": recall.get("low"), "high": recall.get("high"),
+            "basis": "pair_model", "judged": (row.get("precision") or {}).get("judged"),
+            "statement": PAIR_MODEL_STATEMENT}
+
+
+def _relevant_count(report: dict) -> dict:
+    """The one count of relevant documents the page shows (issue "Every figure honest" #8): the design-based
+    total when the headline is design-based, else the pair's; every other model's count goes under Details."""
+    design = report.get("design_based") or {}
+    total = design.get("relevant_total") or {}
+    design_basis = any((row.get("headline") or {}).get("basis") == "design"
+                       for row in report.get("classifiers") or [] if row.get("role") in ("c1", "c2"))
+    pair = report.get("estimated_relevant") or {}
+    others = [{"label": "The pair, if the two classifiers are independent", "estimate": pair.get("estimate"),
+               "low": pair.get("low"), "high": pair.get("high")}] if design_basis else []
+    for entry in report.get("dependence") or []:
+        if entry.get("summary"):
+            others.append({"label": f"Capture–recapture with {entry.get('classifier')}", "text": entry["summary"]})
+    if design_basis and total.get("estimate") is not None:
+        shown = {"estimate": total.get("estimate"), "low": total.get("low"), "high": total.get("high"),
+                 "prevalence": None, "basis": "design",
+                 "label": "measured with the documents neither classifier retrieved"}
+        size = report.get("corpus_size")
+        if size:
+            shown["prevalence"] = float(total["estimate"]) / float(size)
+    else:
+        shown = {"estimate": pair.get("estimate"), "low": pair.get("low"), "high": pair.get("high"),
+                 "prevalence": pair.get("prevalence"), "basis": "pair_model",
+                 "label": "if the two classifiers are independent"}
+    return {**shown, "others": others}
 
 
 def _withheld_reason(report: dict, pair) -> str:

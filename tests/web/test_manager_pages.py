@@ -174,10 +174,11 @@ def test_report_headline_per_classifier_against_the_topic_target(world, manager)
     assert top < html.index('id="classifiers"') and top < html.index("What to know")  # at the top
     block = _visible_text(html[top:html.index("</div>", top)])
     for row in report["classifiers"]:
-        expected = recall_headline(name=row["name"], recall=row["recall"], target=world["topic"].target_recall,
+        # The headline's figure (schema 3), no longer the pair model's interval (which assumes independence).
+        expected = recall_headline(name=row["name"], recall=row["headline"], target=world["topic"].target_recall,
                                    confidence=world["topic"].confidence)
         assert expected["text"] in block
-        low, high = row["recall"]["low"], row["recall"]["high"]
+        low, high = row["headline"]["low"], row["headline"]["high"]
         state = "meets" if low >= 0.8 else "below" if high < 0.8 else "straddles"
         assert expected["state"] == state
 
@@ -232,3 +233,85 @@ def test_report_page_links_the_raw_exports(world, manager):
     html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
     assert reverse("reports:topic_judgments_csv", args=[world["topic"].pk]) in html
     assert reverse("reports:topic_judgments_jsonl", args=[world["topic"].pk]) in html
+
+
+# --------------------------------------------------------------------------- the headline's basis (schema 3)
+
+
+def _headline_block(html: str) -> str:
+    top = html.index('id="headlines"')
+    return _visible_text(html[top:html.index("</div>", top)])
+
+
+def test_report_headline_shows_its_basis_and_statement_beside_the_figure(world, manager):
+    from estimation.templatetags.report_extras import HEADLINE_BASIS_LABELS, plain
+
+    html = manager.get(reverse("reports:topic", args=[world["topic"].pk])).content.decode()
+    report = EstimateSnapshot.objects.get(topic=world["topic"]).report
+    block = " ".join(_headline_block(html).split())
+    for row in report["classifiers"]:
+        headline = row["headline"]
+        assert headline["basis"] in ("design", "band", "pair_model")
+        assert f'data-basis="{headline["basis"]}"' in html
+        assert HEADLINE_BASIS_LABELS[headline["basis"]] in block
+        assert " ".join(plain(headline["statement"], report["pair"]).split()) in block
+    # The pair model's figure stays on the page, labelled as resting on independence.
+    assert "Recall if the two classifiers are independent" in html
+
+
+def test_an_old_snapshot_without_headline_renders_with_the_pair_model_statement(world, manager):
+    from estimation.services.report_headline import PAIR_MODEL_STATEMENT
+    from estimation.templatetags.report_extras import recall_headline
+
+    manager.get(reverse("reports:topic", args=[world["topic"].pk]))
+    snapshot = EstimateSnapshot.objects.get(topic=world["topic"])
+    report = snapshot.report
+    report["schema"] = 2
+    for row in report["classifiers"]:
+        row.pop("headline", None)
+    EstimateSnapshot.objects.filter(pk=snapshot.pk).update(report=report)
+    response = manager.get(reverse("reports:topic", args=[world["topic"].pk]))
+    assert response.status_code == 200
+    assert EstimateSnapshot.objects.filter(topic=world["topic"]).count() == 1  # read, not recomputed
+    html = response.content.decode()
+    block = " ".join(_headline_block(html).split())
+    assert PAIR_MODEL_STATEMENT in block and 'data-basis="pair_model"' in html
+    for row in report["classifiers"]:
+        expected = recall_headline(name=row["name"], recall=row["recall"], target=world["topic"].target_recall,
+                                   confidence=world["topic"].confidence)
+        assert expected["text"] in block
+    csv_text = manager.get(reverse("reports:topic_csv", args=[world["topic"].pk])).content.decode()
+    assert "\nheadline," not in csv_text and "\nclassifier," in csv_text
+
+
+@pytest.mark.django_db
+def test_a_topic_with_a_judged_complement_sample_leads_with_the_design_based_figure_and_count():
+    from annotation.models import SampleDraw
+    from tests.factories import build_topic, make_draw, make_label, user_with_role
+
+    built = build_topic()
+    make_draw(built.topic, SampleDraw.Purpose.PAIR, "N", [45, 46, 47, 48, 49], built.docs)
+    for position in range(45, 50):
+        make_label(built.topic, built.docs[position], relevant=position == 45)
+    client = Client()
+    client.force_login(user_with_role("mia", "manager"))
+    html = client.get(reverse("reports:topic", args=[built.topic.pk])).content.decode()
+    report = EstimateSnapshot.objects.get(topic=built.topic).report
+    block = " ".join(_headline_block(html).split())
+    assert "holds whatever the two classifiers' dependence" in block
+    assert [row["headline"]["basis"] for row in report["classifiers"][:2]] == ["design", "design"]
+    # One count of relevant documents: the design-based total; the pair's and the other models' under Details.
+    total = report["design_based"]["relevant_total"]["estimate"]
+    card = html[html.index('id="n-hat"'):]
+    assert 'data-basis="design"' in card[:40] and f">{total:.0f}<" in card[:80]
+    details = card[card.index('id="n-hat-others"'):card.index("</details>")]
+    assert "if the two classifiers are independent" in details
+    # The capture–recapture counts (e.g. "Model Mth: about … relevant documents") moved from "What to know".
+    counts = [d["message"] for d in report["diagnostics"] if d["code"] == "capture_recapture"]
+    start = html.find('id="diagnostics"')
+    what_to_know = html[start:html.index("</div>", start)] if start >= 0 else ""
+    assert "Capture–recapture with" not in what_to_know
+    for message in counts:
+        assert message[:20] not in what_to_know
+    if counts:
+        assert "Capture–recapture with model" in details

@@ -39,10 +39,12 @@ def test_manager_reads_the_headline_and_downloads_the_raw_judgments(page, live_s
     page.goto(f"{live_server.url}/reports/topics/{topic.pk}/")
 
     report = EstimateSnapshot.objects.filter(topic=topic).latest("version").report
-    shown = page.locator("#headlines li").all_inner_texts()
-    expected = [recall_headline(name=row["name"], recall=row["recall"], target=topic.target_recall,
+    # The headline's figure (schema 3: design-based or the dependence band), its basis and statement beside it.
+    shown = page.locator("#headlines li .headline-text").all_inner_texts()
+    expected = [recall_headline(name=row["name"], recall=row["headline"], target=topic.target_recall,
                                 confidence=topic.confidence)["text"] for row in report["classifiers"]]
     assert shown == expected
+    assert page.locator("#headlines li .headline-basis").count() == len(report["classifiers"])
     assert any(("below the target" in text or "meets the target" in text or "straddles the target" in text)
                for text in shown)
     # The glossary link from the headline lands on its entry.
