@@ -122,3 +122,23 @@ def test_ratio_figure_for_a_further_classifier_is_conservative_and_capped():
     g = headline_stats.ratio_figure(found=90.0, found_low=80.0, found_high=99.0, total=95.0, total_low=90.0,
                                     total_high=110.0, judged=50)
     assert g.high == 1.0 and g.low <= g.estimate <= g.high
+
+
+def test_the_report_updated_webhook_carries_each_classifiers_headline():
+    from unittest import mock
+
+    from estimation.services.recompute import topic_snapshot_create
+    from webhooks.models import WebhookEvent
+    from webhooks.services.events import webhook_report_updated
+
+    built = build_topic()
+    snapshot = topic_snapshot_create(topic_id=built.topic.pk, draws=1_000)
+    with mock.patch("webhooks.services.events.webhook_deliveries_create", return_value=[]) as create:
+        webhook_report_updated(snapshot_id=snapshot.pk)
+    kwargs = create.call_args.kwargs
+    assert kwargs["event"] == WebhookEvent.REPORT_UPDATED
+    rows = kwargs["data"]["classifiers"]
+    assert [r["headline"] for r in rows] == [
+        {k: c["headline"][k] for k in ("estimate", "low", "high", "basis", "judged", "statement")}
+        for c in snapshot.report["classifiers"]]
+    assert rows[0]["headline"]["basis"] == "band" and rows[0]["recall"]["estimate"] is not None

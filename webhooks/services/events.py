@@ -24,11 +24,18 @@ def _topic(topic: Topic) -> dict[str, Any]:
 
 
 def _recalls(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per classifier: the pair model's ``recall`` (it assumes the two classifiers are independent) and, from
+    report schema 3, the ``headline`` the report leads with {estimate, low, high, basis, judged, statement};
+    null for an older snapshot."""
     rows = []
     for row in report.get("classifiers") or []:
         recall = row.get("recall") or {}
+        headline = row.get("headline")
         rows.append({"name": row.get("name"), "role": row.get("role"),
-                     "recall": {k: recall.get(k) for k in ("estimate", "low", "high")}})
+                     "recall": {k: recall.get(k) for k in ("estimate", "low", "high")},
+                     "headline": ({k: headline.get(k) for k in ("estimate", "low", "high", "basis", "judged",
+                                                                "statement")}
+                                  if isinstance(headline, dict) else None)})
     return rows
 
 
