@@ -83,7 +83,11 @@ __all__ = [
     "complement_prevalence_upper_bound",
     "majority_false_positive_rate",
     "REGIONS",
+    "COMPLEMENT_PRIOR_SHARES",
+    "ComplementPriorSize",
     "ComplementSampleSize",
+    "complement_prior_prevalences",
+    "complement_sample_size_prior",
     "DesignBasedArrays",
     "DesignBasedPlan",
     "DesignBasedRecall",
@@ -593,7 +597,12 @@ def complement_sample_size(
     common random numbers (``seed``).  At low prevalence the exact bound on
     T_U dominates: with zero expected found the bound is about 3|U|/m.
     Infeasible (``feasible`` False) when even judging all of U would not do:
-    the other regions' samples are then too small.
+    the other regions' samples are then too small.  The margin used (and
+    returned) is never wider than half the planned recall: a bound of zero
+    would otherwise "reach" it at a low recall (notes §9's 6 documents).
+
+    Size U from a conservative prior, not from the pair's own figures (notes
+    §9): :func:`complement_prior_prevalences` and :func:`complement_sample_size_prior`.
 
     Example (bench_design_based.py): notes §2's pair (|A12| = 5,000, p 0.9,
     |B2| = 20,000, p 0.1) with |B1| = 3,000 at 0.5 and |U| = 972,000 at
@@ -614,6 +623,10 @@ def complement_sample_size(
                               confidence=confidence, draws=draws, seed=seed)
 
     top = size_u if max_judged_u is None else min(size_u, max_judged_u)
+    if not math.isnan(truth):
+        # A margin wider than half the recall is met by a bound near 0 (6 documents of 21,115 "reached" it
+        # at a planned recall of 0.05, notes §9): the bound must keep at least half the recall.
+        margin = min(margin, truth / 2.0) if truth > 0 else margin
     if size_u == 0:
         b = bound(0)
         ok = truth - b <= margin
@@ -632,6 +645,65 @@ def complement_sample_size(
             lo = mid
     return ComplementSampleSize(hi, True, truth, bound(hi), margin, hi * prevalence_u,
                                 "smallest m (to 0.5%) whose typical conservative bound is within the margin")
+
+
+# The prior on what N (= U) may hold, as shares x = T_U/T_P of the relevant documents the pair found in
+# A12, B1 and B2 together (T_P).  Notes §9: size N "from a conservative prior on what U may hold, never from
+# the pair's own recall".  x up to 1 (U holding as many relevant documents as the pair found: the union's
+# recall as low as 0.5, below every pair of notes §8–§9, where the δ1 = 0.35 pair's own recall was a third
+# of the truth); 1/3 because the delta-method standard error of r from U's sample,
+# sd(r̂) ∝ √x/(1 + x)² · 1/√m at fixed T_P and |U|, is largest there (d/dx = 0 at x = 1/3), so the largest
+# of x's plans is the size that reaches the margin whatever U holds in [0.1·T_P, T_P]; 0.1 for the exact
+# bound of a nearly empty U (about 3|U|/m, notes §8).
+COMPLEMENT_PRIOR_SHARES = (0.1, 1.0 / 3.0, 1.0)
+
+
+def complement_prior_prevalences(*, pair_relevant: float, size_u: int,
+                                 shares: tuple[float, ...] = COMPLEMENT_PRIOR_SHARES) -> tuple[float, ...]:
+    """N's prevalences to plan for before N has a pilot: x·T_P/|U| for x in ``shares`` (capped at 1).
+
+    ``pair_relevant`` = T_P = T12 + T_B1 + T_B2, the relevant documents the pair's regions hold (from their
+    precision guesses: no recall and no dependence enters).  See ``COMPLEMENT_PRIOR_SHARES`` for why these
+    shares.  Example: T_P = 1,000 in the pair, |U| = 20,000 → (0.005, 0.0167, 0.05).
+    """
+    if size_u <= 0 or pair_relevant <= 0:
+        return (0.0,)
+    return tuple(min(1.0, x * pair_relevant / size_u) for x in shares)
+
+
+@dataclass(frozen=True)
+class ComplementPriorSize:
+    """Result of :func:`complement_sample_size_prior`: the largest plan over the prevalences considered."""
+
+    judged_u: int | None
+    feasible: bool
+    prevalence_u: float  # the prevalence whose plan is the largest (or the first infeasible one)
+    sized: ComplementSampleSize  # that plan
+    per_prevalence: tuple[tuple[float, int | None], ...]  # (prevalence, judged_u) for every prevalence
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def complement_sample_size_prior(*, prevalences: tuple[float, ...], **plan) -> ComplementPriorSize:
+    """:func:`complement_sample_size` at each prevalence of U in ``prevalences``; the largest m is the plan.
+
+    Notes §9: the size of U must not rest on the figure it checks.  ``prevalences`` is a prior range
+    (:func:`complement_prior_prevalences` for a first stage; for top-ups, the range N's own judged pilot
+    allows).  Infeasible when any prevalence of the range is: no size of U reaches the margin there.
+    Example (bench_design_based.py): notes §2's worked pair with |B1| = 3,000 at 0.5 and |U| = 972,000,
+    T_P = 6,000 (x = 0.1, 1/3, 1), A12/B1/B2 judged 300/300/400: see the bench's output.
+    """
+    if not prevalences:
+        raise ValueError("prevalences must name at least one prevalence of U")
+    results = [(p, complement_sample_size(prevalence_u=float(p), **plan)) for p in prevalences]
+    per = tuple((float(p), r.judged_u) for p, r in results)
+    infeasible = [(p, r) for p, r in results if not r.feasible or r.judged_u is None]
+    if infeasible:
+        p, r = infeasible[0]
+        return ComplementPriorSize(None, False, float(p), r, per)
+    p, r = max(results, key=lambda pr: (pr[1].judged_u or 0, pr[0]))
+    return ComplementPriorSize(r.judged_u, True, float(p), r, per)
 
 
 def design_based_sample_plan(
