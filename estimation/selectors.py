@@ -208,19 +208,40 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
     return data
 
 
+def certification_attempt_family(*, classifier_id: int, metric: str,
+                                 exclude_plan_id: int | None = None) -> list[CertificationPlan]:
+    """The attempts already made in a family: every locked or decided plan of this classifier and metric, on any
+    topic and at any target (notes §8 "Retries": a new target or a new topic is not a fresh start), oldest
+    lock first."""
+    plans = (CertificationPlan.objects.filter(classifier_id=classifier_id, metric=metric)
+             .exclude(status=Status.DRAFT).select_related("classifier", "topic").order_by("locked_at", "pk"))
+    if exclude_plan_id is not None:
+        plans = plans.exclude(pk=exclude_plan_id)
+    return list(plans)
+
+
+def certification_family_declaration(*, family: list[CertificationPlan]) -> tuple[int, float] | None:
+    """(attempts, family false-pass rate) the family declared with its first locked attempt; None if none yet."""
+    if not family:
+        return None
+    first = family[0]
+    return int(first.attempts), float(first.family_alpha if first.family_alpha is not None else first.alpha)
+
+
 def _attempt_families(described: list[dict[str, Any]], plans: list[CertificationPlan]) -> list[dict[str, Any]]:
-    """Group the attempts (locked or decided plans) by (classifier, metric, target), oldest first, and attach to
-    each plan that passed after an earlier attempt the family-wise false-pass bound over the attempts made
-    (notes §8 "Retries": k attempts at α each pass by luck with probability up to 1 − Π(1 − α_i))."""
-    groups: dict[tuple, list[tuple[CertificationPlan, dict[str, Any]]]] = {}
-    for plan, info in sorted(zip(plans, described, strict=True), key=lambda pair: (pair[0].created_at, pair[0].pk)):
-        if plan.status == Status.DRAFT:
-            continue
-        groups.setdefault((plan.classifier_id, plan.metric, plan.target), []).append((plan, info))
+    """Group the attempts (locked or decided plans) by (classifier, metric) — whatever the target and the topic,
+    including this classifier's attempts on other topics — oldest lock first, and attach to each plan that passed
+    after an earlier attempt the family-wise false-pass bound over the attempts made (notes §8 "Retries": k
+    attempts at α each pass by luck with probability up to 1 − Π(1 − α_i))."""
+    info_by_pk = {plan.pk: info for plan, info in zip(plans, described, strict=True)}
+    keys = sorted({(p.classifier_id, p.metric) for p in plans if p.status != Status.DRAFT})
     families = []
-    for (_, metric, target), members in groups.items():
+    for classifier_id, metric in keys:
+        family = certification_attempt_family(classifier_id=classifier_id, metric=metric)
+        members = [(plan, info_by_pk.get(plan.pk) or certification_plan_describe(plan=plan)) for plan in family]
+        declaration = certification_family_declaration(family=family)
         for index, (plan, info) in enumerate(members):
-            if info["state"] != "pass" or index == 0:
+            if info["state"] != "pass" or index == 0 or plan.pk not in info_by_pk:
                 continue
             made = [p for p, _ in members[: index + 1]]
             bound = familywise_false_pass_bound(alphas=[p.alpha for p in made]).independent_attempts
@@ -231,23 +252,27 @@ def _attempt_families(described: list[dict[str, Any]], plans: list[Certification
                 "plans": [p.pk for p in made],
                 "note": (f"{len(made)} attempts: the chance that at least one passes by luck is up to "
                          f"{bound:.0%} (not the {plan.alpha:.0%} of one attempt). Every attempt on this "
-                         "classifier, metric and target is part of the record."),
+                         "classifier and metric, at any target and on any topic, is part of the record."),
             }
         last = members[-1][1]
         bound = familywise_false_pass_bound(alphas=[p.alpha for p, _ in members]).independent_attempts
-        families.append({"classifier": last["classifier"], "classifier_id": members[-1][0].classifier_id,
-                         "metric": metric, "target": target, "attempts": len(members),
+        families.append({"classifier": last["classifier"], "classifier_id": classifier_id,
+                         "metric": metric, "target": members[-1][0].target,
+                         "targets": [p.target for p, _ in members], "topics": [p.topic_id for p, _ in members],
+                         "attempts": len(members), "declared": declaration[0] if declaration else None,
                          "plans": [p.pk for p, _ in members], "states": [i["state"] for _, i in members],
                          "familywise_false_pass": bound,
                          "note": (last.get("family") or {}).get("note") or (
-                             f"{len(members)} attempt{'s' if len(members) > 1 else ''}: the chance that at least "
+                             f"{len(members)} attempt{'s' if len(members) > 1 else ''} of "
+                             f"{declaration[0] if declaration else len(members)} declared: the chance that at least "
                              f"one passes by luck is up to {bound:.0%}.")})
     return families
 
 
 def certification_summary(*, topic: Topic) -> dict[str, Any]:
     """The report's certification block: the latest plan's state, then every plan of the topic (no truncation),
-    and the attempts grouped by (classifier, metric, target) with their family-wise false-pass bound."""
+    and the attempts grouped by (classifier, metric), whatever the target and the topic, with their family-wise
+    false-pass bound."""
     plans = list(CertificationPlan.objects.filter(topic=topic).select_related("classifier", "topic")
                  .order_by("-created_at", "-pk"))
     if not plans:

@@ -10,17 +10,19 @@ and the SampleDrawn announcement are annotation's, as for every launch (``draws_
 """
 from __future__ import annotations
 
+import math
 import secrets
 
 from django.db import transaction
 from django.utils import timezone
 from pyroaring import BitMap
 
-from annotation.models import SampledDocument, SampleDraw, Topic
+from annotation.models import Classifier, SampledDocument, SampleDraw, Topic
 from annotation.services.classifiers.classifier import classifier_freeze
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids
 from annotation.services.sampling.draws import draw_seed_derive, draws_launch, region_bitmap, region_sample_draw
 from estimation.models import CertificationPlan, CertificationPlanDraw
+from estimation.selectors import certification_attempt_family, certification_family_declaration
 from estimation.services.certification_plans import (
     CertificationError,
     Status,
@@ -31,6 +33,38 @@ from estimation.services.certification_plans import (
 # The per-region seeds of a lock: draw_seed_derive(seed, region index) folded with this shift.
 # Part of the recorded derivation of every locked plan's draws: never change it.
 LOCK_SEED_SHIFT = 30
+
+
+def _refuse_beyond_declared_attempts(plan: CertificationPlan) -> None:
+    """The attempt family is the classifier and the metric, whatever the target and the topic (notes §8
+    "Retries"). Its first locked attempt declared how many attempts the family may make and at which family
+    false-pass rate; a plan that declares otherwise, or an attempt past the declared count, is refused.
+
+    Runs under the classifier's row lock (two topics' locks of one classifier are serialised)."""
+    Classifier.objects.select_for_update().filter(pk=plan.classifier_id).first()
+    family = certification_attempt_family(classifier_id=plan.classifier_id, metric=plan.metric,
+                                          exclude_plan_id=plan.pk)
+    declaration = certification_family_declaration(family=family)
+    if declaration is None:
+        return
+    declared, family_alpha = declaration
+    what = (f"the attempts at certifying {plan.classifier.name} on {plan.get_metric_display().lower()} — one "
+            "family, whatever the target and the topic")
+    made = "; ".join(f"plan {p.pk}: topic {p.topic.name!r}, target {p.target:g}, {p.get_status_display().lower()}"
+                     for p in family)
+    plural = "s" if declared != 1 else ""
+    if len(family) >= declared:
+        raise CertificationError(
+            f"This would be attempt {len(family) + 1} of {what}, which declared {declared} attempt{plural} when "
+            f"its first attempt was locked ({made}). Each further attempt raises the chance that one passes by luck "
+            "above the declared false-pass rate, so it is refused. Nothing was drawn; the plan is still a draft.")
+    own_alpha = plan.family_alpha if plan.family_alpha is not None else plan.alpha
+    if plan.attempts != declared or not math.isclose(own_alpha, family_alpha):
+        raise CertificationError(
+            f"This plan declares {plan.attempts} attempt{'s' if plan.attempts != 1 else ''} at a false-pass rate of "
+            f"{own_alpha:g}, but {what} declared {declared} attempt{plural} at {family_alpha:g} when its first "
+            f"attempt was locked ({made}). Update the plan to the family's declaration (each attempt then tests "
+            "at its Šidák share), then lock it. Nothing was drawn.")
 
 
 def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
@@ -54,6 +88,7 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
                                      "re-plan it first."))
         if plan.pilot.get("classifier_fingerprint") != plan.classifier.fingerprint:
             raise CertificationError("The classifier changed since the plan was made: update the plan first.")
+        _refuse_beyond_declared_attempts(plan)
         plan.seed = int(seed) if seed is not None else secrets.randbits(62)
         plan.status = Status.LOCKED
         plan.locked_at = timezone.now()

@@ -64,6 +64,7 @@ from annotation.services.sampling.draws import (
 )
 from core.errors import ApplicationError
 from estimation.models import CertificationPlan
+from estimation.selectors import certification_attempt_family, certification_family_declaration
 from estimation.stats import certification as cert_stats
 from estimation.stats import certification_sizing as sizing
 from estimation.stats import operating_characteristics as oc
@@ -224,6 +225,19 @@ def _confusion_pilot(*, plan: CertificationPlan) -> dict[str, Any]:
 # =========================================================================== plan computation
 
 
+def _figure(value: float) -> str:
+    """A target or bound in words: two decimals at least (0.40), three when needed (0.599)."""
+    text = f"{value:.3f}".rstrip("0")
+    return text + "0" * max(0, 2 - len(text.partition(".")[2]))
+
+
+def band_arithmetic(*, target: float, delta1_low: float, delta1_high: float) -> str:
+    """Why the pair's bound must exceed τ: the declared band's arithmetic, in words."""
+    high = max(1.0, delta1_high)
+    return (f"the pair's bound must reach {_figure(target)} × {high:g} = {_figure(target * high)}, because the "
+            f"verdict is decided at the least favourable dependence of the declared band {delta1_low:g}–{high:g}")
+
+
 def pair_sizing_target(*, target: float, delta1_high: float) -> float:
     """The pair bound the verdict needs: at the least favourable δ1 of [low, high] (high ≥ 1) the bound
     on recall is min(1, pair bound / δ1_high), so the plan is sized for the pair bound to reach τ·δ1_high."""
@@ -252,7 +266,7 @@ def _dependence_sizes(*, pilot: dict, target: float, alpha: float, power: float,
 
 
 def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power: float, seed: int,
-                monitoring: bool, delta1_high: float = 1.0,
+                monitoring: bool, delta1_high: float = 1.0, delta1_low: float = DEFAULT_DELTA1_BAND[0],
                 dependence_check: bool = False) -> tuple[dict[str, int], float | None, str | None]:
     """(sample sizes by region, pilot estimate, reason when no size can reach the power)."""
     if metric == Metric.PAIR_RECALL and dependence_check:
@@ -270,19 +284,19 @@ def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power:
                 "certification sample of any size would pass with the required power (seed 004, Alg. 2, "
                 "line 1). Improve the classifier, or judge more pilot documents if the pilot is small.")
         needed = pair_sizing_target(target=target, delta1_high=delta1_high)
+        why = band_arithmetic(target=target, delta1_low=delta1_low, delta1_high=delta1_high)
         if needed >= 1.0:
             return {}, estimate, (
-                f"The verdict is decided at the least favourable dependence of the declared band (δ1 up to "
-                f"{delta1_high:g}): the pair's bound would have to reach {target:g} × {delta1_high:g} = "
-                f"{needed:.3f}, and no bound can exceed 1. Lower the target, or narrow the band only if you can "
-                "justify that the two classifiers are close to independent.")
+                f"No sample can pass: {why}, and no bound can exceed 1. Lower the target, or narrow the band only "
+                "if you can justify that the two classifiers are close to independent.")
         if estimate is not None and estimate <= needed:
             return {}, estimate, (
-                f"The pilot estimate of recall ({estimate:.3f}) is not above the target {target:.3f} times the "
-                f"band's upper δ1 {delta1_high:g} ({needed:.3f}): the verdict is decided at the least favourable "
-                "dependence, so no certification sample of any size would pass with the required power. Improve "
-                "the classifier, lower the target, or narrow the band only if you can justify that the two "
-                "classifiers are close to independent.")
+                f"The pilot estimate of recall ({estimate:.3f}) is above the target {_figure(target)} but not above "
+                f"{_figure(needed)}: {why}. No certification sample of any size would pass with the required "
+                "power. Improve the classifier, lower the target, or narrow the band only if you can justify that "
+                "the two classifiers are close to independent.")
+        band_note = (f" ({_figure(needed)} is not the target {_figure(target)}: {why}.)" if needed != target
+                     else "")
         target = needed
         guess = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
                  for r in ("A12", other)}
@@ -294,7 +308,7 @@ def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power:
                 pilot={"A12": (regions["A12"]["judged"], regions["A12"]["relevant"]),
                        "other": (regions[other]["judged"], regions[other]["relevant"])})
         except cert_stats.CertificationImpossible as exc:
-            return {}, estimate, str(exc.reason)
+            return {}, estimate, str(exc.reason) + band_note
         plan = {"A12": int(sizes["A12"]), other: int(sizes[other])}
         if monitoring:
             plan = {region: min(regions[region]["size"], MONITORING_SIZE_FACTOR * n) for region, n in plan.items()}
@@ -377,6 +391,19 @@ def _refuse_unmeasurable_pair(pair: ClassifierPair) -> list[str]:
     return [f"{d.message} {names}" for d in check.problems]
 
 
+def _family_attempts(*, classifier: Classifier, metric: str, alpha: float, attempts: int | None,
+                     exclude_plan_id: int | None = None) -> tuple[float, int]:
+    """(family α, declared attempts) of a plan: what the caller declared, or, when it declared no count and its
+    family (this classifier and metric, any target, any topic) has a locked attempt, the family's declaration."""
+    if attempts is not None:
+        return float(alpha), int(attempts)
+    declared = certification_family_declaration(family=certification_attempt_family(
+        classifier_id=classifier.pk, metric=metric, exclude_plan_id=exclude_plan_id))
+    if declared is None:
+        return float(alpha), 1
+    return declared[1], declared[0]
+
+
 def _attempt_alpha(*, alpha: float, attempts: int) -> tuple[float, float | None]:
     """(per-attempt α, family α or None): α split over the declared attempts (Šidák, notes §8 "Retries")."""
     if attempts <= 1:
@@ -438,7 +465,8 @@ def _fill(plan: CertificationPlan) -> None:
     planning_seed = int(plan.pilot.get("planning_seed") or secrets.randbits(31))
     sizes, estimate, reason = _plan_sizes(metric=plan.metric, pilot=pilot, target=plan.target, alpha=plan.alpha,
                                           power=plan.power, seed=planning_seed, monitoring=plan.monitoring,
-                                          delta1_high=plan.delta1_high, dependence_check=plan.dependence_check)
+                                          delta1_high=plan.delta1_high, delta1_low=plan.delta1_low,
+                                          dependence_check=plan.dependence_check)
     fresh = _fresh_counts(topic=plan.topic, regions=sorted(sizes)) if sizes else {}
     enumerated: list[str] = []
     if reason is None:
@@ -476,7 +504,8 @@ def json_safe(value: Any) -> Any:
 def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: str, target: float,
                               alpha: float = 0.05, power: float = 0.9, monitoring: bool = False,
                               delta1_low: float = DEFAULT_DELTA1_BAND[0], delta1_high: float = DEFAULT_DELTA1_BAND[1],
-                              attempts: int = 1, dependence_check: bool = False, user=None) -> CertificationPlan:
+                              attempts: int | None = None, dependence_check: bool = False,
+                              user=None) -> CertificationPlan:
     """A draft plan: the pilot, the certification sample size by power analysis, and its cost.
 
     When no size can reach the power (pilot at or below the target, no pilot,
@@ -486,8 +515,10 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
     disjoint) is refused with a CertificationError.  With ``dependence_check`` the
     plan also samples region N (retrieved by neither) and is decided on the
     design-based bound instead of the δ1 band.  ``alpha`` is the family's
-    false-pass rate: with ``attempts`` > 1 each attempt tests at its Šidák share.
+    false-pass rate: with ``attempts`` > 1 each attempt tests at its Šidák share.  ``attempts`` None means
+    the family's declaration (the classifier and metric's first locked attempt, any target or topic), or 1.
     """
+    alpha, attempts = _family_attempts(classifier=classifier, metric=metric, alpha=alpha, attempts=attempts)
     _check_parameters(topic=topic, classifier=classifier, metric=metric, target=target, alpha=alpha, power=power,
                       monitoring=monitoring, delta1_low=delta1_low, delta1_high=delta1_high, attempts=attempts,
                       dependence_check=dependence_check)
@@ -504,7 +535,7 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
 
 def certification_plan_create_from_confusion(*, topic: Topic, classifier: Classifier, target: float, tp: int,
                                              fp: int, fn: int, tn: int, alpha: float = 0.05, power: float = 0.9,
-                                             attempts: int = 1, folds: int | None = None,
+                                             attempts: int | None = None, folds: int | None = None,
                                              user=None) -> CertificationPlan:
     """A draft F1 plan sized from a cross-validated confusion matrix instead of a labelled pilot (seed 004 Sec. 4.4).
 
@@ -518,6 +549,7 @@ def certification_plan_create_from_confusion(*, topic: Topic, classifier: Classi
     counts = confusion_counts_check(tp=tp, fp=fp, fn=fn, tn=tn)
     if folds is not None and (isinstance(folds, bool) or int(folds) != folds or not 2 <= folds <= 1000):
         raise CertificationError(f"The number of folds must be a whole number from 2 to 1000 (got {folds!r}).")
+    alpha, attempts = _family_attempts(classifier=classifier, metric=Metric.F1, alpha=alpha, attempts=attempts)
     _check_parameters(topic=topic, classifier=classifier, metric=Metric.F1, target=target, alpha=alpha,
                       power=power, monitoring=False, attempts=attempts)
     per_attempt, family = _attempt_alpha(alpha=alpha, attempts=attempts)

@@ -64,7 +64,9 @@ class CertificationPlanForm(forms.Form):
                                   label="Attempts declared",
                                   help_text="If you may certify this classifier again after a fail, declare how "
                                             "many attempts: the false-pass rate is split across them so that all of "
-                                            "them together keep it.")
+                                            "them together keep it. The count is for the classifier and the metric, "
+                                            "whatever the target and the topic; left empty, a classifier already "
+                                            "certified on this metric keeps the count its first attempt declared.")
 
     dependence_check = forms.BooleanField(
         required=False, label="Include a dependence check",
@@ -74,7 +76,8 @@ class CertificationPlanForm(forms.Form):
 
     def clean(self):
         data = super().clean() or {}
-        defaults = {"delta1_low": DEFAULT_DELTA1_BAND[0], "delta1_high": DEFAULT_DELTA1_BAND[1], "attempts": 1}
+        # Attempts left empty: the family's declaration (this classifier and metric, any target or topic), or 1.
+        defaults = {"delta1_low": DEFAULT_DELTA1_BAND[0], "delta1_high": DEFAULT_DELTA1_BAND[1]}
         for name, default in defaults.items():
             if data.get(name) is None and name not in self.errors:
                 data[name] = default
@@ -120,8 +123,6 @@ class ConfusionPlanForm(forms.Form):
 
     def clean(self):
         data = super().clean() or {}
-        if data.get("attempts") is None and "attempts" not in self.errors:
-            data["attempts"] = 1
         counts = {name: data.get(name) for name in ("tp", "fp", "fn", "tn")}
         if any(value is None for value in counts.values()):
             return data  # a count is missing or not a whole number ≥ 0: its field already says so

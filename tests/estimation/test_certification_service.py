@@ -289,8 +289,12 @@ def test_the_sweep_decides_ready_plans_only(world, locked):
     assert certifications_decide_ready() == []  # decided plans are not locked any more
 
 
-def test_a_second_certification_needs_a_new_plan_and_a_new_sample(world, locked, manager):
-    plan, pilot_ids, _ = locked
+def test_a_second_certification_needs_a_new_plan_and_a_new_sample(world, manager):
+    # A second attempt on the same classifier and metric is allowed only when the family declared it.
+    pilot_ids = pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world), metric=Metric.PAIR_RECALL,
+                                     target=0.6, attempts=2, user=manager)
+    plan = certification_plan_lock(plan_id=plan.pk, user=manager, seed=1234)
     first_ids = certification_ids(plan)
     judge(world, first_ids)
     certification_decide(plan_id=plan.pk)
