@@ -39,7 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from estimation.stats.design_based import (
     REGIONS,
+    complement_prior_prevalences,
     complement_sample_size,
+    complement_sample_size_prior,
     dependent_pair_corpus,
     design_based_recall_arrays,
     design_based_sample_plan,
@@ -176,6 +178,14 @@ def main() -> None:
     print(f"  complement_sample_size with A12/B1/B2 judged {fixed['A12']}/{fixed['B1']}/{fixed['B2']}: "
           f"m = {sized.judged_u:,} (expected relevant found {sized.expected_found_in_u:.2f}, planned bound "
           f"{sized.planned_lower_bound:.3f})")
+    # Notes §9: size N from a conservative prior (N holding 10%, 33%, 100% of what the pair's regions hold).
+    prior = complement_sample_size_prior(
+        prevalences=complement_prior_prevalences(pair_relevant=8000, size_u=972_000),
+        size_a12=5000, precision_a12=0.9, judged_a12=fixed["A12"], size_b1=3000, precision_b1=0.5,
+        judged_b1=fixed["B1"], size_b2=20_000, precision_b2=0.1, judged_b2=fixed["B2"], size_u=972_000,
+        margin=MARGIN, confidence=CONFIDENCE, seed=SEED)
+    print(f"  complement_sample_size_prior (conservative prior, notes §9): m = {prior.judged_u:,} "
+          f"(per prevalence: {', '.join(f'{p:.5f} → {m}' for p, m in prior.per_prevalence)})")
     reuters(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_DATA)
 
 
