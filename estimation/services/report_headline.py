@@ -4,7 +4,8 @@ ESTIMATION-NOTES §8, §9: the pair's interval assumes the two classifiers are i
 Reuters held the corpus recall in 8 of 24 cases; a headline must come from a design that covers the truth. So
 each row of ``report["classifiers"]`` gets ``headline`` = {estimate, low, high, basis, judged, statement}:
 
-* ``design`` — the design-based block (samples of A12, B1, B2 and N) has an interval for it;
+* ``design`` — the design-based block (samples of A12, B1, B2 and N) has an interval for it, and the crowd's
+  judging errors cannot account for much of N's relevant count (``_n_count_unreliable``);
 * ``band`` — otherwise the widest interval over the declared δ1 band (0.8–1.25) of the sensitivity table;
 * ``pair_model`` — only the pair's own interval exists (the paper's design, no sensitivity).
 
@@ -27,6 +28,16 @@ DESIGN_NOISE_STATEMENT = (
     "on the classifiers' dependence; but judging errors alone could produce the relevant documents found among "
     "those neither classifier retrieved, so it is only as good as those judgments: check them with gold "
     "(known-answer) documents or expert reviewers.")
+# The design-based figure leads only when the crowd's judging errors cannot account for much of what was found in
+# N: a majority's false positives, about m·fp among m judged documents of N, inflate N's relevant count and pull
+# recall down. Measured (tests/estimation/stats/test_design_based_coverage.py): with three 0.85-accurate workers
+# (fp 0.061) and N 0.2–0.7% relevant, the design-based interval covered the true recall in 0 of 400 studies.
+# Zero found cannot be inflated by false positives, so it always leads (its bound allows for missed documents).
+NOISE_SHARE_ALLOWED = 0.2
+UNRELIABLE_N_STATEMENT = (
+    "The documents neither classifier retrieved were judged, but judging errors could account for about {expected} "
+    "of the {found} found relevant there, which would pull a measured recall down; so this figure rests on the "
+    "dependence band instead. ")
 PAIR_MODEL_STATEMENT = "If the two classifiers are independent — an assumption this report has not tested."
 PAIR_MODEL_TESTED_STATEMENT = ("If the two classifiers are independent — an assumption the sample of documents "
                                "neither classifier retrieved does not support.")
@@ -73,11 +84,23 @@ def _pair_model(row: Mapping[str, Any], judged: int, design: Mapping[str, Any] |
     return _as_json(figure, PAIR_MODEL_TESTED_STATEMENT if rejected else PAIR_MODEL_STATEMENT)
 
 
+def _n_count_unreliable(design: Mapping[str, Any] | None) -> str:
+    """Why N's relevant count cannot lead the headline (the words to put first), or "" when it can."""
+    floor = (design or {}).get("noise_floor") or {}
+    found = float(floor.get("majority_relevant") or 0)
+    expected = float(floor.get("expected_false_positives") or 0)
+    if not floor or found == 0 or expected <= NOISE_SHARE_ALLOWED * found:
+        return ""
+    return UNRELIABLE_N_STATEMENT.format(expected=f"{min(expected, found):.0f}", found=f"{found:.0f}")
+
+
 def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any],
                    inputs: TopicInputs) -> dict[str, Any]:
     design = report.get("design_based")
     recall = (design or {}).get(key) or {}
-    if recall.get("estimate") is not None and recall.get("low") is not None and recall.get("high") is not None:
+    unreliable = _n_count_unreliable(design)
+    if (not unreliable and recall.get("estimate") is not None and recall.get("low") is not None
+            and recall.get("high") is not None):
         figure = headline_stats.headline_figure(estimate=recall["estimate"], low=recall["low"], high=recall["high"],
                                                 basis="design", judged=_judged(inputs, *PAIR_KEYS, NEITHER))
         noisy = bool((design or {}).get("label_noise_limited"))
@@ -87,7 +110,7 @@ def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any
                                                                  "r1" if key == "C1" else "r2"),
                                       judged=pair_judged, band=DEPENDENCE_BAND)
     if band.low is not None:
-        return _as_json(band, _band_statement(band))
+        return _as_json(band, unreliable + _band_statement(band))
     # The paper's design (no sensitivity table): the pair's own figure, from whichever samples it used.
     return _pair_model(row, _pair_design_judged(report, inputs), design)
 
@@ -104,7 +127,9 @@ def _extra_headline(*, row: Mapping[str, Any], report: Mapping[str, Any], inputs
     def found(value: Any) -> float | None:
         return None if value is None else float(value) * retrieved
 
-    if total.get("estimate") is not None and precision.get("estimate") is not None and retrieved > 0:
+    unreliable = _n_count_unreliable(design)
+    if (not unreliable and total.get("estimate") is not None and precision.get("estimate") is not None
+            and retrieved > 0):
         figure = headline_stats.ratio_figure(
             found=found(precision.get("estimate")), found_low=found(precision.get("low")),
             found_high=found(precision.get("high")), total=total.get("estimate"), total_low=total.get("low"),
@@ -125,7 +150,7 @@ def _extra_headline(*, row: Mapping[str, Any], report: Mapping[str, Any], inputs
                                                       high=recall.get("high"), judged=pair_judged,
                                                       band=DEPENDENCE_BAND)
         if band.low is not None:
-            return _as_json(band, _band_statement(band, through_total=True))
+            return _as_json(band, unreliable + _band_statement(band, through_total=True))
     return _pair_model(row, own + _pair_design_judged(report, inputs), report.get("design_based"))
 
 
