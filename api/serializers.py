@@ -248,6 +248,18 @@ class QuoteQuerySerializer(serializers.Serializer):
     complement = serializers.IntegerField(default=0, min_value=0, max_value=MAX_COMPLEMENT)
 
 
+class QuotePartSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="A12, B1, B2, N (the dependence check), or further-1, further-2, …")
+    kind = serializers.ChoiceField(choices=["pair", "dependence_check", "further"])
+    label = serializers.CharField()
+    documents = serializers.IntegerField()
+    at_most = serializers.BooleanField(help_text="True when the count is an upper bound (a further classifier's "
+                                                 "precision sample, judged once where it overlaps the pair's).")
+    cost = serializers.DecimalField(max_digits=12, decimal_places=2,
+                                    help_text="The part's documents at the per-document rate.")
+    text = serializers.CharField(help_text="The part in words, as every page and the CLI show it.")
+
+
 class QuoteSerializer(serializers.Serializer):
     half_width = serializers.FloatField()
     complement = serializers.IntegerField()
@@ -262,6 +274,11 @@ class QuoteSerializer(serializers.Serializer):
     budget = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     remaining = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
     fingerprint = serializers.CharField()
+    parts = QuotePartSerializer(many=True, help_text="The quote itemised: pair regions, the dependence check, "
+                                                     "further classifiers.")
+    documents_text = serializers.CharField(help_text="e.g. 'at most 329 documents' ('at most' only for a bound).")
+    cost_text = serializers.CharField(help_text="e.g. 'at most $19.80'.")
+    summary = serializers.CharField(help_text="The quote in one sentence, as the pages and the CLI say it.")
 
 
 class LaunchSerializer(serializers.Serializer):

@@ -33,6 +33,7 @@ from annotation.services.crowd.hits import topic_committed_cost
 from annotation.services.crowd.platforms import platform_get
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
 from annotation.services.sampling.plan import topic_plan_describe
+from annotation.services.sampling.quote import topic_launch_quote
 from annotation.services.topics import launch as launch_service
 from annotation.services.topics.topic import (
     topic_archive,
@@ -165,7 +166,24 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
     context["mturk_unpublished"] = platform_get(topic.crowd).unpublished_count(topic=topic)
     context.update(topic_plan_describe(topic=topic, half_width=half_width, margin=margin))
+    context.update(_launch_quotes(topic=topic, half_width=half_width, dependence=context.get("dependence")))
     return render(request, "analyst/topic_detail.html", context)
+
+
+def _launch_quotes(*, topic: Topic, half_width: float, dependence: dict | None) -> dict:
+    """The launch quote the page, its button and the confirmation page all show (one source of the figures):
+    without the dependence check, and with it when one is offered. A quote that cannot be made says why."""
+    if topic.status != Topic.Status.DRAFT:
+        return {}
+    try:
+        quotes: dict = {"launch_quote": topic_launch_quote(topic=topic, half_width=half_width)}
+        check = (dependence or {}).get("judged")
+        if check:
+            quotes["launch_quote_with_check"] = topic_launch_quote(topic=topic, half_width=half_width,
+                                                                   complement=int(check))
+    except ApplicationError as exc:
+        return {"launch_quote_error": exc.message}
+    return quotes
 
 
 @role_required(CONFIGURE)

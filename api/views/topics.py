@@ -153,7 +153,8 @@ def _quote_data(quote: LaunchQuote) -> dict[str, Any]:
         "half_width": quote.half_width, "complement": quote.complement, "regions": quote.regions,
         "further": quote.further, "documents": quote.documents, "judgments": quote.judgments, "hits": quote.hits,
         "exact": quote.exact, "cost": quote.cost, "committed": quote.committed, "budget": quote.budget,
-        "remaining": quote.remaining, "fingerprint": quote.fingerprint}).data
+        "remaining": quote.remaining, "fingerprint": quote.fingerprint, "parts": quote.parts,
+        "documents_text": quote.documents_text, "cost_text": quote.cost_text, "summary": quote.summary}).data
 
 
 class TopicQuote(APIView):

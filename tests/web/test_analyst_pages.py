@@ -461,7 +461,8 @@ def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
     assert "a test of that assumption" in html and "Without it" in html
     assert "dependence δ1 = 1.25" in html
     # Its cost next to the plan's, and the launch form offers it unticked.
-    assert f"{planned.judged} documents of N, $" in html
+    # (the figures are the launch quote's with the check: tests/web/test_one_quote.py)
+    assert 'id="dependence-cost"' in html and f"({planned.judged} of them in region N)" in html
     assert f'name="complement" value="{planned.judged}" id="launch-complement"> Include' in html
     assert 'id="launch-complement" checked' not in html
     assert "csrfmiddlewaretoken" in html.split('id="dependence-check"')[1]

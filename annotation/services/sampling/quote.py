@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import Count
 
@@ -85,6 +86,61 @@ class LaunchQuote:
         """Budget left after this launch (None: no budget set)."""
         return None if self.budget is None else self.budget - self.committed - self.cost
 
+    # ---- the figures in words: every page, the API and the CLI show these, never their own arithmetic
+
+    @property
+    def bound_words(self) -> str:
+        """"at most " when the quote is a bound (a further classifier's precision sample), else ""."""
+        return "" if self.exact else "at most "
+
+    @property
+    def per_document(self) -> Decimal:
+        """What one judged document costs: its share of a HIT, for each of the HIT's assignments."""
+        return self.per_hit / max(1, self.hit_size)
+
+    @property
+    def parts(self) -> list[dict[str, Any]]:
+        """The quote itemised: the pair's regions, the dependence check (N), each further classifier's precision
+        sample (a bound: documents the pair's sample already holds are judged once). Each part's cost is its
+        documents at the per-document rate; the total is priced in whole HITs (``cost``)."""
+        items: list[tuple[str, str, str, int, bool]] = []
+        for region, n in self.regions.items():
+            if region == "N":
+                items.append(("N", "dependence_check", "dependence check, region N (retrieved by neither)", n, False))
+            else:
+                items.append((region, "pair", f"pair region {region}", n, False))
+        for index, (name, n) in enumerate(self.further.items(), start=1):
+            items.append((f"further-{index}", "further", f"further classifier {name} (precision sample)", n, True))
+        parts = []
+        for key, kind, label, n, at_most in items:
+            cost = (self.per_document * n).quantize(Decimal("0.01"))
+            words = "at most " if at_most else ""
+            parts.append({"key": key, "kind": kind, "label": label, "documents": n, "at_most": at_most,
+                          "cost": cost,
+                          "text": f"{label}: {words}{n} document{'s' if n != 1 else ''}, {words}${cost:.2f}"})
+        return parts
+
+    @property
+    def documents_text(self) -> str:
+        return f"{self.bound_words}{self.documents} document{'s' if self.documents != 1 else ''}"
+
+    @property
+    def hits_text(self) -> str:
+        return f"{self.bound_words}{self.hits} HIT{'s' if self.hits != 1 else ''}"
+
+    @property
+    def cost_text(self) -> str:
+        return f"{self.bound_words}${self.cost:.2f}"
+
+    @property
+    def summary(self) -> str:
+        """The quote in one sentence, said the same way on every page, in the API and in the CLI."""
+        text = f"{self.documents_text} in {self.hits_text}, {self.cost_text} if every assignment is done"
+        if not self.exact:
+            text += (" (an upper bound: a further classifier's precision sample is judged once where it overlaps "
+                     "the pair's sample)")
+        return text
+
     @property
     def fingerprint(self) -> str:
         """What the confirmation showed, to compare with a fresh quote when it is submitted."""
@@ -107,7 +163,8 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) 
     further: dict[str, int] = {}
     extra_n = targets.get("A12", 0)
     if extra_n:
-        for link in topic.extra_classifiers.select_related("classifier").defer("classifier__retrieved_bitmap"):
+        for link in (topic.extra_classifiers.select_related("classifier").defer("classifier__retrieved_bitmap")
+                     .order_by("pk")):
             classifier = link.classifier
             already = SampledDocument.objects.filter(
                 topic=topic, draw__purpose=SampleDraw.Purpose.PRECISION, draw__classifier=classifier,

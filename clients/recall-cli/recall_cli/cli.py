@@ -135,6 +135,14 @@ def _done(progress: dict[str, Any], *, hits_expected: int) -> bool:
     return progress["hits"] >= hits_expected and progress["hits_open"] == 0 and progress["judgments_outstanding"] == 0
 
 
+def _quote_words(quote: dict) -> str:
+    """The server's quote in its own words (the same as the plan and confirmation pages), itemised."""
+    if "summary" not in quote:  # a server from before the itemised quote
+        bound = "" if quote.get("exact", True) else "at most "
+        return f"{bound}{quote['documents']} documents in {bound}{quote['hits']} HITs, {bound}${quote['cost']}"
+    return quote["summary"] + "".join(f"\n  {part['text']}" for part in quote.get("parts") or [])
+
+
 def measure(client: Client, args: argparse.Namespace) -> int:
     topic = client.topic(args.topic)
     base = f"/api/v1/topics/{topic['id']}/"
@@ -144,19 +152,17 @@ def measure(client: Client, args: argparse.Namespace) -> int:
     hits_expected = before["hits"]
     if quote["documents"]:
         if args.max_cost is not None and cost > Decimal(args.max_cost):
-            print(f"Not launched: it costs ${cost} (documents {quote['documents']}, HITs {quote['hits']}), above "
-                  f"--max-cost {args.max_cost}.", file=sys.stderr)
+            print(f"Not launched, above --max-cost {args.max_cost}: {_quote_words(quote)}", file=sys.stderr)
             return 2
         if args.max_cost is None and not args.yes:
-            print(f"Not launched: it costs ${cost}; confirm with --max-cost AMOUNT or --yes.", file=sys.stderr)
+            print(f"Not launched: {_quote_words(quote)}. Confirm with --max-cost AMOUNT or --yes.", file=sys.stderr)
             return 2
         key = args.key or f"recall-cli-{uuid.uuid4()}"
         launched = client.request("POST", base + "launch/", headers={"Idempotency-Key": key}, json_body={
             "half_width": args.half_width, "complement": args.complement, "confirm_cost": quote["cost"],
             "confirm_fingerprint": quote["fingerprint"]})
         hits_expected += quote["hits"] if quote["exact"] else 1
-        print(f"launched: {quote['documents']} documents in {quote['hits']} HITs, ${cost} "
-              f"(Idempotency-Key {key})", file=sys.stderr)
+        print(f"launched: {_quote_words(quote)} (Idempotency-Key {key})", file=sys.stderr)
         _print(launched)
     else:
         print("Nothing to draw: the sample already holds what this half-width asks for.", file=sys.stderr)
