@@ -289,8 +289,8 @@ def certification_verdict(request: HttpRequest, plan_id: int) -> HttpResponse:
     if evaluation.get("assumes"):
         assumptions.insert(0, evaluation["assumes"])
     if plan.attempts > 1 and plan.family_alpha is not None:
-        assumptions.append(f"{plan.attempts} attempts were declared for this classifier, metric and target: each "
-                           f"tests at α = {plan.alpha:.4f}, so that all of them together pass a classifier below "
+        assumptions.append(f"{plan.attempts} attempts were declared for this classifier and metric (any target, "
+                           f"any topic): each tests at α = {plan.alpha:.4f}, so that all of them together pass a classifier below "
                            f"the target with probability at most {plan.family_alpha:g}.")
     if plan.monitoring:
         assumptions.append("Monitoring: the anytime-valid confidence sequence (Waudby-Smith & Ramdas) reads the "
