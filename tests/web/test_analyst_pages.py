@@ -459,7 +459,7 @@ def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
     # What it buys and what happens without it, in plain words; what the N guess rests on.
     assert "assumes nothing about whether the two classifiers are independent" in html
     assert "a test of that assumption" in html and "Without it" in html
-    assert "dependence δ1 = 1.25" in html
+    assert "a conservative prior, not the pair" in html  # issue 23: N is no longer sized from δ1 = 1.25
     # Its cost next to the plan's, and the launch form offers it unticked.
     # (the figures are the launch quote's with the check: tests/web/test_one_quote.py)
     assert 'id="dependence-cost"' in html and f"({planned.judged} of them in region N)" in html
