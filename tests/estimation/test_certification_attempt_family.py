@@ -5,6 +5,8 @@ of attempts is enforced at lock; a refusal that uses the declared band states it
 """
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from annotation.models import ClassifierPair, Topic
@@ -31,7 +33,7 @@ def world():
 
 
 def _locked(topic, classifier, manager, *, target: float, seed: int, attempts: int | None = None):
-    kwargs = {} if attempts is None else {"attempts": attempts}
+    kwargs: dict[str, Any] = {} if attempts is None else {"attempts": attempts}
     plan = certification_plan_create(topic=topic, classifier=classifier, metric=Metric.PAIR_RECALL,
                                      target=target, user=manager, **kwargs)
     assert plan.pilot["feasible"], plan.pilot["reason"]
