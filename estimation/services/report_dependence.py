@@ -24,6 +24,13 @@ _NOISE_LIMITED_SUMMARY = (
     "The sample of documents neither classifier retrieved found no more relevant documents than judging errors "
     "alone would produce, so it cannot test the pair's assumption or measure recall without it: the recall "
     "figures above still rest on that assumption.")
+_NOISE_LIMITED_CORRECTED_SUMMARY = (
+    "The sample of documents neither classifier retrieved found about as many relevant documents as judging errors "
+    "alone would produce, so it cannot test the pair's assumption. Its recall figures are corrected for those "
+    "errors at the workers' estimated accuracy, which is why their range is wide; check those documents with gold "
+    "(known-answer) documents or expert reviewers to narrow it.")
+_CORRECTED_SENTENCE = (" These figures are corrected for the workers' judging errors, at their accuracy estimated "
+                       "from how often they agree.")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,12 @@ class DependenceCheck:
     design: design_based.DesignBasedRecall | None = None
     noise_floor: design_based.ComplementNoiseFloor | None = None
     diagnostics: list[dict[str, str]] = field(default_factory=list)
+    # The label error the design was corrected for (Rogan–Gladen, notes §3); None when it was not.
+    label_error: design_based.LabelError | None = None
+
+    @property
+    def corrected(self) -> bool:
+        return self.design is not None and self.label_error is not None
 
     @property
     def noise_limited(self) -> bool:
@@ -63,22 +76,67 @@ def _complement_noise_floor(*, inputs: TopicInputs,
         return None
 
 
+# Offset of the label-error draws' seed from the report's: a stream of their own, so the regions' draws keep theirs.
+_LABEL_ERROR_SEED = 104_729
+
+
+def _majority_votes(inputs: TopicInputs) -> dict[str, int] | None:
+    """Majority-relevant documents per region of the design (votes 2r > t), or None when a judged document of
+    A12, B1, B2 or N has no votes recorded (the labels then cannot be corrected as majority labels)."""
+    out = {}
+    for key in (*("A12", "B1", "B2"), NEITHER):
+        sample = inputs.sample(key)
+        if sample is None or sample.judged == 0:
+            continue
+        if len(sample.votes) != sample.judged:
+            return None
+        out[key] = sum(1 for r, t in sample.votes if 2 * r > t)
+    return out
+
+
+def _label_error(*, inputs: TopicInputs, draws: int,
+                 seed: int) -> tuple[design_based.LabelError | None, dict[str, int] | None]:
+    """The majority labels' error, from the workers' estimated accuracy (vote agreement, as the noise floor), for
+    the Rogan–Gladen correction; with the majority counts it corrects.  (None, None) without votes on every judged
+    document of the design, without an accuracy estimate, or with perfect agreement (nothing to correct)."""
+    majority = _majority_votes(inputs)
+    if majority is None or not inputs.votes:
+        return None, None
+    accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
+    if accuracy is None or accuracy >= 1.0:
+        return None, None
+    totals = [t for key in majority if (sample := inputs.sample(key)) is not None for _, t in sample.votes]
+    error = design_based.label_error_from_votes(votes=list(inputs.votes), draws=draws, seed=seed + _LABEL_ERROR_SEED,
+                                                majority_of=max(totals) if totals else None)
+    if error is None or error.perfect:
+        return None, None
+    return error, majority
+
+
 def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Sequence[float]] | None,
                          confidence: float, draws: int, seed: int) -> DependenceCheck:
     """Design-based recall with the complement sample N (notes §8): no independence assumption.
 
-    ``probabilities``: P(relevant) per judged document by region key, as the pair estimate uses them
-    (label noise); a region without them counts its labels.  N is a stratum of its own there: at its low
-    prevalence a 2–1 majority is more often a worker error than a relevant document (notes §3).
+    Noise-corrected (notes §3) whenever the workers' accuracy can be estimated from their votes (``_label_error``):
+    each region's majority-relevant count is corrected for the majority's false positives and negatives by
+    Rogan–Gladen, per Monte Carlo draw, with the accuracy's own uncertainty (``design_based.design_based_recall``'s
+    ``label_error``) — uncorrected, a 0.85-accurate crowd's false positives in N pull recall to ≈ 0.13 for a
+    truth of 0.5 (tests/estimation/stats/test_design_based_coverage.py).  Otherwise ``probabilities``:
+    P(relevant) per judged document by region key, as the pair estimate uses them (label noise); a region
+    without them counts its labels.  N is a stratum of its own there: at its low prevalence a 2–1 majority is
+    more often a worker error than a relevant document.
     """
     complement = inputs.sample(NEITHER)
     sizes = inputs.region_sizes
     if complement is None or complement.judged == 0 or NEITHER not in sizes:
         return DependenceCheck()
     soft = probabilities or {}
+    label_error, majority = _label_error(inputs=inputs, draws=draws, seed=seed)
 
     def region(key: str) -> pair_recall.RegionSample:
         base = region_sample(inputs.sample(key), sizes[key])
+        if majority is not None and key in majority and base.judged:
+            return pair_recall.RegionSample(size=base.size, judged=base.judged, relevant=float(majority[key]))
         if key in soft and base.judged:
             return pair_recall.RegionSample(size=base.size, judged=base.judged, relevant=float(sum(soft[key])))
         return base
@@ -86,7 +144,7 @@ def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Seq
     try:
         design = design_based.design_based_recall(
             a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
-            confidence=confidence, draws=draws, seed=seed)
+            confidence=confidence, draws=draws, seed=seed, label_error=label_error)
     except STATS_ERRORS as exc:
         return DependenceCheck(diagnostics=[diagnostic("design_based_failed", "error",
                                                        f"The recall from the complement sample failed: {exc}")])
@@ -100,16 +158,20 @@ def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Seq
             continue  # judging errors alone could make it: not evidence (the warning below says so)
         diagnostics.append(diagnostic(d.code, d.severity, d.message, "design_based_recall"))
     if floor is not None and limited:
+        consequence = ("So this sample cannot tell documents the classifiers missed from judging errors: its test of "
+                       "the pair's assumption is not evidence either way, and its recall figures are corrected for "
+                       "those errors, which makes their intervals wide. " if label_error is not None else
+                       "So this sample cannot tell documents the classifiers missed from judging errors: its recall "
+                       "figures and its test of the pair's assumption are not evidence either way. ")
         diagnostics.append(diagnostic(
             "complement_label_noise", "warning",
             f"Of the {floor.judged} judged documents that neither classifier retrieved, {floor.majority_relevant} "
             f"were judged relevant by a majority; workers as accurate as these ({floor.worker_accuracy:.2f}) would "
             f"mark about {floor.expected_false_positives:.0f} irrelevant documents relevant by mistake alone. "
-            "So this sample cannot tell documents the classifiers missed from judging errors: its recall figures "
-            "and its test of the pair's assumption are not evidence either way. Check these documents with gold "
-            "(known-answer) documents or expert reviewers, or use more workers per document.",
+            + consequence + "Check these documents with gold (known-answer) documents or expert reviewers, or use "
+            "more workers per document.",
             "design_based_recall"))
-    return DependenceCheck(design=design, noise_floor=floor, diagnostics=diagnostics)
+    return DependenceCheck(design=design, noise_floor=floor, diagnostics=diagnostics, label_error=label_error)
 
 
 def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) -> str:
@@ -205,11 +267,31 @@ def design_based_block(*, inputs: TopicInputs, check: DependenceCheck) -> dict[s
                        "relevant": complement.relevant if complement else 0.0},
         # Zero found: a bound on what N may hold (notes §9), with what the design then measured.
         "complement_bound": _complement_bound(d=d, check=check),
-        "summary": (_NOISE_LIMITED_SUMMARY if noise_limited else _summary(d=d, check=check, names=names,
-                                                                          size=inputs.region_sizes.get(NEITHER))),
+        # The Rogan–Gladen correction for the majority labels' errors (notes §3), when it was applied.
+        "label_error": _label_error_json(check),
+        "summary": ((_NOISE_LIMITED_CORRECTED_SUMMARY if check.corrected else _NOISE_LIMITED_SUMMARY)
+                    if noise_limited else
+                    _summary(d=d, check=check, names=names, size=inputs.region_sizes.get(NEITHER))
+                    + (_CORRECTED_SENTENCE if check.corrected else "")),
         "technical": ("Design-based estimate over the regions A12, B1, B2 and N = U ∖ (A1 ∪ A2) (notes §8); "
-                      "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."),
+                      "δ1 = T12·N/(T1·T2); seed 000 Assumption 1 holds at δ1 = 1."
+                      + (" Label-noise corrected: every region's majority-relevant share q is corrected by "
+                         "Rogan–Gladen (1978), π = (q + sp − 1)/(se + sp − 1) truncated to [0, 1], per Monte Carlo "
+                         "draw, with se = 1 − fn and sp = 1 − fp of a majority of one-coin workers whose accuracy is "
+                         "drawn from its posterior (Bayesian bootstrap of the vote agreement; notes §3)."
+                         if check.corrected else "")),
     }
+
+
+def _label_error_json(check: DependenceCheck) -> dict[str, Any] | None:
+    error = check.label_error
+    if not check.corrected or error is None:
+        return None
+    accuracy = error.accuracy_point
+    return {"corrected": True, "method": "rogan_gladen",
+            "worker_accuracy": num(float(accuracy)) if isinstance(accuracy, float) else None,
+            "false_positive_rate": num(float(error.fp_point)) if isinstance(error.fp_point, float) else None,
+            "false_negative_rate": num(float(error.fn_point)) if isinstance(error.fn_point, float) else None}
 
 
 def assumptions_block(*, inputs: TopicInputs, stratified: pair_recall.StratifiedPairRecall | None,

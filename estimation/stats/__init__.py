@@ -46,6 +46,12 @@ from .confidence_sequence import (  # Waudby-Smith & Ramdas betting CS
     uniform_f1_lower_bound,
     uniform_recall_lower_bound,
 )
+from .design_based import (  # notes §8 with N; Rogan–Gladen label-error correction (notes §3)
+    LabelError,
+    label_error_from_accuracy,
+    label_error_from_vote_patterns,
+    label_error_from_votes,
+)
 from .extrapolated_precision import (  # seed 001
     ExtrapolationRefused,
     extrapolated_precision,
