@@ -13,6 +13,9 @@ CSV_COLUMNS = [
     "f1", "f1_low", "f1_high", "extrapolated_precision", "fingerprint",
     # Report schema 3: the headline rows say what their figure rests on (empty on the other rows).
     "basis", "statement",
+    # Seed 001 Eq. 2 beside the extrapolated precision (classifier rows): documents to review to reach the target
+    # recall, n = ρ·N·R_T/P(R_T); and why the row's recall is withheld, when it is ("Every figure honest" #4).
+    "review_documents", "recall_withheld_reason",
 ]
 
 
@@ -123,6 +126,7 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
             c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
             c["f1"]["estimate"], c["f1"]["low"], c["f1"]["high"], c["extrapolated_precision"]["estimate"],
             c["fingerprint"], None, None,
+            c["extrapolated_precision"].get("review_documents"), c["recall"].get("withheld_reason"),
         )])
     for c in report.get("classifiers") or []:
         headline = c.get("headline")
@@ -133,7 +137,7 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
             "headline", c["name"], c["role"], None, headline.get("judged"), None, None, None, None,
             headline.get("estimate"), headline.get("low"), headline.get("high"), None,
             None, None, None, None, None,
-            headline.get("basis"), " ".join(str(headline.get("statement") or "").split()),
+            headline.get("basis"), " ".join(str(headline.get("statement") or "").split()), None, None,
         )])
     design = report.get("design_based") or {}
     pair = report.get("pair") or {}
@@ -145,11 +149,11 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
         writer.writerow([_csv_cell(v) for v in (
             "design_based", pair.get(role), role, None, None, None, None, None, None,
             recall.get("estimate"), recall.get("low"), recall.get("high"), recall.get("method"),
-            None, None, None, None, None, None, None,
+            None, None, None, None, None, None, None, None, None,
         )])
     for r in report.get("regions") or []:
         writer.writerow([_csv_cell(v) for v in (
             "region", r["name"], None, r["size"], r["judged"], r["relevant"], r["precision"],
-            None, None, None, None, None, None, None, None, None, None, None, None, None,
+            None, None, None, None, None, None, None, None, None, None, None, None, None, None, None,
         )])
     return out.getvalue()

@@ -106,6 +106,13 @@ def report_parameters(*, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -
     return {"draws": int(draws), "seed": int(seed), "report_schema": REPORT_SCHEMA, "posterior_bins": POSTERIOR_BINS}
 
 
+# Why a pair-model figure is withheld when the model contradicts what was found ("Every figure honest" #4).
+CONTRADICTION_REASON = (
+    "the pair's model estimates fewer relevant documents than were already found, evidence the two classifiers "
+    "find the same documents more often than independence allows; judge a sample of documents neither classifier "
+    "retrieved to measure recall without that assumption")
+
+
 def topic_report_from_inputs(*, inputs: TopicInputs, generated_at: str | None = None) -> dict[str, Any]:
     """The report dict for gathered inputs; pure (no database), never raises on odd counts."""
     builder = _ReportBuilder(inputs)
@@ -249,6 +256,7 @@ class _ReportBuilder:
                 b2=region_sample(inputs.sample("B2"), inputs.region_sizes["B2"]),
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
                 other_classifiers=others, return_draws=True, label_probabilities=probabilities,
+                certain_relevant=self._certain_relevant(),
             )
         except STATS_ERRORS as exc:
             self.diagnostics.append(diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
@@ -309,6 +317,48 @@ class _ReportBuilder:
             start += sample.judged
         return out
 
+    def _certain_relevant(self) -> dict[str, float]:
+        """Per pair region ("A12", "B1", "B2") and further classifier (its id): the judged documents whose relevant
+        label is certain enough to count toward the floor of what was found (notes §8; "Every figure honest" #4).
+
+        The rule: a document counts when P(relevant) ≥ ``pair_recall.CERTAIN_PROBABILITY`` (0.9), where P is
+        * a gold answer (1 or 0: it is the truth; on Dawid–Skene topics its stored value is the answer);
+        * on Dawid–Skene topics, the stored posterior;
+        * on majority topics, the one-coin probability of the document's votes at the workers' accuracy
+          estimated from vote agreement, with a prior per sample (``pair_recall.vote_label_probabilities``).
+          A majority label therefore counts only when that accuracy makes a false positive unlikely: at
+          accuracy 0.8 a 2–1 vote never counts below a stratum prevalence of 0.69, a 3–0 vote counts down to
+          0.12; when the votes never disagree (accuracy 1, or unknown) every majority label counts.
+          Gold answers enter with unanimous votes (inputs.py), so they count by the same rule.
+        The stats scale each count to its region (|h|·certain/judged) as they scale the relevant count.
+        Noisy positives (Reuters `gold`: n̂ 156 (144–187) against a truth of 135) no longer lift n̂.
+        """
+        inputs = self.inputs
+        samples = {k: s for k in PAIR_KEYS if (s := inputs.sample(k)) is not None and s.judged}
+        for c in inputs.extras:
+            sample = inputs.sample(f"R:{c.id}")
+            if sample is not None and sample.judged:
+                samples[str(c.id)] = sample
+        threshold = pair_recall.CERTAIN_PROBABILITY
+        if not samples:
+            return {}
+        if inputs.soft_labels:
+            return {k: float(sum(1 for p in s.labels if p >= threshold)) for k, s in samples.items()}
+        accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
+        if accuracy is None or accuracy >= 1.0 or any(len(s.votes) != s.judged for s in samples.values()):
+            return {k: float(sum(1 for p in s.labels if p >= threshold)) for k, s in samples.items()}
+        votes = [v for s in samples.values() for v in s.votes]
+        strata = [k for k, s in samples.items() for _ in s.votes]
+        probabilities = pair_recall.vote_label_probabilities(votes=votes, strata=strata,
+                                                             accuracy=accuracy).probabilities
+        out, start = {}, 0
+        for key, sample in samples.items():
+            chunk = probabilities[start:start + sample.judged]
+            out[key] = float(sum(1 for label, p in zip(sample.labels, chunk, strict=True)
+                                 if label >= 0.5 and p >= threshold))
+            start += sample.judged
+        return out
+
     def _run_paper(self, corpus_size: int | None) -> None:
         inputs = self.inputs
         if not (inputs.sample("A1") and inputs.sample("A2")):
@@ -358,7 +408,32 @@ class _ReportBuilder:
 
     # ----------------------------------------------------------------- classifiers
 
+    def _contradicted(self, primary: dict[str, Any]) -> bool:
+        """The pair's model contradicts what was found: n̂'s interval lies below the certainly relevant documents
+        already found (``contradicts_found``), evidence of δ1 > 1."""
+        result = (self.stratified if primary["design"] == "stratified"
+                  else self.paper if primary["design"] == "paper" else None)
+        return bool(result is not None and result.contradicts_found)
+
     def _classifiers(self, primary: dict[str, Any]) -> list[dict[str, Any]]:
+        rows = self._classifier_rows(primary)
+        if self._contradicted(primary):
+            # "Every figure honest" #4: no floored figure. Every recall read through the pair's model (C1, C2:
+            # r* = δ1·r; a further classifier: p_C|A_C|/n̂), and what is computed from it (F1 through n̂, the
+            # extrapolated precision), is withheld with the reason in words.
+            for row in rows:
+                if row["recall"].get("estimate") is None and row["recall"].get("method") is None:
+                    continue  # nothing to withhold
+                row["recall"] = {"estimate": None, "low": None, "high": None, "method": row["recall"].get("method"),
+                                 "withheld_reason": CONTRADICTION_REASON}
+                row["f1"] = {"estimate": None, "low": None, "high": None, "mean": None,
+                             "method": "withheld: " + CONTRADICTION_REASON}
+                row["extrapolated_precision"] = {"target_recall": self.inputs.target_recall, "estimate": None,
+                                                 "refused": CONTRADICTION_REASON[:1].upper() + CONTRADICTION_REASON[1:]
+                                                 + ".", "review_documents": None}
+        return rows
+
+    def _classifier_rows(self, primary: dict[str, Any]) -> list[dict[str, Any]]:
         inputs = self.inputs
         rows: list[dict[str, Any]] = []
         n_hat = num(primary["n_hat"].point) if primary["n_hat"] is not None else None
@@ -426,13 +501,14 @@ class _ReportBuilder:
 
     def _extrapolated(self, *, precision: float | None, recall: float | None, n_hat: float | None) -> dict[str, Any]:
         target = self.inputs.target_recall
-        result: dict[str, Any] = {"target_recall": target, "estimate": None, "refused": None}
+        result: dict[str, Any] = {"target_recall": target, "estimate": None, "refused": None, "review_documents": None}
         if precision is None or recall is None or n_hat is None or not self.corpus_size:
             result["refused"] = "Precision, recall and the number of relevant documents are needed first."
             return result
+        # review_documents: seed 001 Eq. 2, n = ρ·N·R_T/P(R_T) at the extrapolated precision (N = |U|).
         return {"target_recall": target, **precision_extrapolate(
             precision=float(precision), recall=float(recall), prevalence=float(n_hat) / self.corpus_size,
-            target_recall=float(target))}
+            target_recall=float(target), population=self.corpus_size)}
 
     # ----------------------------------------------------------------- other blocks
 
@@ -498,6 +574,12 @@ class _ReportBuilder:
         block["floor"] = num(stratified.n_hat_floor) if stratified is not None else None
         block["unconstrained"] = (estimate_dict(stratified.n_hat_unconstrained)
                                   if stratified is not None and stratified.n_hat_unconstrained is not None else None)
+        # The floor counts certainly relevant documents only (_certain_relevant). When the pair's n̂ lies below
+        # it with confidence the model is contradicted: its count is withheld, not floored ("at least `floor`").
+        block["contradicts_found"] = self._contradicted(primary)
+        block["withheld_reason"] = None
+        if block["contradicts_found"]:
+            block.update(estimate=None, low=None, high=None, prevalence=None, withheld_reason=CONTRADICTION_REASON)
         return block
 
     def _cost(self, judged_documents: int) -> dict[str, Any]:

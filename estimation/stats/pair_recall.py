@@ -119,7 +119,12 @@ def estimated_relevant_total(*, p1: float, a1: float, r1: float) -> float:
 
 
 def recall_from_total(*, precision: float, retrieved: float, n_hat: float) -> float:
-    """Seed 000, Sec. 6: recall of any other classifier C, r̂_C = p_C·|A_C| / n̂."""
+    """Seed 000, Sec. 6: recall of any other classifier C, r̂_C = p_C·|A_C| / n̂.
+
+    A result above 1 means n̂ is below what C found: evidence that the pair's n̂ is too small (δ1 > 1), not a
+    recall.  The report does not floor its way out of it: when n̂'s interval lies below what was found it
+    withholds the figure (``StratifiedPairRecall.contradicts_found``).
+    """
     _check_precision(precision, "precision")
     _check_size(retrieved, "retrieved")
     if not n_hat > 0:
@@ -288,6 +293,11 @@ class StratifiedPairRecall:
     bound_binding_share: float | None = None
     n_hat_unconstrained: Estimate | None = None
     n_hat_floor: float | None = None
+    # The pair's model contradicts what was found ("Every figure honest" item 4): the interval of
+    # n̂_LP − floor lies below zero (n̂_LP < floor in at least (1 + confidence)/2 of the draws), evidence
+    # of δ1 > 1.  A figure read through the model (r1, r2, another classifier's p_C|A_C|/n̂) is then too
+    # high by an unknown factor; the report withholds it instead of printing the floored figure.
+    contradicts_found: bool = False
     # Eq. 1 against Eq. 2 (``eq_disagree``): None without the corpus size.
     off_topic: OffTopicDependence | None = None
     # Label noise propagated into the intervals (``label_probabilities``); None when the labels are certain.
@@ -319,6 +329,7 @@ class PaperDesignPairRecall:
     diagnostics: tuple[Diagnostic, ...]
     bound_binding: bool = False
     bound_binding_share: float | None = None
+    contradicts_found: bool = False  # as StratifiedPairRecall.contradicts_found
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -584,6 +595,7 @@ def stratified_pair_recall(
     return_draws: bool = False,
     min_precision: float = 0.1,
     label_probabilities: Mapping[str, Sequence[float]] | None = None,
+    certain_relevant: Mapping[str, float] | None = None,
 ) -> StratifiedPairRecall:
     """Recall of C1 and C2 from judged samples of the disjoint regions (ESTIMATION-NOTES §2).
 
@@ -614,6 +626,19 @@ def stratified_pair_recall(
     drawn from them (Poisson-binomial) before the Beta draw: the intervals carry
     the label noise (:class:`LabelNoise`).  Without it, or with every
     probability 0 or 1, the result is bit for bit the same as before.
+
+    The floor (notes §8, "totals must respect what was found"; :func:`found_floor`)
+    counts only documents whose relevant label is certain enough: a noisy
+    positive is not a document found, and counting it lifts n̂ above the truth
+    (Reuters `gold`: n̂ 156 (144–187) against 135).  ``certain_relevant`` maps a
+    region key ("A12", "B1", "B2") or another classifier's name to how many of
+    its judged documents are certainly relevant (the report's rule:
+    ``estimation.services.reports``; :data:`CERTAIN_PROBABILITY`).  A region
+    missing from it counts its documents with P(relevant) ≥
+    :data:`CERTAIN_PROBABILITY` when ``label_probabilities`` has it, else its
+    ``relevant`` count (labels taken as certain).  When the model contradicts
+    the floor (``contradicts_found``: n̂ − floor's interval lies below zero) the
+    ``total_below_found`` warning says the pair's figures are withheld.
 
     Example (notes §2): |A12| = 5,000 with p12 = 0.9, |B2| = 20,000 with
     p_B2 = 0.1 → r1 = 4,500/6,500 = 0.692.
@@ -693,13 +718,19 @@ def stratified_pair_recall(
     # (and every number before this point) is unchanged.
     other_points = {name: _point_count(sample) for name, sample in others.items()}
     other_draws = {name: _count_draws(sample, prior=_JEFFREYS, rng=rng, draws=draws) for name, sample in others.items()}
-    floor_point = float(found_floor(union=float(point.t12 + point.tb1 + point.tb2), others=tuple(other_points.values())))
-    floor_draws = found_floor(union=central.t12 + central.tb1 + central.tb2, others=tuple(other_draws.values()))
+    certain = _certain_counts(certain_relevant, regions=regions, others=others, noisy=noisy)
+    if certain is None:  # every label certain: the floor is what was found, from the same draws
+        floor_point = float(found_floor(union=float(point.t12 + point.tb1 + point.tb2),
+                                        others=tuple(other_points.values())))
+        floor_draws = found_floor(union=central.t12 + central.tb1 + central.tb2, others=tuple(other_draws.values()))
+    else:
+        floor_point, floor_draws = _certain_floor(certain, regions=regions, others=others, seed=seed, draws=draws)
     n_hat_draws = _floored(lp_draws, floor_draws)
     n_hat_point = float(_floored(np.float64(lp_point), np.float64(floor_point)))
     binding = bool(math.isfinite(lp_point) and math.isfinite(floor_point) and lp_point < floor_point)
     comparable = ~(np.isnan(lp_draws) | np.isnan(floor_draws))
     binding_share = float(np.mean(lp_draws[comparable] < floor_draws[comparable])) if comparable.any() else None
+    contradicts = bool(binding and binding_share is not None and binding_share >= (1.0 + confidence) / 2.0)
     n_hat = _estimate(n_hat_point, _quantiles(n_hat_draws, confidence=confidence),
                       method_jeffreys + ", floored per draw at the relevant documents found")
 
@@ -748,7 +779,8 @@ def stratified_pair_recall(
         eq2_raw=eq2_raw, eq2_cap=eq2_cap, off_topic=off_topic,
     )
     if binding:
-        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share))
+        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share,
+                                               contradicts=contradicts))
     region_summary = {
         name: {**region.as_dict(), "precision": _nan_to_none(region.relevant / region.judged) if region.judged else None}
         for name, region in regions.items()
@@ -763,7 +795,7 @@ def stratified_pair_recall(
         r2_draws=tuple(algebra.r2(central).tolist()) if return_draws else None,
         bound_binding=binding, bound_binding_share=binding_share,
         n_hat_unconstrained=n_hat_unconstrained, n_hat_floor=_nan_to_none(floor_point),
-        off_topic=off_topic, label_noise=noise_summary,
+        contradicts_found=contradicts, off_topic=off_topic, label_noise=noise_summary,
     )
 
 
@@ -888,7 +920,9 @@ def found_floor(*, union, others: Sequence = ()):
     Notes §8 ("totals must respect what was found"): n̂ cannot be below the
     relevant documents any one classifier retrieved (p_C·|A_C|), nor below
     the union's finds.  Scalars or arrays of draws (elementwise); NaN where
-    a count is unknown.
+    a count is unknown.  Give it counts of documents certainly relevant
+    (``certain_relevant`` of :func:`stratified_pair_recall`): a floor of
+    noisy positives exceeds the truth.
     """
     floor = np.asarray(union, dtype=float)
     for other in others:
@@ -907,19 +941,67 @@ def _clamp_recall(values, cap):
     return np.where(np.isnan(values), np.nan, np.clip(values, 0.0, cap))
 
 
-def _binding_diagnostic(*, lp_point: float, floor_point: float, share: float | None) -> Diagnostic:
+def _binding_diagnostic(*, lp_point: float, floor_point: float, share: float | None,
+                        contradicts: bool = False) -> Diagnostic:
     share_text = "" if share is None else f" (in {share:.0%} of the Monte Carlo draws)"
+    consequence = (
+        "The pair's recall figures are withheld: judge a sample of documents neither classifier retrieved to "
+        "measure recall without that assumption." if contradicts else
+        "The total is raised to what was found, so no recall exceeds 1.")
     return Diagnostic("total_below_found", "warning",
         f"The pair estimates {lp_point:,.0f} relevant documents in all, fewer than the {floor_point:,.0f} the "
         f"classifiers already found{share_text}. That is evidence that the pair's estimate of the total is too small: "
         f"the two classifiers tend to find the same relevant documents (they are positively dependent, δ1 > 1), so "
-        f"the pair's recall figures are probably too high. The total is raised to what was found, so no recall "
-        f"exceeds 1.")
+        f"the pair's recall figures are probably too high. {consequence}")
+
+
+# A relevant label counts toward the floor of what was found only when P(relevant) is at least this (a gold
+# answer is 1; a Dawid–Skene posterior or the one-coin probability of a document's votes otherwise).
+CERTAIN_PROBABILITY = 0.9
+# The floor's draws come from their own stream (seeded from ``seed`` and this tag) so that every other
+# figure of the result keeps the random numbers it had before the floor counted certain labels only.
+_FLOOR_STREAM = 0xF100
+
+
+def _certain_counts(certain_relevant: Mapping[str, float] | None, *, regions: Mapping[str, RegionSample],
+                    others: Mapping[str, RegionSample], noisy: Mapping[str, np.ndarray]) -> dict[str, float] | None:
+    """Certainly relevant judged documents per region and other classifier; None when they equal the counts."""
+    given = dict(certain_relevant or {})
+    out: dict[str, float] = {}
+    for key, region in (*regions.items(), *others.items()):
+        if key in given:
+            value = float(given[key])
+            if not 0.0 <= value <= region.judged:
+                raise ValueError(f"certain_relevant[{key!r}] must lie in [0, {region.judged}], got {value!r}")
+        elif key in noisy:
+            value = float(np.sum(noisy[key] >= CERTAIN_PROBABILITY))
+        else:
+            value = float(region.relevant)
+        out[key] = value
+    counts = {**{k: float(r.relevant) for k, r in regions.items()}, **{k: float(r.relevant) for k, r in others.items()}}
+    return None if all(abs(out[k] - counts[k]) < 1e-12 for k in out) else out
+
+
+def _certain_floor(certain: Mapping[str, float], *, regions: Mapping[str, RegionSample],
+                   others: Mapping[str, RegionSample], seed: int | None, draws: int) -> tuple[float, np.ndarray]:
+    """The floor (point, Jeffreys draws) from the certainly relevant documents of each region and classifier."""
+    rng = np.random.default_rng(None if seed is None else [int(seed), _FLOOR_STREAM])
+
+    def point_and_draws(key: str, region: RegionSample) -> tuple[float, np.ndarray]:
+        sample = RegionSample(size=region.size, judged=region.judged, relevant=certain[key])
+        return _point_count(sample), _count_draws(sample, prior=_JEFFREYS, rng=rng, draws=draws)
+
+    pair = {k: point_and_draws(k, regions[k]) for k in ("A12", "B1", "B2")}
+    other = {k: point_and_draws(k, r) for k, r in others.items()}
+    point = found_floor(union=float(sum(p for p, _ in pair.values())), others=tuple(p for p, _ in other.values()))
+    floor_draws = found_floor(union=sum(d for _, d in pair.values()), others=tuple(d for _, d in other.values()))
+    return float(point), floor_draws
 
 
 def _other_recall_from(*, t_point: float, t_draws: np.ndarray, n_hat_point, n_hat_draws, confidence) -> Estimate:
     """Seed 000 Sec. 6: r_C = p_C|A_C|/n̂ with n̂ floored at T_C per draw, so r_C ≤ 1."""
-    point = t_point / n_hat_point if (n_hat_point and math.isfinite(t_point)) else math.nan
+    # n̂ is floored at the certainly relevant documents found, which can be fewer than T_C's estimate: clamp.
+    point = min(1.0, t_point / n_hat_point) if (n_hat_point and math.isfinite(t_point)) else math.nan
     return _estimate(point, _quantiles(_clamp_recall(_ratio(t_draws, n_hat_draws), np.float64(1.0)), confidence=confidence),
                      "monte-carlo (Jeffreys posterior percentiles), n̂ floored per draw at the relevant documents found")
 
@@ -1314,6 +1396,7 @@ def paper_design_pair_recall(
     binding = bool(math.isfinite(lp_point) and math.isfinite(floor_point) and lp_point < floor_point)
     comparable = ~(np.isnan(lp_draws) | np.isnan(floor_draws))
     binding_share = float(np.mean(lp_draws[comparable] < floor_draws[comparable])) if comparable.any() else None
+    contradicts = bool(binding and binding_share is not None and binding_share >= (1.0 + confidence) / 2.0)
 
     eq2_r1 = eq2_r2 = None
     if corpus_size is not None and s12.size > 0:
@@ -1339,7 +1422,8 @@ def paper_design_pair_recall(
                 f"Eq. 1 gives a recall above 1 for {label} ({raw:.3f}; shown as 1): the separate samples disagree; "
                 f"the stratified design cannot do this."))
     if binding:
-        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share))
+        diagnostics.append(_binding_diagnostic(lp_point=lp_point, floor_point=floor_point, share=binding_share,
+                                               contradicts=contradicts))
     # The precisions draw before the off-topic test below, as they did before it existed.
     p1_e, p2_e, p12_e = precision("A1"), precision("A2"), precision("A12")
     if eq2_r1 is not None and eq2_r2 is not None and corpus_size is not None:
@@ -1362,7 +1446,7 @@ def paper_design_pair_recall(
         confidence=confidence, draws=int(draws), seed=seed,
         p1=p1_e, p2=p2_e, p12=p12_e,
         eq1_r1=eq1_r1, eq1_r2=eq1_r2, eq2_r1=eq2_r1, eq2_r2=eq2_r2, n_hat=n_hat,
-        diagnostics=tuple(diagnostics), bound_binding=binding, bound_binding_share=binding_share,
+        diagnostics=tuple(diagnostics), bound_binding=binding, bound_binding_share=binding_share, contradicts_found=contradicts,
     )
 
 

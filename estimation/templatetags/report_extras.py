@@ -136,15 +136,18 @@ HEADLINE_BASIS_LABELS = {
 
 
 def recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: float, confidence: float | None,
-                    withheld_reason: str = "", basis: str | None = None, statement: str = "") -> dict[str, str]:
+                    withheld_reason: str = "", basis: str | None = None, statement: str = "",
+                    withheld: bool = False) -> dict[str, str]:
     """{"state": "meets"|"below"|"straddles"|"no_interval"|"withheld", "text": one plain sentence} for one classifier.
 
     meets: the interval's lower end reaches the target; below: its upper end is under it; straddles: the target is
     inside the interval, so the sample cannot tell yet. The figures are those the page shows (recall clipped to
     [0, 1] as everywhere on the page). With ``basis`` (the report's headline: "design", "band", "pair_model") the
-    result also carries "basis", "basis_label" (plain words) and "statement" (what the figure rests on)."""
+    result also carries "basis", "basis_label" (plain words) and "statement" (what the figure rests on).
+    ``withheld``: the report withholds the figure on evidence (the row's ``recall.withheld_reason``, e.g. the pair's
+    model contradicts what was found), so the line says "withheld", not "not shown yet"."""
     result = _recall_headline(name=name, recall=recall, target=target, confidence=confidence,
-                              withheld_reason=withheld_reason)
+                              withheld_reason=withheld_reason, withheld=withheld)
     if basis is not None:
         result.update(basis=str(basis), basis_label=HEADLINE_BASIS_LABELS.get(str(basis), str(basis)),
                       statement=str(statement or ""))
@@ -152,12 +155,14 @@ def recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: floa
 
 
 def _recall_headline(*, name: str, recall: Mapping[str, Any] | None, target: float, confidence: float | None,
-                     withheld_reason: str = "") -> dict[str, str]:
+                     withheld_reason: str = "", withheld: bool = False) -> dict[str, str]:
     recall = recall or {}
     estimate, low, high = (_finite(recall.get(k)) for k in ("estimate", "low", "high"))
     target_text = f"{target:.2f}"
     if estimate is None:
         why = withheld_reason or "there are not enough judged documents to estimate it yet"
+        if withheld and withheld_reason:
+            return {"state": "withheld", "text": f"{name}: recall withheld — {why}."}
         return {"state": "withheld", "text": f"{name}: recall not shown yet — {why}."}
     estimate = min(1.0, max(0.0, estimate))
     if low is None or high is None:

@@ -148,10 +148,13 @@ def _report_context(request: HttpRequest, topic: Topic) -> dict:
     headlines = []
     for row in report.get("classifiers") or []:
         headline = row_headline(row)
+        # A row whose recall the report withholds on evidence (the pair's model contradicts what was found) says
+        # why in its own words; otherwise the report-wide reason (no pair, no judgments, ...).
+        row_reason = (row.get("recall") or {}).get("withheld_reason")
         headlines.append(recall_headline(name=str(row.get("name", "")), recall=headline,
                                          target=float(topic.target_recall), confidence=topic.confidence,
-                                         withheld_reason=reason, basis=headline["basis"],
-                                         statement=headline["statement"]))
+                                         withheld_reason=row_reason or reason, basis=headline["basis"],
+                                         statement=headline["statement"], withheld=bool(row_reason)))
     cost_curve = plots.cost_curve_from_report(report)
     svgs = {
         # Our own SVG: every text in it is escaped by estimation.plots.
@@ -211,7 +214,10 @@ def _relevant_count(report: dict) -> dict:
     else:
         shown = {"estimate": pair.get("estimate"), "low": pair.get("low"), "high": pair.get("high"),
                  "prevalence": pair.get("prevalence"), "basis": "pair_model",
-                 "label": "if the two classifiers are independent"}
+                 "label": "if the two classifiers are independent",
+                 # Withheld when the pair's model contradicts what was found: the page says why, and how many
+                 # relevant documents were certainly found (the total is at least that).
+                 "withheld_reason": pair.get("withheld_reason"), "floor": pair.get("floor")}
     return {**shown, "others": others}
 
 

@@ -122,9 +122,13 @@ def test_f1_extrapolation_uniform_comparison_and_agreement_wiring():
     try:
         extrapolated = extrapolated_precision(precision=expected.p1.point, recall=expected.r1.point,
                                               prevalence=expected.n_hat.point / 60, target_recall=0.8)
-        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": extrapolated, "refused": None}
+        # Seed 001 Eq. 2 beside it: n = ρ·N·R_T/P(R_T), N = the corpus of 60.
+        review = expected.n_hat.point / 60 * 60 * 0.8 / extrapolated
+        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": extrapolated, "refused": None,
+                                                "review_documents": pytest.approx(review)}
     except ExtrapolationRefused as exc:
-        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": None, "refused": exc.reason}
+        assert c1["extrapolated_precision"] == {"target_recall": 0.8, "estimate": None, "refused": exc.reason,
+                                                "review_documents": None}
 
     half = (expected.r1.high - expected.r1.low) / 2
     documents = planning.uniform_sample_size(recall=min(1.0, expected.r1.point), prevalence=expected.n_hat.point / 60,
