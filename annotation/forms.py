@@ -7,9 +7,25 @@ from django import forms
 from annotation import limits
 from annotation.models import Classifier, Corpus, Topic
 from annotation.services.classifiers.kinds import kind_get, kinds_uploaded
-from annotation.services.corpora.corpus_uploads import CorpusUploadRefused, corpus_upload_file_check
+from annotation.services.corpora.corpus_uploads import (
+    CORPUS_SUFFIXES,
+    CorpusUploadRefused,
+    corpus_upload_file_check,
+)
 
 KEYWORD_FIELDS = (("title", "Title"), ("text", "Text"))
+
+
+def file_input(*suffixes: str) -> forms.ClearableFileInput:
+    """A file input whose picker offers the types the server reads (`accept`); the server still checks.
+
+    Browsers match `accept` on a file name's last extension, so ".jsonl.gz" is offered as ".gz".
+    """
+    offered = list(dict.fromkeys("." + suffix.rsplit(".", 1)[-1].lower() for suffix in suffixes))
+    return forms.ClearableFileInput(attrs={"accept": ",".join(offered)})
+
+
+CSV_ONLY = (".csv",)
 
 
 def split_terms(raw: str) -> list[str]:
@@ -27,7 +43,7 @@ class CorpusUploadForm(forms.Form):
                                   help_text="A new name creates a corpus; an existing one adds the file's documents to it "
                                   "(the same rules as manage.py import_corpus).")
     file = forms.FileField(
-        label="Corpus file",
+        label="Corpus file", widget=file_input(*CORPUS_SUFFIXES),
         help_text="JSON Lines (one document per line) or CSV with a header row; gzip-compressed files "
         "(.jsonl.gz, .csv.gz) are read as they are.",
     )
@@ -81,9 +97,12 @@ class KeywordClassifierForm(NewClassifierNameMixin, forms.Form):
     )
     # A form field named "fields": the form metaclass moves it into base_fields, but django-stubs
     # cannot model that and sees it replacing BaseForm.fields.
+    # No field is ticked in advance (issue: a "title" filter silently read the body too): which fields a
+    # keyword filter reads changes what it retrieves as much as its terms, so the analyst picks them.
     fields = forms.MultipleChoiceField(  # type: ignore[assignment]
-        choices=KEYWORD_FIELDS, initial=["title", "text"], widget=forms.CheckboxSelectMultiple,
-        label="Search in",
+        choices=KEYWORD_FIELDS, widget=forms.CheckboxSelectMultiple, label="Search in",
+        help_text="Tick every field the terms should be looked for in; nothing is searched that is not ticked.",
+        error_messages={"required": "Choose where to search: tick at least one field."},
     )
 
     def clean_terms(self) -> list[str]:
@@ -103,7 +122,8 @@ class KeywordPreviewForm(forms.Form):
         return split_terms(self.cleaned_data["terms"])
 
     def clean_fields(self) -> list[str]:
-        return self.cleaned_data["fields"] or [value for value, _ in KEYWORD_FIELDS]
+        """The ticked fields only: none ticked previews nothing (never every field in their place)."""
+        return list(self.cleaned_data["fields"] or [])
 
 
 class NeighbourTermsForm(forms.Form):
@@ -129,7 +149,9 @@ class ClassifierUploadForm(NewClassifierNameMixin, forms.Form):
     name = forms.CharField(max_length=200)
     kind = forms.ChoiceField(choices=_uploaded_kinds, widget=forms.RadioSelect, initial=Classifier.Kind.IDS,
                              label="What the file holds")
-    file = forms.FileField(help_text="Plain text or CSV, optionally gzip-compressed.")
+    # The ids and scores readers take plain UTF-8 lines (no gzip, whatever the old help text said).
+    file = forms.FileField(widget=file_input(".txt", ".csv"),
+                           help_text="Plain text (one id a line) or CSV (id,score), UTF-8.")
     threshold = forms.FloatField(required=False, help_text="Scores at or above the threshold count as retrieved.")
 
     def clean(self):
@@ -195,6 +217,10 @@ class TopicForm(forms.Form):
                                         label="Reward per HIT (USD)")
     budget = forms.DecimalField(min_value=limits.MONEY_MIN, max_digits=limits.BUDGET_DIGITS, decimal_places=2, required=False,
                                 label="Budget (USD)", help_text="Leave empty for no limit.")
+    allow_unsure = forms.BooleanField(
+        required=False, label="Offer an \"unsure\" answer",
+        help_text="Annotators may answer unsure. It fills their place (cost unchanged) but is left out of the "
+        "majority; documents left undecided are counted in the report. It can be changed later in the settings.")
 
     def __init__(self, *args, instance: Topic | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -312,7 +338,7 @@ class RenameForm(forms.Form):
 class GoldCsvForm(forms.Form):
     """A gold CSV upload (issue 12 item 7); the size limit and the lines are checked by annotation.services.crowd.gold."""
 
-    file = forms.FileField(label="Gold CSV file",
+    file = forms.FileField(label="Gold CSV file", widget=file_input(*CSV_ONLY),
                            help_text="Columns id (the document's id in the corpus) and relevant (yes/no, 1/0 or "
                            "true/false), with a header line. At most 1 MB.")
 
@@ -429,7 +455,7 @@ class TopicSetLaunchForm(_ConfirmFields):
 
 class RouterUploadForm(forms.Form):
     name = forms.CharField(max_length=200)
-    file = forms.FileField(label="Predictions (CSV)",
+    file = forms.FileField(label="Predictions (CSV)", widget=file_input(*CSV_ONLY),
                            help_text="A header line id,class, then one line per document.")
 
     def clean_name(self) -> str:

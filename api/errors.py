@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, ResolverMatch, resolve
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -41,15 +43,60 @@ class ProblemError(exceptions.APIException):
         self.extra = extra or {}
 
 
-def problem(*, status_code: int, detail: str, slug: str, title: str | None = None,
-            errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> Response:
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+
+def problem_body(*, status_code: int, detail: str, slug: str, title: str | None = None,
+                 errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"type": PROBLEM_TYPE + slug, "title": title or TITLES.get(status_code, "Error"),
                             "status": status_code, "detail": detail}
     if errors:
         body["errors"] = errors
     if extra:
         body.update(extra)
-    return Response(body, status=status_code, content_type="application/problem+json")
+    return body
+
+
+def problem(*, status_code: int, detail: str, slug: str, title: str | None = None,
+            errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> Response:
+    body = problem_body(status_code=status_code, detail=detail, slug=slug, title=title, errors=errors, extra=extra)
+    return Response(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A 404 under /api/ as a problem, never the HTML page: an unknown path (api/urls.py's last route) or an
+    Http404 raised outside DRF (config/urls.py's handler404). No sign-in is asked: nothing is there to protect.
+
+    A path that exists with a trailing slash says so (CommonMiddleware's APPEND_SLASH redirect cannot: the
+    catch-all route matches first), and GET or HEAD is redirected there as before.
+    """
+    path = request.path
+    if settings.APPEND_SLASH and not path.endswith("/"):
+        match = _resolve(path + "/")
+        if match is not None and match.func is not api_unknown_path:
+            if request.method in ("GET", "HEAD"):
+                query = request.META.get("QUERY_STRING", "")
+                return HttpResponsePermanentRedirect(path + "/" + (f"?{query}" if query else ""))
+            return _problem_response(404, f"No endpoint at {path}; did you mean {path}/ (with the slash)?")
+    return _problem_response(404, f"No endpoint at {path}. The endpoints are listed in the schema at "
+                                  "/api/schema/ and browsable at /api/docs/.")
+
+
+def api_unknown_path(request: HttpRequest, unknown: str = "") -> HttpResponse:
+    """The last route of /api/: whatever no other route takes."""
+    return api_not_found(request)
+
+
+def _resolve(path: str) -> ResolverMatch | None:
+    try:
+        return resolve(path)
+    except Resolver404:
+        return None
+
+
+def _problem_response(status_code: int, detail: str) -> HttpResponse:
+    body = problem_body(status_code=status_code, detail=detail, slug="not-found")
+    return JsonResponse(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
 
 
 def _messages(value: Any) -> Any:

@@ -1,8 +1,19 @@
 """/api/: the versioned API (v1), its OpenAPI schema and the browsable documentation."""
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.views import account, classifier_builds, classifiers, corpora, reports, topic_sets, topics
+from api.errors import api_unknown_path
+from api.views import (
+    account,
+    classifier_builds,
+    classifiers,
+    corpora,
+    report_exports,
+    reports,
+    topic_sets,
+    topics,
+)
 
 app_name = "api"
 
@@ -49,6 +60,7 @@ v1 = [
     path("routers/<int:router_id>/", topic_sets.RouterDetail.as_view(), name="router"),
     path("routers/<int:router_id>/archive/", topic_sets.RouterArchive.as_view(), name="router_archive"),
     path("topics/<int:topic_id>/report/", reports.ReportLatest.as_view(), name="report"),
+    path("topics/<int:topic_id>/report/csv/", report_exports.ReportCsv.as_view(), name="report_csv"),
     path("topics/<int:topic_id>/report/versions/", reports.ReportVersions.as_view(), name="report_versions"),
     path("topics/<int:topic_id>/report/versions/<int:version>/", reports.ReportVersion.as_view(),
          name="report_version"),
@@ -62,8 +74,12 @@ v1 = [
 ]
 
 urlpatterns = [
+    # Where a client guessing from the version prefix looks for the schema: the one schema, at /api/schema/.
+    path("v1/schema/", RedirectView.as_view(pattern_name="api:schema", permanent=False, query_string=True)),
     path("v1/", include(v1)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI from the sidecar's static files, its script served apart (no inline script: the CSP).
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+    # Last: every other path under /api/ (/api/, /api/v1/, a typo) is a problem+json 404, not the HTML page.
+    re_path(r"^(?P<unknown>.*)$", api_unknown_path),
 ]

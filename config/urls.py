@@ -1,14 +1,22 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse, HttpResponseServerError
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
+from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from annotation.views.home import home
+from api.errors import api_not_found
 from core.health import healthz
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The SVG icon base.html links, resolved per request (the static manifest need not exist at import)."""
+    return HttpResponsePermanentRedirect(static("img/favicon.svg"))
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -24,6 +32,8 @@ urlpatterns = [
     path("webhooks/", include("webhooks.urls")),
     # Liveness for load balancers (core/health.py): no sign-in, no session, database and Redis.
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico on pages that link none (the MTurk and 500 pages, the API docs).
+    path("favicon.ico", favicon),
     path("", home, name="home"),
 ]
 
@@ -63,6 +73,8 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path == "/api" or request.path.startswith("/api/"):  # API clients read problem+json, not a page
+        return api_not_found(request, exception)
     return _error_page(request, 404)
 
 

@@ -85,6 +85,9 @@ def keyword_preview_context(*, corpus: Corpus, terms: list[str], fields: list[st
     """Everything the preview fragment shows; a term the service refuses becomes the fragment's message."""
     if not terms:
         return {"preview": None, "preview_message": "Type a term to see what it retrieves."}
+    if not fields:  # nothing ticked searches nothing: never every field in the analyst's place
+        return {"preview": None, "preview_message": "Tick at least one field under “Search in” to see what the "
+                                                    "terms retrieve."}
     try:
         preview = _cached_preview(corpus=corpus, terms=terms, fields=fields)
     except ApplicationError as exc:  # a malformed term: shown where the preview would be, next to the input
@@ -117,7 +120,7 @@ def classifier_keywords_new(request: HttpRequest, corpus_id: int) -> HttpRespons
         # Preview only: keep what was typed without complaining about a name not chosen yet.
         form = KeywordClassifierForm(corpus=corpus, initial={
             "name": request.POST.get("name", ""), "terms": request.POST.get("terms", ""),
-            "fields": request.POST.getlist("fields") or ["title", "text"]})
+            "fields": request.POST.getlist("fields")})
     else:
         form = KeywordClassifierForm(request.POST or None, corpus=corpus)
     choices = _field_choices(corpus)
@@ -167,7 +170,7 @@ def keyword_preview_fragment(request: HttpRequest, corpus_id: int) -> HttpRespon
     _offer_fields(form, _field_choices(corpus))
     form.is_valid()
     context = keyword_preview_context(corpus=corpus, terms=form.cleaned_data.get("terms", []),
-                                      fields=form.cleaned_data.get("fields") or ["title", "text"])
+                                      fields=form.cleaned_data.get("fields") or [])
     return render(request, "analyst/_keyword_preview.html", context)
 
 

@@ -139,7 +139,7 @@ def topic_new(request: HttpRequest) -> HttpResponse:
                 corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
                 c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
                 target_recall=data["target_recall"], seed_terms=data["seed_terms"],
-                settings={name: data[name] for name in TOPIC_SETTINGS},
+                settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure")},
             )
         except ApplicationError as exc:
             form_error(form, exc)

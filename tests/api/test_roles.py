@@ -59,6 +59,7 @@ ENDPOINTS = [
     ("post", "/api/v1/routers/999999/archive/", ANALYST),
     ("get", "/api/v1/topics/{topic}/report/", READERS),
     ("get", "/api/v1/topics/{topic_set}/report/", READERS),
+    ("get", "/api/v1/topics/{topic}/report/csv/", READERS),
     ("get", "/api/v1/topics/{topic}/report/versions/", READERS),
     ("get", "/api/v1/topics/{topic}/report/versions/1/", READERS),
     ("get", "/api/v1/topics/{topic}/certification-plans/", READERS),

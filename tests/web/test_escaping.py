@@ -38,7 +38,7 @@ def test_analyst_pages_escape_names_and_document_text(world, clients):
         "corpora": reverse("analyst:corpora"),
         "corpus": reverse("analyst:corpus", args=[corpus.pk]),
         "classifier": reverse("analyst:classifier", args=[world["c1"].pk]),
-        "keyword preview": reverse("analyst:keyword_preview", args=[corpus.pk]) + "?terms=oil",
+        "keyword preview": reverse("analyst:keyword_preview", args=[corpus.pk]) + "?terms=oil&fields=title&fields=text",
     }
     for where, url in pages.items():
         response = client.get(url)

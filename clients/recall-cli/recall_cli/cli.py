@@ -1,5 +1,5 @@
-"""`recall`: upload-ids, measure, report, topic-set (create, launch), router (upload, keywords) — over the public
-API with a token (RECALL_TOKEN, RECALL_URL)."""
+"""`recall`: upload-ids, topic create, measure, report (JSON or CSV), topic-set (create, launch), router (upload,
+keywords) — over the public API with a token (RECALL_TOKEN, RECALL_URL)."""
 from __future__ import annotations
 
 import argparse
@@ -56,7 +56,8 @@ class Client:
 
     def request(self, method: str, path: str, *, query: dict[str, Any] | None = None, json_body: Any = None,
                 body: BinaryIO | bytes | None = None, content_type: str | None = None, length: int | None = None,
-                headers: dict[str, str] | None = None) -> Any:
+                headers: dict[str, str] | None = None, raw: bool = False) -> Any:
+        """The answer's JSON, or with `raw` its bytes as sent (a CSV); a refusal raises ApiError."""
         url = self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
@@ -81,6 +82,8 @@ class Client:
                 if exc.code != 429 or method != "GET" or attempt == THROTTLE_RETRIES:
                     raise _api_error(exc) from None
                 self.sleep(_retry_after(exc.headers.get("Retry-After")))
+        if raw:
+            return payload
         return json.loads(payload) if payload else None
 
     def get(self, path: str, **query: Any) -> Any:
@@ -104,6 +107,12 @@ class Client:
 
     def topic_set(self, value: str) -> dict[str, Any]:
         return self._by_name("/api/v1/topic-sets/", "topic set", value)
+
+    def classifier(self, corpus_id: int, value: str) -> dict[str, Any]:
+        """A classifier of the corpus by name, or by id (then it must belong to the corpus: the server checks)."""
+        if value.isdigit():
+            return self.get(f"/api/v1/classifiers/{value}/")
+        return self._by_name(f"/api/v1/corpora/{corpus_id}/classifiers/", "classifier", value)
 
 
 # --------------------------------------------------------------------------- commands
@@ -191,12 +200,71 @@ def measure(client: Client, args: argparse.Namespace) -> int:
 
 
 def report(client: Client, args: argparse.Namespace) -> int:
-    topic = client.topic(args.topic)
-    path = f"/api/v1/topics/{topic['id']}/report/"
+    # An id goes straight to the report: a manager's token reads reports but may not look topics up (analyst role).
+    topic_id = args.topic if args.topic.isdigit() else client.topic(args.topic)["id"]
+    if args.format == "csv":  # the server writes it: the same file as the report page's CSV download
+        query = {"version": args.version} if args.version is not None else None
+        csv_bytes = client.request("GET", f"/api/v1/topics/{topic_id}/report/csv/", query=query, raw=True,
+                                   headers={"Accept": "text/csv, application/problem+json, application/json"})
+        sys.stdout.buffer.write(csv_bytes)
+        sys.stdout.flush()
+        return 0
+    path = f"/api/v1/topics/{topic_id}/report/"
     if args.version is not None:
         path += f"versions/{args.version}/"
     _print(client.get(path))
     return 0
+
+
+# The optional settings of POST /api/v1/topics/, as the API names them; absent ones take the server's defaults.
+TOPIC_SETTINGS = ("instructions", "target_recall", "confidence", "crowd", "aggregator", "hit_size", "reward_per_hit",
+                  "budget")
+
+
+def topic_create(client: Client, args: argparse.Namespace) -> int:
+    corpus = client.corpus(args.corpus)
+    body: dict[str, Any] = {"corpus": corpus["id"], "name": args.name,
+                            "c1": client.classifier(corpus["id"], args.c1)["id"],
+                            "c2": client.classifier(corpus["id"], args.c2)["id"]}
+    if args.extra:
+        body["extra"] = [client.classifier(corpus["id"], value)["id"] for value in args.extra]
+    if args.seed_terms:
+        body["seed_terms"] = args.seed_terms
+    for key in TOPIC_SETTINGS:
+        if getattr(args, key) is not None:
+            body[key] = getattr(args, key)
+    if args.allow_unsure is not None:
+        body["allow_unsure"] = args.allow_unsure
+    created = client.request("POST", "/api/v1/topics/", json_body=body)
+    print(f"topic {created['name']!r} (id {created['id']}): a draft; see its quote with `recall measure --topic "
+          f"{created['id']}` (nothing is launched without --max-cost or --yes)", file=sys.stderr)
+    _print(created)
+    return 0
+
+
+def _topic_commands(commands: Any) -> None:
+    topics = commands.add_parser("topic", help="topics (a classifier pair): create")
+    topic_commands = topics.add_subparsers(dest="topic_command", required=True)
+    create = topic_commands.add_parser("create", help="create a draft topic (POST /api/v1/topics/)")
+    create.add_argument("--corpus", required=True, help="corpus name or id")
+    create.add_argument("--name", required=True)
+    create.add_argument("--c1", required=True, help="first classifier of the pair: name (in the corpus) or id")
+    create.add_argument("--c2", required=True, help="second classifier of the pair: name (in the corpus) or id")
+    create.add_argument("--extra", action="append", help="a further classifier to measure (name or id); repeat it")
+    create.add_argument("--seed-term", dest="seed_terms", action="append", help="a term defining the topic; repeat it")
+    create.add_argument("--instructions", help="what annotators see above every document")
+    create.add_argument("--target-recall", type=float)
+    create.add_argument("--confidence", type=float)
+    create.add_argument("--crowd", help="local or mturk")
+    create.add_argument("--aggregator", help="majority or dawid_skene: how the three judgments combine")
+    create.add_argument("--hit-size", type=int)
+    create.add_argument("--reward-per-hit")
+    create.add_argument("--budget")
+    unsure = create.add_mutually_exclusive_group()
+    unsure.add_argument("--allow-unsure", dest="allow_unsure", action="store_true", default=None,
+                        help='offer annotators an "unsure" answer')
+    unsure.add_argument("--no-allow-unsure", dest="allow_unsure", action="store_false")
+    create.set_defaults(run=topic_create)
 
 
 # --- topic sets and routers ------------------------------------------------------------------------
@@ -396,6 +464,8 @@ def parser() -> argparse.ArgumentParser:
     ids.add_argument("file", help="the ids file ('-' reads standard input)")
     ids.set_defaults(run=upload_ids)
 
+    _topic_commands(commands)
+
     run = commands.add_parser("measure", help="launch (or top up) the topic's sample, confirming its cost")
     run.add_argument("--topic", required=True, help="topic name or id")
     run.add_argument("--half-width", type=float, default=0.05)
@@ -409,8 +479,9 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(run=measure)
 
     rep = commands.add_parser("report", help="print the topic's report")
-    rep.add_argument("--topic", required=True, help="topic name or id")
-    rep.add_argument("--format", choices=["json"], default="json")
+    rep.add_argument("--topic", required=True, help="topic id, or name (a name needs the analyst role to look up)")
+    rep.add_argument("--format", choices=["json", "csv"], default="json",
+                     help="json (the report's JSON) or csv (the report page's CSV: a #key,value block, then rows)")
     rep.add_argument("--version", type=int, help="a stored version (default: the latest)")
     rep.set_defaults(run=report)
 
