@@ -48,6 +48,10 @@ UNRELIABLE_N_STATEMENT = (
     "The documents neither classifier retrieved were judged, but judging errors could account for about {expected} "
     "of the {found} found relevant there, which would pull a measured recall down; so this figure rests on the "
     "dependence band instead. ")
+CONTRADICTED_STATEMENT = (
+    "Withheld: the pair's model estimates fewer relevant documents than were already found, evidence that the two "
+    "classifiers find the same documents more often than even the dependence band allows; judge a sample of "
+    "documents neither classifier retrieved to measure recall without that assumption.")
 PAIR_MODEL_STATEMENT = "If the two classifiers are independent — an assumption this report has not tested."
 PAIR_MODEL_TESTED_STATEMENT = ("If the two classifiers are independent — an assumption the sample of documents "
                                "neither classifier retrieved does not support.")
@@ -119,6 +123,12 @@ def _n_count_unreliable(design: Mapping[str, Any] | None) -> str:
     return UNRELIABLE_N_STATEMENT.format(expected=f"{min(expected, found):.0f}", found=f"{found:.0f}")
 
 
+def _contradicted(report: Mapping[str, Any]) -> bool:
+    """The pair's model estimates fewer relevant documents than were found (``estimated_relevant.contradicts_found``):
+    every figure resting on it — the band's too, which only rescales it — is withheld."""
+    return bool((report.get("estimated_relevant") or {}).get("contradicts_found"))
+
+
 def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any],
                    inputs: TopicInputs) -> dict[str, Any]:
     design = report.get("design_based")
@@ -133,6 +143,9 @@ def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any
             return _as_json(figure, _corrected_statement(design))
         return _as_json(figure, DESIGN_NOISE_STATEMENT if noisy else DESIGN_STATEMENT)
     pair_judged = _judged(inputs, *PAIR_KEYS)
+    if _contradicted(report):
+        return _as_json(headline_stats.headline_figure(estimate=None, low=None, high=None, basis="band",
+                                                       judged=pair_judged), CONTRADICTED_STATEMENT)
     band = headline_stats.band_figure(points=_sensitivity_points(report.get("sensitivity"),
                                                                  "r1" if key == "C1" else "r2"),
                                       judged=pair_judged, band=DEPENDENCE_BAND)
@@ -174,6 +187,9 @@ def _extra_headline(*, row: Mapping[str, Any], report: Mapping[str, Any], inputs
             return _as_json(figure, statement)
     recall = row.get("recall") or {}
     pair_judged = own + _judged(inputs, *PAIR_KEYS)
+    if _contradicted(report):
+        return _as_json(headline_stats.headline_figure(estimate=None, low=None, high=None, basis="band",
+                                                       judged=pair_judged), CONTRADICTED_STATEMENT)
     if report.get("sensitivity"):
         band = headline_stats.band_from_pair_interval(estimate=recall.get("estimate"), low=recall.get("low"),
                                                       high=recall.get("high"), judged=pair_judged,

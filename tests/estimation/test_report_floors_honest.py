@@ -177,3 +177,18 @@ def test_certain_relevant_counts_set_the_floor_in_the_stats():
     assert free.other_recalls["C3"].point == 1.0  # 1343/1104.7 clamped, not above 1
     # Everything drawn before the floor keeps its random numbers.
     assert (free.r1, free.r2, free.n_hat_unconstrained) == (bound.r1, bound.r2, bound.n_hat_unconstrained)
+
+
+def test_a_contradicted_pair_model_leaves_no_headline_figure_either():
+    """The dependence band only rescales the contradicted model: its range would be a figure resting on what the
+    report has just found wrong (δ1 = 1.3 here, outside the band 0.8–1.25), so every headline is withheld too."""
+    from estimation.services.report_headline import CONTRADICTED_STATEMENT
+
+    inputs, corpus = _dependent_topic(delta1=1.3)
+    report = topic_report_from_inputs(inputs=inputs)
+    assert report["design_based"] is None
+    for row in report["classifiers"]:
+        h = row["headline"]
+        assert (h["estimate"], h["low"], h["high"]) == (None, None, None)
+        assert h["statement"] == CONTRADICTED_STATEMENT
+
