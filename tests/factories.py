@@ -453,3 +453,14 @@ def cli_run(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess
     return subprocess.run([sys.executable, "-m", "recall_cli", *args], env=env, capture_output=True, text=True,
                           timeout=timeout)
 
+
+def judge_with_simulated_votes(world, *, accuracy: float, seed: int) -> None:
+    """Three simulated votes per sampled document of `world.topic`, each right with probability `accuracy`
+    (the truth is `world.relevant`); labels store the votes and their majority."""
+    rng = np.random.default_rng(seed)
+    for doc_id in sorted(set(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))):
+        truth = doc_id in world.relevant
+        relevant_votes = int(sum((rng.random() < accuracy) == truth for _ in range(3)))
+        Label.objects.create(topic=world.topic, document_id=doc_id, majority=relevant_votes >= 2,
+                             votes_relevant=relevant_votes, votes_total=3)
+

@@ -125,11 +125,11 @@ def test_coverage_warnings_on_the_page_in_the_preview_and_at_creation(analyst, w
     assert 'id="coverage-warnings"' in page and "83% of the corpus" in page
     assert 'id="coverage-warnings"' not in analyst.get(reverse("analyst:classifier", args=[c1.pk])).content.decode()
     # corpus_build: every even document's text says "crude oil", every one says "Text": 100% of the corpus.
-    fragment = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "text"}).content.decode()
+    fragment = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "text", "fields": ["title", "text"]}).content.decode()
     assert 'id="preview-warnings"' in fragment and "100% of the corpus" in fragment
-    fragment = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "zzzq"}).content.decode()
+    fragment = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "zzzq", "fields": ["title", "text"]}).content.decode()
     assert "retrieves no document" in fragment
-    ok = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "crude"}).content.decode()
+    ok = analyst.get(reverse("analyst:keyword_preview", args=[corpus.pk]), {"terms": "crude", "fields": ["title", "text"]}).content.decode()
     assert 'id="preview-warnings"' not in ok  # half the corpus: no warning
     response = analyst.post(reverse("analyst:classifier_keywords", args=[corpus.pk]),
                             {"name": "nothing", "terms": "zzzq", "fields": ["title", "text"], "create": "1"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from estimation.services.reports import topic_report_build
-from tests.estimation.test_report_complement_noise import _judge
+from tests.factories import judge_with_simulated_votes as _judge
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db

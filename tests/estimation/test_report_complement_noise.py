@@ -8,13 +8,12 @@ classifier whose recall was 0.650.  The check must not read judging errors as de
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from annotation.models import Label, SampledDocument
 from annotation.services.sampling.draws import samples_draw
 from estimation.services.reports import topic_report_build
 from estimation.stats.design_based import complement_noise_floor, majority_false_positive_rate
+from tests.factories import judge_with_simulated_votes as _judge
 from tests.factories import make_pair_world
 
 pytestmark = pytest.mark.django_db
@@ -36,16 +35,6 @@ def test_noise_floor_separates_errors_from_a_real_excess():
     assert not real.noise_limited and real.p_value < 1e-9
     with pytest.raises(ValueError):
         complement_noise_floor(judged=10, majority_relevant=11, worker_accuracy=0.9)
-
-
-def _judge(world, *, accuracy: float, seed: int) -> None:
-    """Three simulated votes per sampled document, each right with probability `accuracy`."""
-    rng = np.random.default_rng(seed)
-    for doc_id in sorted(set(SampledDocument.objects.filter(topic=world.topic).values_list("document_id", flat=True))):
-        truth = doc_id in world.relevant
-        relevant_votes = int(sum((rng.random() < accuracy) == truth for _ in range(3)))
-        Label.objects.create(topic=world.topic, document_id=doc_id, majority=relevant_votes >= 2,
-                             votes_relevant=relevant_votes, votes_total=3)
 
 
 @pytest.mark.slow
