@@ -539,7 +539,11 @@ class CertificationPlanCreateSerializer(serializers.Serializer):
                                          max_value=plan_limits.DELTA1_LOW[1])
     delta1_high = serializers.FloatField(default=DEFAULT_DELTA1_BAND[1], min_value=plan_limits.DELTA1_HIGH[0],
                                           max_value=plan_limits.DELTA1_HIGH[1])
-    attempts = serializers.IntegerField(default=1, min_value=plan_limits.ATTEMPTS[0], max_value=plan_limits.ATTEMPTS[1])
+    attempts = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=plan_limits.ATTEMPTS[0],
+        max_value=plan_limits.ATTEMPTS[1],
+        help_text="Attempts declared for this classifier and metric (any target, any topic). Leave it out to take "
+                  "the family's declaration (1 for a first attempt); locking beyond it is refused.")
     dependence_check = serializers.BooleanField(default=False)
 
 

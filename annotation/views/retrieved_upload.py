@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from annotation.forms import file_input
 from annotation.models import Corpus
 from annotation.roles import CONFIGURE, role_required
 from annotation.services.classifiers.retrieved_upload import (
@@ -32,7 +33,8 @@ MULTIPART_SLACK = 64 * 1024
 
 class RetrievedUploadForm(forms.Form):
     name = forms.CharField(max_length=200, label="Classifier name")
-    file = forms.FileField(label="File", help_text="A serialized Roaring bitmap (.roaring, .bin) or a Parquet file.")
+    file = forms.FileField(label="File", help_text="A serialized Roaring bitmap (.roaring, .bin) or a Parquet file.",
+                           widget=file_input(".roaring", ".bin", ".parquet"))
     file_format = forms.ChoiceField(
         label="Format", initial="auto",
         choices=[("auto", "Recognise it (Parquet files start with PAR1)"), ("roaring", "Roaring bitmap"),

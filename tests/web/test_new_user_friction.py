@@ -143,6 +143,7 @@ def _form_pages(analyst, corpus) -> dict[str, str]:
         "topic settings": reverse("analyst:topic_edit", args=[topic.pk]),
         "gold": reverse("analyst:gold", args=[topic.pk]),
         "router upload": reverse("analyst:router_upload", args=[topic_set.pk]),
+        "retrieved-set upload": reverse("analyst:classifier_retrieved_upload", args=[corpus.pk]),
         "new topic set": reverse("analyst:topic_set_new"),
     }
     pages = {}
@@ -178,6 +179,7 @@ EXPECTED_ACCEPT = {
     "classifier upload": {".txt", ".csv"},
     "gold": {".csv"},
     "router upload": {".csv"},
+    "retrieved-set upload": {".roaring", ".bin", ".parquet"},
 }
 
 
