@@ -31,7 +31,7 @@ from estimation.services.recompute import topic_snapshot_latest_or_create
 from estimation.services.report_csv import report_csv_metadata
 from estimation.services.report_csv import topic_report_csv as report_csv
 from estimation.services.report_headline import PAIR_MODEL_STATEMENT
-from estimation.templatetags.report_extras import plain, recall_headline
+from estimation.templatetags.report_extras import HEADLINE_BASIS_LABELS, plain, recall_headline
 
 logger = logging.getLogger(__name__)
 
@@ -51,12 +51,14 @@ def _topics():
 
 
 def _pair_recalls(report: dict) -> list[dict]:
-    """Recall intervals of the pair's classifiers (those with an estimate), for the overview."""
+    """The pair's classifiers' headline recalls (those with an estimate) and what each rests on, for the overview:
+    the same figure as the report's "In short" (issue 23), never the independence model's alone."""
     rows = []
     for row in report.get("classifiers") or []:
-        recall = row.get("recall") or {}
-        if str(row.get("role", "")).lower() in ("c1", "c2") and recall.get("estimate") is not None:
-            rows.append({"name": row.get("name"), **recall})
+        headline = row_headline(row)
+        if str(row.get("role", "")).lower() in ("c1", "c2") and headline.get("estimate") is not None:
+            rows.append({"name": row.get("name"), **headline,
+                         "basis_label": HEADLINE_BASIS_LABELS.get(str(headline.get("basis")), "")})
     return rows
 
 

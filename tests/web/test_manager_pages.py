@@ -35,9 +35,10 @@ def test_overview_lists_topics_with_progress_and_latest_recall(world, manager):
     from estimation.models import EstimateSnapshot
 
     report = EstimateSnapshot.objects.get(topic=world["topic"]).report
-    for row in report["classifiers"][:2]:  # the pair: both recalls with their intervals
-        recall = row["recall"]
-        assert f"<strong>{recall['estimate']:.3f}</strong>" in html and f"{recall['low']:.3f}," in html
+    for row in report["classifiers"][:2]:  # the pair: both headline recalls with their intervals and basis
+        headline = row["headline"]  # issue 23: the overview showed the independence model's recall
+        assert f"<strong>{headline['estimate']:.3f}</strong>" in html and f"{headline['low']:.3f}," in html
+        assert "Within a declared range of dependence" in html or "Measured, no assumption" in html
 
 
 def test_report_shows_numbers_intervals_and_four_plots(world, manager):
