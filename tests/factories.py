@@ -464,3 +464,14 @@ def judge_with_simulated_votes(world, *, accuracy: float, seed: int) -> None:
         Label.objects.create(topic=world.topic, document_id=doc_id, majority=relevant_votes >= 2,
                              votes_relevant=relevant_votes, votes_total=3)
 
+
+def browser_sign_in(page, live_server, username: str, *, url: str = "/accounts/login/") -> None:
+    """Sign `username` in through the login form of the live server (Playwright page); `url=""` signs in on the
+    login form the page already shows."""
+    if url:
+        page.goto(live_server.url + url)
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click(".auth button[type=submit]")
+    page.wait_for_load_state()
+

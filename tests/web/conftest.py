@@ -60,3 +60,13 @@ def world(accounts):
                               answers={d: (d % 2 == 0) for d in doc_ids})
     return {"corpus": corpus, "c1": c1, "c2": c2, "extra": extra, "topic": Topic.objects.get(pk=topic.pk),
             "accounts": accounts, "ids": ids}
+
+
+@pytest.fixture
+def page(browser):
+    """A browser page at 1280 × 900 with a 15 s default timeout (the browser tests' shared page)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
+

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import browser_sign_in as _sign_in
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -21,27 +23,12 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
-
 
 def _shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-def _sign_in(page, live_server, username: str) -> None:
-    from tests.factories import PASSWORD
-
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click(".auth button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_analyst_uploads_a_corpus_builds_a_pair_and_launches_a_topic(page, live_server, tmp_path):

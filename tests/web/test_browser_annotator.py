@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import browser_sign_in as _sign_in
+
 SHOTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "screenshots"
 # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -46,14 +48,6 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-def _sign_in(page, live_server, username: str, *, url: str = "/accounts/login/") -> None:
-    from tests.factories import PASSWORD
-
-    page.goto(live_server.url + url) if url else None
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click(".auth button[type=submit]")
-    page.wait_for_load_state()
 
 
 def _topic(per_region: int = 5, texts: list[str] | None = None):

@@ -7,27 +7,14 @@ import os
 
 import pytest
 
+from tests.factories import browser_sign_in as _sign_in
+
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
 
-
-def _sign_in(page, live_server, username: str) -> None:
-    from tests.factories import PASSWORD
-
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click(".auth button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_the_first_tab_shows_the_skip_link_and_it_moves_the_focus_to_main(page, live_server):

@@ -214,13 +214,6 @@ def test_workers_sort_by_gold_accuracy(world):
 # --------------------------------------------------------------------------- browser
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
-
 
 def _shots(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)

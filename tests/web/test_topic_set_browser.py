@@ -10,19 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories import browser_sign_in as _sign_in
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WIDTHS = (1280, 390)
 
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
 
 
 def _shots(page, name: str) -> None:
@@ -36,14 +31,6 @@ def _shots(page, name: str) -> None:
     page.set_viewport_size({"width": 1280, "height": 900})
 
 
-def _sign_in(page, live_server, username: str) -> None:
-    from tests.factories import PASSWORD
-
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click(".auth button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_create_a_topic_set_upload_a_router_and_confirm_the_launch(page, live_server, tmp_path):
