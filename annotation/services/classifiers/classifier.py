@@ -272,6 +272,22 @@ def _resolve_ids(*, corpus: Corpus, external_ids: Sequence[str]) -> dict[str, in
 Progress = Callable[[int, int], None]  # (ids resolved so far, ids in all)
 
 
+def _ids_resolve_or_refuse(*, corpus: Corpus, ids: Sequence[str], path: Path,
+                           progress: Progress | None) -> tuple[dict[str, int], list[str]]:
+    """An uploaded file's ids resolved to the corpus's documents (progress told before and after), and those
+    unknown; refused (ClassifierFileError) when none is a document of the corpus. Ids and scores files alike."""
+    if progress is not None:
+        progress(0, len(ids))
+    resolved = _resolve_ids(corpus=corpus, external_ids=ids)
+    if progress is not None:
+        progress(len(ids), len(ids))
+    unknown = [external_id for external_id in ids if external_id not in resolved]
+    if not resolved:
+        raise ClassifierFileError(upload=path,
+                                  problem=f"none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+    return resolved, unknown
+
+
 def classifier_ids_read(*, path: Path) -> list[str]:
     """The distinct ids of an ids file, in file order; ClassifierError for an unreadable or empty file."""
     path = Path(path)
@@ -299,15 +315,7 @@ def classifier_create_from_ids(*, corpus: Corpus, name: str, path: Path, source:
     """
     path = Path(path)
     ids = classifier_ids_read(path=path)
-    if progress is not None:
-        progress(0, len(ids))
-    resolved = _resolve_ids(corpus=corpus, external_ids=ids)
-    if progress is not None:
-        progress(len(ids), len(ids))
-    unknown = [external_id for external_id in ids if external_id not in resolved]
-    if not resolved:
-        raise ClassifierFileError(upload=path,
-                                  problem=f"none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+    resolved, unknown = _ids_resolve_or_refuse(corpus=corpus, ids=ids, path=path, progress=progress)
     definition = {"source": source or path.name, "sha256": _file_sha256(path)}
     classifier = classifier_store(
         corpus=corpus, name=name, kind=Classifier.Kind.IDS, definition=definition,
@@ -364,15 +372,7 @@ def classifier_create_from_scores(*, corpus: Corpus, name: str, path: Path, thre
     threshold = classifier_threshold_check(threshold)
     scores = classifier_scores_read(path=path)
     ids = list(scores)
-    if progress is not None:
-        progress(0, len(ids))
-    resolved = _resolve_ids(corpus=corpus, external_ids=ids)
-    if progress is not None:
-        progress(len(ids), len(ids))
-    unknown = [external_id for external_id in ids if external_id not in resolved]
-    if not resolved:
-        raise ClassifierFileError(upload=path,
-                                  problem=f"none of the {len(ids)} ids is a document of corpus {corpus.name!r}")
+    resolved, unknown = _ids_resolve_or_refuse(corpus=corpus, ids=ids, path=path, progress=progress)
     retrieved = BitMap(pk for external_id, pk in resolved.items() if scores[external_id] >= threshold)
     definition = {"source": source or path.name, "sha256": _file_sha256(path), "threshold": threshold}
     with transaction.atomic():
