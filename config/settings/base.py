@@ -321,3 +321,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# Settings of one concern each, in their own module (one owner per file): they read and extend what is above.
+from . import identity as _identity  # noqa: E402
+from . import observability as _observability  # noqa: E402
+
+_observability.apply(globals())
+_identity.apply(globals())
