@@ -67,6 +67,7 @@ from .pair_recall import (
     _JEFFREYS,
     Diagnostic,
     RegionLike,
+    RegionSample,
     _check_mc,
     _count_draws_array,
     _nan_to_none,
@@ -379,12 +380,36 @@ def _ratio(num, den):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _draw(*, sizes, judged, relevant, priors, rng, draws, label_error: LabelError | None = None) -> dict[str, np.ndarray]:
-    if label_error is not None:
-        return {h: _noisy_count_draws(size=int(sizes[h]), judged=int(judged[h]), relevant=relevant[h],
-                                      prior=priors[h], rng=rng, draws=draws, error=label_error) for h in REGIONS}
-    return {h: _count_draws_array(size=int(sizes[h]), judged=int(judged[h]), relevant=relevant[h], prior=priors[h],
-                                  rng=rng, draws=draws) for h in REGIONS}
+# A region is a tuple of strata, each a simple random sample (size, judged, relevant) of its own; today's
+# unstratified design is one stratum per region (:func:`_one_stratum`).  A region's count T_h is the sum of
+# its strata's finite-population count draws (``stratified.stratified_design_recall``).
+StratumCounts = tuple[int, int, "float | np.ndarray"]
+
+
+def _one_stratum(sizes, judged, relevant) -> dict[str, tuple[StratumCounts, ...]]:
+    return {h: ((int(sizes[h]), int(judged[h]), relevant[h]),) for h in REGIONS}
+
+
+def _strata_shape(strata) -> tuple[int, ...]:
+    shapes = [np.shape(rel) for h in REGIONS for _, _, rel in strata[h]]
+    return np.broadcast_shapes(*shapes) if shapes else ()
+
+
+def _draw(*, strata, priors, rng, draws, label_error: LabelError | None = None) -> dict[str, np.ndarray]:
+    """Each region's count draws: the sum of its strata's (``priors[h]`` for every stratum of region h)."""
+    shape = _strata_shape(strata)
+    out = {}
+    for h in REGIONS:
+        total = np.zeros(shape + (draws,))
+        for size, judged, rel in strata[h]:
+            if label_error is not None:
+                total = total + _noisy_count_draws(size=int(size), judged=int(judged), relevant=rel,
+                                                   prior=priors[h], rng=rng, draws=draws, error=label_error)
+            else:
+                total = total + _count_draws_array(size=int(size), judged=int(judged), relevant=rel,
+                                                   prior=priors[h], rng=rng, draws=draws)
+        out[h] = total
+    return out
 
 
 def _own(which: str) -> tuple[str, str]:
@@ -409,19 +434,25 @@ def _conservative_priors(which: str) -> dict[str, tuple[float, float]]:
     return {"A12": _CP_LOW, own: _CP_LOW, other: _CP_HIGH, "U": _CP_HIGH}
 
 
-def _point_counts(*, sizes, judged, relevant, label_error: LabelError | None = None) -> dict[str, np.ndarray]:
+def _point_counts(*, strata, label_error: LabelError | None = None) -> dict[str, np.ndarray]:
+    """Plug-in T_h: Σ over the region's strata of |h_s|·k_s/n_s (Horvitz–Thompson; Rogan–Gladen-corrected shares)."""
+    shape = _strata_shape(strata)
     out = {}
     for h in REGIONS:
-        k = np.asarray(relevant[h], dtype=float)
-        if sizes[h] == 0:
-            out[h] = np.zeros(k.shape)
-        elif judged[h] == 0:
-            out[h] = np.full(k.shape, np.nan)
-        elif label_error is not None:
-            out[h] = sizes[h] * _rogan_gladen(k / judged[h], np.asarray(label_error.fp_point),
-                                              np.asarray(label_error.fn_point))
-        else:
-            out[h] = sizes[h] * k / judged[h]
+        total = np.zeros(shape)
+        for size, judged, rel in strata[h]:
+            k = np.asarray(rel, dtype=float)
+            if size == 0:
+                part = np.zeros(k.shape)
+            elif judged == 0:
+                part = np.full(k.shape, np.nan)
+            elif label_error is not None:
+                part = size * _rogan_gladen(k / judged, np.asarray(label_error.fp_point),
+                                            np.asarray(label_error.fn_point))
+            else:
+                part = size * k / judged
+            total = total + part
+        out[h] = total
     return out
 
 
@@ -439,8 +470,9 @@ def _quantile(values: np.ndarray, q: float, *, fill: float | None = None) -> np.
         return np.nanquantile(values, q, axis=-1)
 
 
-def _unknown(sizes, judged) -> bool:
-    return any(sizes[h] > 0 and judged[h] == 0 for h in REGIONS)
+def _unknown(strata) -> bool:
+    """A stratum with documents and none judged: its count, hence its region's, is unknown."""
+    return any(size > 0 and judged == 0 for h in REGIONS for size, judged, _ in strata[h])
 
 
 def design_based_recall_arrays(
@@ -466,29 +498,35 @@ def design_based_recall_arrays(
     :func:`design_based_recall` (its draws of shape (draws,) or
     relevant.shape + (draws,), one accuracy posterior per study).
     """
-    if which not in ("r1", "r2"):
-        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
     _check_mc(confidence=confidence, draws=draws)
     missing = set(REGIONS) - set(sizes) | set(REGIONS) - set(judged) | set(REGIONS) - set(relevant)
     if missing:
         raise ValueError(f"sizes, judged and relevant need the regions {REGIONS}; missing {sorted(missing)}")
-    alpha = 1.0 - confidence
     rel = {h: np.asarray(relevant[h], dtype=float) for h in REGIONS}
+    return _recall_arrays(strata=_one_stratum(sizes, judged, rel), which=which, confidence=confidence, draws=draws,
+                          rng=rng, label_error=label_error)
+
+
+def _recall_arrays(*, strata, which: str, confidence: float, draws: int, rng: np.random.Generator,
+                   label_error: LabelError | None) -> DesignBasedArrays:
+    """The one Monte Carlo of :func:`design_based_recall_arrays` and ``stratified_design_recall_arrays``."""
+    if which not in ("r1", "r2"):
+        raise ValueError(f"which must be 'r1' or 'r2', got {which!r}")
+    _check_mc(confidence=confidence, draws=draws)
+    alpha = 1.0 - confidence
     error = _effective(label_error)
-    point_counts = _point_counts(sizes=sizes, judged=judged, relevant=rel, label_error=error)
+    point_counts = _point_counts(strata=strata, label_error=error)
     point = _recall(point_counts, which)
     delta_point = _delta1(point_counts)
-    central = _draw(sizes=sizes, judged=judged, relevant=rel, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng,
-                    draws=draws, label_error=error)
+    central = _draw(strata=strata, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng, draws=draws, label_error=error)
     r = _recall(central, which)
     low, high = _quantile(r, alpha / 2.0), _quantile(r, 1.0 - alpha / 2.0)
     lower_bound = _quantile(r, alpha)
     delta = _delta1(central)
     delta_low, delta_high = _quantile(delta, alpha / 2.0), _quantile(delta, 1.0 - alpha / 2.0)
-    pushed = _draw(sizes=sizes, judged=judged, relevant=rel, priors=_conservative_priors(which), rng=rng, draws=draws,
-                   label_error=error)
+    pushed = _draw(strata=strata, priors=_conservative_priors(which), rng=rng, draws=draws, label_error=error)
     conservative = _quantile(_recall(pushed, which), alpha, fill=0.0)
-    if _unknown(sizes, judged):
+    if _unknown(strata):
         nan = np.full(np.shape(point), np.nan)
         return DesignBasedArrays(nan, nan, nan, nan, nan, nan, nan, nan)
     return DesignBasedArrays(point=point, low=low, high=high, lower_bound=lower_bound,
@@ -561,26 +599,57 @@ def design_based_recall(
     _check_mc(confidence=confidence, draws=draws)
     regions = {"A12": as_region(a12, name="A12"), "B1": as_region(b1, name="B1"), "B2": as_region(b2, name="B2"),
                "U": as_region(u, name="U")}
-    sizes = {h: r.size for h, r in regions.items()}
-    judged = {h: r.judged for h, r in regions.items()}
-    relevant = {h: np.float64(r.relevant) for h, r in regions.items()}
+    strata = {h: ((r.size, r.judged, np.float64(r.relevant)),) for h, r in regions.items()}
+    summary = {h: {**r.as_dict(), "share": (r.relevant / r.judged) if r.judged else None} for h, r in regions.items()}
+    return _design_recall(strata=strata, summary=summary, confidence=confidence, draws=draws, seed=seed,
+                          label_error=label_error)
+
+
+def _t_u_upper_draws(*, strata_u, confidence: float, rng: np.random.Generator, draws: int,
+                     error: LabelError | None) -> float:
+    """One-sided upper bound on T_U from several strata: the ``confidence`` quantile of
+    Σ_s [k_s + (|s| − n_s)·q_s] with q_s ~ Beta(k_s + 1, n_s − k_s), each stratum's Clopper–Pearson upper
+    confidence distribution (with label error: Σ_s |s|·min(1, q_s/(1 − fn)), fn per draw, whatever fp).
+    With one stratum it is the exact bound that :func:`_design_recall` computes in closed form."""
+    total = np.zeros(draws)
+    fn = None if error is None else np.asarray(error.false_negative, dtype=float).reshape(-1)[:draws]
+    for size, judged, rel in strata_u:
+        if size == 0:
+            continue
+        k = float(rel)
+        if k >= judged:
+            q = np.ones(draws)
+        else:
+            q = rng.beta(k + 1.0, judged - k, size=draws)
+        if fn is None:
+            total = total + k + (size - judged) * q
+        else:
+            total = total + size * np.where(fn < 1.0, np.minimum(1.0, q / np.where(fn < 1.0, 1.0 - fn, 1.0)), 1.0)
+    return float(np.quantile(total, confidence))
+
+
+def _design_recall(*, strata, summary: dict, confidence: float, draws: int, seed: int | None,
+                   label_error: LabelError | None) -> DesignBasedRecall:
+    """The one report of :func:`design_based_recall` (one stratum per region) and
+    ``stratified.stratified_design_recall`` (several): each region's T_h is the sum of its strata's draws."""
+    _check_mc(confidence=confidence, draws=draws)
+    regions = {h: RegionSample(size=int(sum(st[0] for st in strata[h])), judged=int(sum(st[1] for st in strata[h])),
+                               relevant=float(sum(float(st[2]) for st in strata[h]))) for h in REGIONS}
     rng = np.random.default_rng(seed)
     alpha = 1.0 - confidence
-    unknown = _unknown(sizes, judged)
+    unknown = _unknown(strata)
     error = _effective(label_error)
     if error is not None and (np.shape(error.false_positive)[-1:] != (draws,)
                               or np.shape(error.false_negative)[-1:] != (draws,)):
         raise ValueError(f"label_error needs {draws} draws of fp and fn")
 
-    point_counts = _point_counts(sizes=sizes, judged=judged, relevant=relevant, label_error=error)
-    central = _draw(sizes=sizes, judged=judged, relevant=relevant, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng,
-                    draws=draws, label_error=error)
+    point_counts = _point_counts(strata=strata, label_error=error)
+    central = _draw(strata=strata, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng, draws=draws, label_error=error)
 
     def recall(which: str) -> DesignRecall:
         own, other = _own(which)
         r = _recall(central, which)
-        pushed = _draw(sizes=sizes, judged=judged, relevant=relevant, priors=_conservative_priors(which), rng=rng,
-                       draws=draws, label_error=error)
+        pushed = _draw(strata=strata, priors=_conservative_priors(which), rng=rng, draws=draws, label_error=error)
         pair = _ratio(point_counts["A12"], point_counts["A12"] + point_counts[other])
         if unknown:
             return DesignRecall(None, None, None, None, None, _f(pair), "not available: a region was not judged")
@@ -597,6 +666,8 @@ def design_based_recall(
     r1, r2 = recall("r1"), recall("r2")
 
     su = regions["U"]
+    strata_u = [st for st in strata["U"] if st[0] > 0]
+    u_unknown = any(judged == 0 for _, judged, _ in strata_u)
     total_draws = central["A12"] + central["B1"] + central["B2"] + central["U"]
     total_point = sum(point_counts[h] for h in REGIONS)
     relevant_total = DesignRecall(
@@ -608,19 +679,24 @@ def design_based_recall(
     if su.size == 0:
         elusion = ElusionEstimate(None, None, None, None, 0.0, 0)
         t_u = RelevantInComplement(0.0, 0.0, 0.0, 0.0)
-    elif su.judged == 0:
-        elusion = ElusionEstimate(None, None, None, None, 0.0, 0)
+    elif su.judged == 0 or u_unknown:
+        elusion = ElusionEstimate(None, None, None, None, float(su.relevant), su.judged)
         t_u = RelevantInComplement(None, None, None, None)
     else:
         share_draws = central["U"] / su.size
-        cp = _cp_upper(found=su.relevant, judged=su.judged, confidence=confidence)
-        if error is None:
+        single = len(strata_u) == 1
+        if not single:
+            t_u_upper = _t_u_upper_draws(strata_u=strata_u, confidence=confidence, rng=rng, draws=draws, error=error)
+        elif error is None:
+            cp = _cp_upper(found=su.relevant, judged=su.judged, confidence=confidence)
             t_u_upper = su.relevant + (su.size - su.judged) * cp
         else:  # the labels of the judged documents err too: the bound covers all of U
+            cp = _cp_upper(found=su.relevant, judged=su.judged, confidence=confidence)
             fn_high = float(np.quantile(error.false_negative, confidence))
             t_u_upper = su.size * min(1.0, cp / (1.0 - fn_high)) if fn_high < 1.0 else float(su.size)
         elusion = ElusionEstimate(
-            point=_f(point_counts["U"] / su.size) if error is not None else su.relevant / su.judged, low=_f(_quantile(share_draws, alpha / 2.0)),
+            point=_f(point_counts["U"] / su.size) if (error is not None or not single) else su.relevant / su.judged,
+            low=_f(_quantile(share_draws, alpha / 2.0)),
             high=_f(_quantile(share_draws, 1.0 - alpha / 2.0)), upper_bound=_f(t_u_upper / su.size),
             found=float(su.relevant), judged=su.judged,
         )
@@ -636,8 +712,7 @@ def design_based_recall(
                                 high=None if unknown else d_high, independence_rejected=bool(rejected))
 
     diagnostics = _diagnose(regions=regions, r1=r1, r2=r2, delta1=delta1, elusion=elusion, t_u=t_u,
-                            confidence=confidence)
-    summary = {h: {**r.as_dict(), "share": (r.relevant / r.judged) if r.judged else None} for h, r in regions.items()}
+                            confidence=confidence, strata=strata)
     return DesignBasedRecall(confidence=confidence, draws=int(draws), seed=seed, regions=summary, r1=r1, r2=r2,
                              elusion=elusion, t_u=t_u, relevant_total=relevant_total, delta1=delta1,
                              independence_rejected=bool(rejected), diagnostics=tuple(diagnostics))
@@ -646,12 +721,16 @@ def design_based_recall(
 _TEXT = {"A12": "A12 (retrieved by both)", "B1": "B1 (C1 only)", "B2": "B2 (C2 only)", "U": "U (retrieved by neither)"}
 
 
-def _diagnose(*, regions, r1, r2, delta1, elusion, t_u, confidence) -> list[Diagnostic]:
+def _diagnose(*, regions, r1, r2, delta1, elusion, t_u, confidence, strata) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for name, region in regions.items():
         if region.size > 0 and region.judged == 0:
             out.append(Diagnostic("unjudged_region", "error",
                 f"No document of region {_TEXT[name]} has been judged yet; the design-based recall needs a sample of every region."))
+        elif any(size > 0 and judged == 0 for size, judged, _ in strata[name]):
+            out.append(Diagnostic("unjudged_stratum", "error",
+                f"A score stratum of region {_TEXT[name]} has documents but none judged yet; the design-based recall "
+                f"needs a sample of every stratum."))
     if delta1.independence_rejected:
         direction = "too high" if delta1.low > 1.0 else "too low"
         out.append(Diagnostic("independence_rejected", "warning",
@@ -662,7 +741,9 @@ def _diagnose(*, regions, r1, r2, delta1, elusion, t_u, confidence) -> list[Diag
         out.append(Diagnostic("none_found_in_complement", "info",
             f"None of the {elusion.judged} judged documents that neither classifier retrieved was relevant; at "
             f"{confidence:.0%} confidence up to {t_u.upper_bound:,.0f} relevant documents may still be there "
-            f"(the exact bound, about {-math.log(1.0 - confidence):.1f}/{elusion.judged} of the region)."))
+            + (f"(the exact bound, about {-math.log(1.0 - confidence):.1f}/{elusion.judged} of the region)."
+               if sum(1 for st in strata["U"] if st[0] > 0) <= 1 else
+               "(each score stratum's Clopper–Pearson upper confidence distribution, summed).")))
     return out
 
 
