@@ -22,7 +22,7 @@ from annotation.services.classifiers.field_values import (
     corpus_metadata_keys,
     field_values_preview,
 )
-from annotation.services.classifiers.trained import COLUMNS, MIN_PER_CLASS
+from annotation.services.classifiers.trained import COLUMNS, MIN_JUDGED_RETRIEVED, MIN_PER_CLASS
 from core.errors import ApplicationError
 from core.web import form_error
 
@@ -110,9 +110,10 @@ class TrainedForm(NewClassifierNameMixin, forms.Form):
                                            "changed later).")
     target_precision = forms.FloatField(
         required=False, min_value=0.01, max_value=0.99, label="Or: target precision",
-        help_text="Instead of a threshold: the lowest threshold whose cross-validated precision on the training "
-                  "labels reaches this share (the most recall at that precision). Judged documents were sampled "
-                  "from the pair's regions, so this is the precision on the training labels, not on the corpus.")
+        help_text="Instead of a threshold: the lowest threshold whose precision on the corpus is at least this "
+                  "share with 95% confidence (the most recall at that precision), estimated from the topic's "
+                  "judged documents weighted by their inclusion probabilities. Refused, with the reason, when the "
+                  "labels cannot support it.")
     seed = forms.IntegerField(initial=1, min_value=0, max_value=2**31 - 1,
                               help_text="Fixes the folds and the model: the same seed gives the same classifier.")
 
@@ -156,11 +157,17 @@ def classifier_trained_new(request: HttpRequest, corpus_id: int) -> HttpResponse
             if build.status != ClassifierBuild.Status.DONE or build.classifier is None:
                 return redirect("analyst:classifier_build", build_id=build.pk)
             classifier = build.classifier  # no broker: it ran in this request
-            at = classifier.definition["cross_validation"]["at_threshold"]
-            quality = ", ".join(f"{k} {at[k]:.2f}" for k in ("precision", "recall") if at[k] is not None)
+            estimate = classifier.definition.get("corpus_estimate")
+            if estimate:
+                p = estimate["at_threshold"]["precision"]
+                quality = f"precision on the corpus {p['low']:.2f}–{p['high']:.2f}"
+            else:
+                at = classifier.definition["cross_validation"]["at_threshold"]
+                quality = ", ".join(f"{k} {at[k]:.2f}" for k in ("precision", "recall") if at[k] is not None)
+                quality = f"agreement with its training labels, not the corpus: {quality or 'no figure'}"
             messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents"
-                                      f" at threshold {classifier.definition['threshold']:.2f} (cross-validated on "
-                                      f"its training labels: {quality or 'no figure'}).")
+                                      f" at threshold {classifier.definition['threshold']:.2f} ({quality}).")
             return redirect("analyst:classifier", classifier_id=classifier.pk)
     return render(request, "analyst/classifier_trained.html",
-                  {"corpus": corpus, "form": form, "min_per_class": MIN_PER_CLASS})
+                  {"corpus": corpus, "form": form, "min_per_class": MIN_PER_CLASS,
+                   "min_judged": MIN_JUDGED_RETRIEVED})

@@ -58,11 +58,22 @@ from django.conf import settings
 from django.db import connection, transaction
 from pyroaring import BitMap
 
-from annotation.models import Classifier, ClassifierScore, Corpus, Document, Label, Topic
+from annotation.models import (
+    Classifier,
+    ClassifierPair,
+    ClassifierScore,
+    Corpus,
+    Document,
+    Label,
+    SampledDocument,
+    SampleDraw,
+    Topic,
+)
 from annotation.services.classifiers.char_hashing import char_wb_transform
 from annotation.services.classifiers.classifier import ClassifierError, classifier_store
 from annotation.services.classifiers.kind_registry import kind_get
-from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, corpus_bitmap
+from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, corpus_bitmap, pair_regions
+from estimation.stats.weighted_validation import Interval, RetrievedSetEstimate, retrieved_set_estimate, weighted_auc
 
 MIN_PER_CLASS = 20
 FOLDS = 5
@@ -90,12 +101,27 @@ def vectorizer():  # -> HashingVectorizer (scikit-learn is imported only where a
     return HashingVectorizer(analyzer="char_wb", ngram_range=(4, 4), n_features=N_FEATURES, alternate_sign=False)
 
 
-def model_fit(*, features, labels: np.ndarray, seed: int):  # -> LogisticRegression
+def model_fit(*, features, labels: np.ndarray, seed: int, weights: np.ndarray | None = None):  # -> LogisticRegression
+    """Unweighted and class-balanced without ``weights``; with them (inverse inclusion probabilities, scaled to
+    mean 1 so the regularisation keeps its strength) each document counts for the corpus documents it stands for,
+    and the classes are not re-balanced: the scores then estimate P(relevant | view) on the corpus."""
     from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 — heavy: scikit-learn, only when training
 
-    model = LogisticRegression(class_weight="balanced", max_iter=MAX_ITER, random_state=seed, solver=SOLVER)
-    model.fit(features, labels)
+    if weights is None:
+        model = LogisticRegression(class_weight="balanced", max_iter=MAX_ITER, random_state=seed, solver=SOLVER)
+        model.fit(features, labels)
+        return model
+    model = LogisticRegression(max_iter=MAX_ITER, random_state=seed, solver=SOLVER)
+    model.fit(features, labels, sample_weight=weights / weights.mean())
     return model
+
+
+def training_weights(training: TrainingLabels) -> np.ndarray | None:
+    """1/π per training document, or None (unweighted) when no probability is below 1: every document then
+    stands for itself alone, or the labels were not drawn by the product's sampling."""
+    if training.probabilities is None or not np.any(training.probabilities < 1.0):
+        return None
+    return 1.0 / training.probabilities
 
 
 def folds_assign(*, labels: np.ndarray, seed: int, folds: int = FOLDS) -> np.ndarray:
@@ -179,6 +205,12 @@ class TrainingLabels:
     pks: np.ndarray  # int64 document pks
     labels: np.ndarray  # bool
     source: dict
+    # Each training document's inclusion probability (combined over the draws that took it); None when no
+    # document carries one (labels not drawn by the product's sampling): then training is unweighted.
+    probabilities: np.ndarray | None = None
+    # The stratified design the corpus figures are estimated from (see _design_of_topic); None without one.
+    design: dict | None = None
+    stratum: np.ndarray | None = None  # each training document's stratum in ``design`` (-1: not in it)
 
 
 def _labels_from_topic(*, topic: Topic, corpus: Corpus) -> TrainingLabels:
@@ -191,9 +223,71 @@ def _labels_from_topic(*, topic: Topic, corpus: Corpus) -> TrainingLabels:
             by_doc[document_id] = bool(value)
     pks = np.array(sorted(by_doc), dtype=np.int64)
     labels = np.array([by_doc[int(pk)] for pk in pks], dtype=bool)
-    return TrainingLabels(pks=pks, labels=labels, source={
-        "source": "topic", "topic_id": topic.pk, "topic": topic.name,
-        "label": "majority of the workers' votes (the gold answer where known) of the topic's judged documents"})
+    source = {"source": "topic", "topic_id": topic.pk, "topic": topic.name,
+              "label": "majority of the workers' votes (the gold answer where known) of the topic's judged documents"}
+    probabilities, design, stratum = _design_of_topic(topic=topic, pks=pks)
+    return TrainingLabels(pks=pks, labels=labels, source=source, probabilities=probabilities, design=design,
+                          stratum=stratum)
+
+
+# --- the design: inclusion probabilities and strata ---------------------------------------------------
+#
+# Training weights.  A judged document's weight is 1/π with π its inclusion probability: one draw's
+# SampledDocument.inclusion_probability, or, for a document taken by several draws (a pair region and a
+# uniform sample, say), the *combined* probability 1 − Π(1 − π_d) of being drawn by any of them (the draws are
+# independent). The combined one, because the document is in the training set whichever draw took it: its
+# chance of being there is the union's. A judged document no draw records (a gold document added by hand)
+# stands for itself: π = 1.
+#
+# Estimation strata.  The corpus figures use one stratified design only, so that the estimator stays a plain
+# Horvitz–Thompson by stratum (estimation.stats.weighted_validation): the topic's pair draws (purpose "pair",
+# regions A12, B1, B2 and the complement N, each stratum an SRS), or, when the topic has none, its uniform
+# sample. A document counts in the stratum of the draw it was labelled for in that design; documents judged
+# for other purposes train the model but are not in the estimate. Judged documents of a stratum are taken as
+# an SRS of it (N_h = sampled/π, m_h = judged). A region with no judged sample is *unsampled*: its documents'
+# relevance is unknown and enters the intervals at both extremes.
+
+PAIR_REGION_CODES = ("A12", "B1", "B2", "N")
+
+
+def _design_of_topic(*, topic: Topic, pks: np.ndarray) -> tuple[np.ndarray | None, dict | None, np.ndarray | None]:
+    rows = list(SampledDocument.objects.filter(topic=topic).values_list(
+        "document_id", "inclusion_probability", "draw__purpose", "region", "draw__classifier_id", "draw__stratum_key"))
+    if not rows:
+        return None, None, None
+    training = set(pks.tolist())
+    miss: dict[int, float] = {}
+    strata: dict[tuple, dict] = {}
+    for doc, pi, purpose, region, classifier_id, key in rows:
+        if doc in training:
+            miss[doc] = miss.get(doc, 1.0) * (1.0 - float(pi))
+        strata.setdefault((purpose, region, classifier_id or 0, key), {"docs": set(), "pi": float(pi)})["docs"].add(doc)
+    probabilities = np.array([1.0 - miss.get(int(pk), 0.0) for pk in pks], dtype=np.float64)
+    pair = {k: v for k, v in strata.items() if k[0] == SampleDraw.Purpose.PAIR and k[1] in PAIR_REGION_CODES}
+    uniform = {k: v for k, v in strata.items() if k[0] == SampleDraw.Purpose.UNIFORM and k[1] == "U"}
+    chosen, kind = (pair, "pair") if pair else (uniform, "uniform")
+    stratum = np.full(len(pks), -1, dtype=np.int64)
+    position = {int(pk): i for i, pk in enumerate(pks.tolist())}
+    described: list[dict] = []
+    for key, value in sorted(chosen.items(), key=lambda item: "|".join(str(x) for x in item[0])):
+        judged = [position[d] for d in value["docs"] if d in position]
+        if not judged:
+            continue
+        stratum[judged] = len(described)
+        described.append({"region": key[1], "stratum_key": key[3], "size": round(len(value["docs"]) / value["pi"]),
+                          "sampled": len(value["docs"]), "judged": len(judged)})
+    if not described:
+        return probabilities, None, None
+    design: dict[str, Any] = {"kind": kind, "topic_id": topic.pk, "strata": described, "regions": {}}
+    if kind == "pair":
+        pair_row = ClassifierPair.objects.select_related("c1", "c2").filter(topic=topic).first()
+        if pair_row is None:
+            return probabilities, None, None
+        regions = pair_regions(c1=pair_row.c1, c2=pair_row.c2)
+        for code in PAIR_REGION_CODES:
+            covered = sum(s["size"] for s in described if s["region"] == code)
+            design["regions"][code] = {"size": len(regions.by_code(code)), "covered": min(covered, len(regions.by_code(code)))}
+    return probabilities, design, stratum
 
 
 def _labels_from_classifier(*, classifier: Classifier, corpus: Corpus, seed: int) -> TrainingLabels:
@@ -213,7 +307,18 @@ def _labels_from_classifier(*, classifier: Classifier, corpus: Corpus, seed: int
     pks = np.concatenate([pos, neg])
     labels = np.concatenate([np.ones(len(pos), dtype=bool), np.zeros(len(neg), dtype=bool)])
     order = np.argsort(pks, kind="stable")
-    return TrainingLabels(pks=pks[order], labels=labels[order], source={
+    # Two strata drawn by SRS: the labelling classifier's retrieved documents and the others.
+    pi_pos = len(pos) / max(len(positives), 1)
+    pi_neg = len(neg) / max(len(negatives), 1)
+    probabilities = np.where(labels, pi_pos, pi_neg)[order]
+    design = {"kind": "classifier", "regions": {}, "strata": [
+        {"region": "retrieved by the labelling classifier", "stratum_key": "", "size": len(positives),
+         "sampled": len(pos), "judged": len(pos)},
+        {"region": "not retrieved by it", "stratum_key": "", "size": len(negatives), "sampled": len(neg),
+         "judged": len(neg)}]}
+    stratum = np.where(labels, 0, 1)[order].astype(np.int64)
+    return TrainingLabels(pks=pks[order], labels=labels[order], probabilities=probabilities, design=design,
+                          stratum=stratum, source={
         "source": "classifier", "classifier_id": classifier.pk, "classifier": classifier.name,
         "label": "noisy labels: retrieved by the classifier = relevant, not retrieved = not relevant "
                  f"(at most {MAX_TRAIN_PER_CLASS} of each, drawn with the seed)"})
@@ -294,8 +399,23 @@ def threshold_for_precision(*, scores: np.ndarray, labels: np.ndarray, target: f
 class _Fitted:
     model: object  # the LogisticRegression fitted on every label
     oof: dict[int, float]  # training document pk -> out-of-fold score
-    cross_validation: dict
-    threshold: float
+    cross_validation: dict | None  # None until the threshold is known (chosen on the corpus: trained_evaluate)
+    threshold: float | None
+    training: TrainingLabels | None = None
+
+
+def _agreement(*, oof: np.ndarray, labels: np.ndarray, threshold: float, target_precision: float | None) -> dict:
+    """Agreement of the out-of-fold scores with the training labels, counted unweighted: a diagnostic of the
+    fit, *not* the corpus precision (the judged documents were not drawn uniformly)."""
+    agreement: dict[str, Any] = {
+        "folds": FOLDS,
+        "at_threshold": _confusion(oof, labels, threshold),
+        "curve": [_confusion(oof, labels, t) for t in THRESHOLD_GRID],
+        "note": "out-of-fold scores of the training documents (each scored by a model that did not see its label)",
+    }
+    if target_precision is not None:
+        agreement["target_precision"] = target_precision
+    return agreement
 
 
 def _train(*, training: TrainingLabels, fields: Sequence[str], seed: int, threshold: float | None,
@@ -303,31 +423,185 @@ def _train(*, training: TrainingLabels, fields: Sequence[str], seed: int, thresh
     vec = vectorizer()
     features = vec.transform(_texts_of(training.pks, fields))
     labels = training.labels
+    weights = training_weights(training)
     fold_of = folds_assign(labels=labels, seed=seed)
     oof = np.empty(len(labels), dtype=np.float64)
     for fold in range(FOLDS):
         held = fold_of == fold
-        model = model_fit(features=features[~held], labels=labels[~held], seed=seed)
+        model = model_fit(features=features[~held], labels=labels[~held], seed=seed,
+                          weights=None if weights is None else weights[~held])
         oof[held] = model.predict_proba(features[held])[:, 1]
         if progress is not None:
             progress(fold + 1)
-    full = model_fit(features=features, labels=labels, seed=seed)
+    full = model_fit(features=features, labels=labels, seed=seed, weights=weights)
     if progress is not None:
         progress(FOLDS + 1)
     if threshold is None:
         if target_precision is None:
             raise ClassifierError("give a threshold or a target precision")
-        threshold = threshold_for_precision(scores=oof, labels=labels, target=target_precision)
-    cross_validation = {
-        "folds": FOLDS,
-        "at_threshold": _confusion(oof, labels, threshold),
-        "curve": [_confusion(oof, labels, t) for t in THRESHOLD_GRID],
-        "note": "out-of-fold scores of the training documents (each scored by a model that did not see its label)",
-    }
-    if target_precision is not None:
-        cross_validation["target_precision"] = target_precision
+        if training.design is None:
+            threshold = threshold_for_precision(scores=oof, labels=labels, target=target_precision)
+    agreement = None if threshold is None else _agreement(oof=oof, labels=labels, threshold=threshold,
+                                                          target_precision=target_precision)
     return _Fitted(model=full, oof=dict(zip((int(pk) for pk in training.pks), oof.tolist(), strict=True)),
-                   cross_validation=cross_validation, threshold=threshold)
+                   cross_validation=agreement, threshold=threshold, training=training)
+
+
+# --- the corpus figures (once every document is scored) ---------------------------------------------------
+
+# A target precision needs this many judged documents of the design at or above the threshold.
+MIN_JUDGED_RETRIEVED = 10
+CONFIDENCE = 0.95
+TOP_SHARE = 0.05  # the scorer's top stratum: the top 5% of the corpus's scores
+ESTIMATE_DRAWS = 4000
+
+
+@dataclass(frozen=True)
+class DesignLabels:
+    """The judged documents of the design with their out-of-fold scores (what trained_evaluate needs)."""
+
+    pks: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray  # out-of-fold
+    stratum: np.ndarray  # -1: not in the design
+    design: dict
+
+
+def _interval(value: Interval) -> dict[str, float | None]:
+    return {"point": None if value.point is None else round(value.point, 4), "low": round(value.low, 4),
+            "high": round(value.high, 4)}
+
+
+class _CorpusScores:
+    """The corpus's scores, sorted once: |R| at any threshold by binary search; the unsampled regions' counts."""
+
+    def __init__(self, *, pks: np.ndarray, scores: np.ndarray, design: dict) -> None:
+        self.sorted = np.sort(scores)
+        self.unsampled: list[tuple[int, np.ndarray]] = []  # (documents not covered, sorted scores of the region)
+        regions = design.get("regions") or {}
+        if any(r["covered"] < r["size"] for r in regions.values()):
+            pair_row = ClassifierPair.objects.select_related("c1", "c2").get(topic_id=design["topic_id"])
+            bitmaps = pair_regions(c1=pair_row.c1, c2=pair_row.c2)
+            for code, region in regions.items():
+                if region["covered"] < region["size"]:
+                    members = np.isin(pks, np.array(bitmaps.by_code(code).to_array(), dtype=np.int64))
+                    self.unsampled.append((region["size"] - region["covered"], np.sort(scores[members])))
+
+    def retrieved(self, threshold: float) -> int:
+        return int(len(self.sorted) - np.searchsorted(self.sorted, threshold, side="left"))
+
+    def unsampled_counts(self, threshold: float) -> tuple[int, int]:
+        """(retrieved, not retrieved) documents in no sampled stratum, at most: a region partly sampled
+        counts the smaller of its unsampled documents and its retrieved (or not retrieved) ones."""
+        retrieved = other = 0
+        for uncovered, region_scores in self.unsampled:
+            hit = int(len(region_scores) - np.searchsorted(region_scores, threshold, side="left"))
+            retrieved += min(uncovered, hit)
+            other += min(uncovered, len(region_scores) - hit)
+        return retrieved, other
+
+
+def _estimate_at(*, judged: DesignLabels, corpus: _CorpusScores, threshold: float, seed: int) -> RetrievedSetEstimate:
+    strata = judged.design["strata"]
+    inside = judged.stratum >= 0
+    above = judged.scores >= threshold
+    n = len(strata)
+    relevant_retrieved = np.bincount(judged.stratum[inside & above & judged.labels], minlength=n)
+    relevant_missed = np.bincount(judged.stratum[inside & ~above & judged.labels], minlength=n)
+    unsampled_retrieved, unsampled_other = corpus.unsampled_counts(threshold)
+    return retrieved_set_estimate(
+        sizes=[s["size"] for s in strata], judged=[s["judged"] for s in strata],
+        relevant_retrieved=relevant_retrieved, relevant_missed=relevant_missed,
+        judged_retrieved=int(np.sum(inside & above)), retrieved=corpus.retrieved(threshold),
+        unsampled_retrieved=unsampled_retrieved, unsampled_other=unsampled_other,
+        confidence=CONFIDENCE, draws=ESTIMATE_DRAWS, seed=seed)
+
+
+def _estimate_record(threshold: float, e: RetrievedSetEstimate) -> dict[str, Any]:
+    return {"threshold": round(float(threshold), 6), "retrieved": e.retrieved, "judged_retrieved": e.judged_retrieved,
+            "unsampled_retrieved": e.unsampled_retrieved, "precision": _interval(e.precision),
+            "recall": _interval(e.recall)}
+
+
+def _target_threshold(*, judged: DesignLabels, corpus: _CorpusScores, target: float, seed: int) -> float:
+    """The lowest threshold of TARGET_GRID whose corpus precision's lower bound reaches ``target`` with at least
+    MIN_JUDGED_RETRIEVED judged documents at or above it; ClassifierError saying why none does."""
+    best: tuple[float, RetrievedSetEstimate] | None = None
+    supported = 0
+    for t in TARGET_GRID:
+        e = _estimate_at(judged=judged, corpus=corpus, threshold=t, seed=seed)
+        if e.judged_retrieved < MIN_JUDGED_RETRIEVED or e.retrieved == 0:
+            continue
+        supported += 1
+        if e.precision.low >= target:
+            return float(t)
+        if best is None or e.precision.low > best[1].precision.low:
+            best = (float(t), e)
+    if best is None:
+        raise ClassifierError(
+            f"the labels cannot support a target precision of {target:.2f}: no threshold keeps at least "
+            f"{MIN_JUDGED_RETRIEVED} judged documents of the sample above it. Judge more documents, or give a threshold.")
+    t, e = best
+    reason = (f"the labels cannot support a target precision of {target:.2f}: at best (threshold {t:.2f}) the "
+              f"corpus precision is at least {e.precision.low:.3f} with {CONFIDENCE:.0%} confidence "
+              f"({e.retrieved} documents retrieved, {e.judged_retrieved} of them judged)")
+    if e.unsampled_retrieved:
+        reason += (f"; {e.unsampled_retrieved} of the retrieved documents lie where nothing was judged (a region "
+                   "with no sample, such as the documents neither classifier retrieves), so they may all be "
+                   "non-relevant")
+    raise ClassifierError(reason + ". Give a lower target, a threshold, or judge more documents.")
+
+
+def trained_evaluate(*, definition: dict, judged: DesignLabels, pks: np.ndarray, scores: np.ndarray) -> dict:
+    """The definition completed with the corpus figures (and the threshold when a target precision was given).
+
+    ``pks``/``scores``: every document of the corpus (judged documents with their out-of-fold scores), as stored.
+    Precision and recall at the threshold and over THRESHOLD_GRID, and the scorer's quality (issue 23): the
+    weighted AUC and the share of relevant documents in the top TOP_SHARE of scores. ClassifierError when a target
+    precision cannot be supported by the labels.
+    """
+    seed = int(definition["seed"])
+    corpus = _CorpusScores(pks=pks, scores=scores, design=judged.design)
+    threshold = definition.get("threshold")
+    if threshold is None:
+        threshold = _target_threshold(judged=judged, corpus=corpus, target=float(definition["target_precision"]),
+                                      seed=seed)
+    at = _estimate_at(judged=judged, corpus=corpus, threshold=threshold, seed=seed)
+    inside = judged.stratum >= 0
+    strata = judged.design["strata"]
+    weight_of = np.array([s["size"] / s["judged"] for s in strata], dtype=np.float64)
+    top_count = max(1, int(np.ceil(TOP_SHARE * len(scores)))) if len(scores) else 0
+    top_threshold = float(corpus.sorted[len(corpus.sorted) - top_count]) if top_count else 1.0
+    top = _estimate_at(judged=judged, corpus=corpus, threshold=top_threshold, seed=seed)
+    auc = weighted_auc(scores=judged.scores[inside], relevant=judged.labels[inside],
+                       weights=weight_of[judged.stratum[inside]])
+    estimate = {
+        "method": "Horvitz–Thompson by stratum of the judged documents' relevance (out-of-fold scores), over the "
+                  "retrieved set counted on the corpus; conservative Clopper–Pearson Monte Carlo interval "
+                  "(estimation.stats.weighted_validation)",
+        "confidence": CONFIDENCE,
+        "design": judged.design["kind"],
+        "strata": strata,
+        "regions": judged.design.get("regions") or {},
+        "at_threshold": _estimate_record(threshold, at),
+        "curve": [_estimate_record(t, _estimate_at(judged=judged, corpus=corpus, threshold=t, seed=seed))
+                  for t in THRESHOLD_GRID],
+        "scorer": {"weighted_auc": None if auc is None else round(auc, 4), "top_share": TOP_SHARE,
+                   "top_documents": top.retrieved, "top_threshold": round(top_threshold, 6),
+                   "relevant_share_in_top": _interval(top.precision), "recall_of_top": _interval(top.recall)},
+    }
+    return {**definition, "threshold": float(threshold),
+            "cross_validation": _agreement(oof=judged.scores, labels=judged.labels, threshold=float(threshold),
+                                           target_precision=definition.get("target_precision")),
+            "corpus_estimate": estimate}
+
+
+def _design_labels(training: TrainingLabels, oof: dict[int, float]) -> DesignLabels | None:
+    if training.design is None or training.stratum is None:
+        return None
+    return DesignLabels(pks=training.pks, labels=training.labels,
+                        scores=np.array([oof[int(pk)] for pk in training.pks], dtype=np.float64),
+                        stratum=training.stratum, design=training.design)
 
 
 # --- scoring ------------------------------------------------------------------------------------------
@@ -391,6 +665,8 @@ class TrainedModel:
 
     model: Any  # a LogisticRegression rebuilt from the saved arrays
     oof: dict[int, float]
+    labels: np.ndarray | None = None  # the training labels, in oof_pks order
+    stratum: np.ndarray | None = None  # each training document's stratum of the design (-1: none)
 
 
 def _media(relative: str) -> Path:
@@ -424,10 +700,15 @@ def trained_model_save(*, fitted: _Fitted, prefix: str) -> dict[str, str]:
     """Write the weights and out-of-fold scores as plain arrays (no pickle); returns {"file", "sha256"}."""
     model: Any = fitted.model
     pks = np.array(sorted(fitted.oof), dtype=np.int64)
-    return _arrays_save({
+    arrays = {
         "coef": np.asarray(model.coef_, dtype=np.float64), "intercept": np.asarray(model.intercept_, dtype=np.float64),
         "classes": np.asarray(model.classes_).astype(bool), "oof_pks": pks,
-        "oof_scores": np.array([fitted.oof[int(pk)] for pk in pks], dtype=np.float64)}, prefix=prefix)
+        "oof_scores": np.array([fitted.oof[int(pk)] for pk in pks], dtype=np.float64)}
+    training = fitted.training
+    if training is not None and training.stratum is not None:  # training.pks is sorted like pks
+        arrays["oof_labels"] = training.labels.astype(bool)
+        arrays["oof_stratum"] = training.stratum.astype(np.int64)
+    return _arrays_save(arrays, prefix=prefix)
 
 
 def trained_model_load(*, file: str, sha256: str) -> TrainedModel:
@@ -441,7 +722,26 @@ def trained_model_load(*, file: str, sha256: str) -> TrainedModel:
     model.classes_ = arrays["classes"]
     model.n_features_in_ = int(arrays["coef"].shape[1])
     oof = dict(zip(arrays["oof_pks"].tolist(), arrays["oof_scores"].tolist(), strict=True))
-    return TrainedModel(model=model, oof=oof)
+    return TrainedModel(model=model, oof=oof, labels=arrays.get("oof_labels"), stratum=arrays.get("oof_stratum"))
+
+
+def trained_design_labels(*, model: TrainedModel, design: dict | None) -> DesignLabels | None:
+    """The saved model's judged documents as trained_evaluate takes them; None without a design."""
+    if design is None or model.labels is None or model.stratum is None:
+        return None
+    pks = np.array(sorted(model.oof), dtype=np.int64)
+    return DesignLabels(pks=pks, labels=model.labels.astype(bool),
+                        scores=np.array([model.oof[int(pk)] for pk in pks], dtype=np.float64),
+                        stratum=model.stratum.astype(np.int64), design=design)
+
+
+def trained_finalise(*, definition: dict, judged: DesignLabels | None, pks: np.ndarray, scores: np.ndarray) -> dict:
+    """The definition as stored on the classifier: with the corpus figures when there is a design (see
+    trained_evaluate), without the build's working keys."""
+    definition = {k: v for k, v in definition.items() if k not in ("build", "design")}
+    if judged is None:
+        return definition
+    return trained_evaluate(definition=definition, judged=judged, pks=pks, scores=scores)
 
 
 def trained_scores_save(*, pks: np.ndarray, scores: np.ndarray, prefix: str) -> dict[str, str]:
@@ -598,9 +898,13 @@ def trained_fit(*, corpus: Corpus, request: dict,
         "partner": request.get("partner"),
         "features": {"vectorizer": "HashingVectorizer", "analyzer": "char_wb", "ngram_range": [4, 4],
                      "n_features": N_FEATURES, "alternate_sign": False},
-        "model": {"type": "LogisticRegression", "class_weight": "balanced", "max_iter": MAX_ITER, "solver": SOLVER,
-                  "scikit_learn": sklearn_version, "weights_sha256": weights},
+        "model": {"type": "LogisticRegression", "max_iter": MAX_ITER, "solver": SOLVER,
+                  "scikit_learn": sklearn_version, "weights_sha256": weights, **(
+                      {"class_weight": "balanced"} if training_weights(training) is None else
+                      {"class_weight": None, "sample_weight": "1/π, π the inclusion probability of each judged "
+                                                             "document (combined over the draws that took it)"})},
         "cross_validation": fitted.cross_validation,
+        "design": training.design,
     }
     return definition, fitted
 
@@ -632,4 +936,6 @@ def classifier_create_trained(
                                     threshold=threshold, target_precision=target_precision, partner=partner)
     definition, fitted = trained_fit(corpus=corpus, request=request)
     pks, scores = _score_corpus(corpus=corpus, fields=definition["fields"], fitted=fitted)
+    judged = None if fitted.training is None else _design_labels(fitted.training, fitted.oof)
+    definition = trained_finalise(definition=definition, judged=judged, pks=pks, scores=scores)
     return trained_store(corpus=corpus, name=name, definition=definition, pks=pks, scores=scores)

@@ -26,6 +26,20 @@ def _number(value: Any, what: str) -> float | None:
         raise ClassifierError(f"{what} {value!r} is not a number") from None
 
 
+def _quality(definition: dict[str, Any]) -> dict[str, Any]:
+    """What the build's page and the API show: the corpus estimates when there is a design; the agreement with
+    the training labels (cv_*) otherwise, and always as a diagnostic."""
+    at = definition["cross_validation"]["at_threshold"]
+    quality: dict[str, Any] = {"cv_precision": at["precision"], "cv_recall": at["recall"]}
+    estimate = definition.get("corpus_estimate")
+    if estimate:
+        corpus_at = estimate["at_threshold"]
+        quality.update({"corpus_precision": corpus_at["precision"], "corpus_recall": corpus_at["recall"],
+                        "retrieved": corpus_at["retrieved"], "weighted_auc": estimate["scorer"]["weighted_auc"],
+                        "relevant_share_in_top": estimate["scorer"]["relevant_share_in_top"]})
+    return quality
+
+
 def files_prefix(build_id: int) -> str:
     return f"build-{build_id}"
 
@@ -101,23 +115,28 @@ class TrainedKind(ClassifierKind):
         build = ClassifierBuild.objects.filter(pk=build_id).first()
         if build is None or build.status != ClassifierBuild.Status.RUNNING:
             return build
-        phase("storing the scores")
+        phase("estimating precision and recall on the corpus")
         results = [json.loads(result) for result in shard_results if result]
         parts = [trained.trained_scores_load(file=r["file"], sha256=r["sha256"]) for r in results]
         pks = np.concatenate([p for p, _ in parts]) if parts else np.empty(0, dtype=np.int64)
         scores = np.concatenate([s for _, s in parts]) if parts else np.empty(0, dtype=np.float64)
         order = np.argsort(pks, kind="stable")
         pks, scores = pks[order], scores[order]
+        # The corpus figures (and a threshold chosen for a target precision) need every score: computed here,
+        # before the lock. A target the labels cannot support fails the build with the reason.
+        design = build.definition.get("design")
+        judged = None if design is None else trained.trained_design_labels(
+            model=trained.trained_model_load(**build.definition["build"]["model"]), design=design)
+        definition = trained.trained_finalise(definition=build.definition, judged=judged, pks=pks, scores=scores)
+        phase("storing the scores")
         with transaction.atomic():
             build = ClassifierBuild.objects.select_for_update().select_related("corpus").filter(pk=build_id).first()
             if build is None or build.status != ClassifierBuild.Status.RUNNING:
                 return build
-            definition = {k: v for k, v in build.definition.items() if k != "build"}
             classifier = trained.trained_store(corpus=build.corpus, name=build.name, definition=definition,
                                                pks=pks, scores=scores)
-            at = definition["cross_validation"]["at_threshold"]
             build_done(build, classifier, details={"threshold": definition["threshold"],
-                                                   "cv_precision": at["precision"], "cv_recall": at["recall"],
+                                                   **_quality(definition),
                                                    "target_precision": definition.get("target_precision"),
                                                    "shard_timings": [r.get("timing") for r in results]})
         trained.trained_files_remove(prefix=f"{files_prefix(build_id)}-scores")
@@ -132,6 +151,9 @@ class TrainedKind(ClassifierKind):
     def state(self, *, build: ClassifierBuild, details: dict[str, Any]) -> dict[str, Any]:
         return {"phase": details.get("phase"), "threshold": details.get("threshold"),
                 "cv_precision": details.get("cv_precision"), "cv_recall": details.get("cv_recall"),
+                "corpus_precision": details.get("corpus_precision"), "corpus_recall": details.get("corpus_recall"),
+                "weighted_auc": details.get("weighted_auc"),
+                "relevant_share_in_top": details.get("relevant_share_in_top"),
                 "target_precision": details.get("target_precision")}
 
 
