@@ -189,6 +189,18 @@ class ClassifierMultipleChoiceField(forms.ModelMultipleChoiceField):
         return _classifier_label(obj)
 
 
+SCORER_HELP = ("Optional: a classifier of this corpus that stores a score per document (uploaded scores or trained). "
+               "The documents neither classifier of the pair retrieved are then sampled in strata by its score, "
+               "which makes the recall interval that assumes nothing about the pair cheaper. It cannot change "
+               "once those documents have been sampled.")
+
+
+def _scorer_choices():
+    """The classifiers that can be a scorer (they store scores); views narrow them to the topic's corpus."""
+    return _classifier_choices().filter(kind__in=[Classifier.Kind.SCORES, Classifier.Kind.TRAINED],
+                                        archived_at__isnull=True)
+
+
 class TopicForm(forms.Form):
     name = forms.CharField(max_length=200)
     corpus = forms.ModelChoiceField(queryset=Corpus.objects.defer("documents_bitmap"), empty_label=None)
@@ -207,6 +219,8 @@ class TopicForm(forms.Form):
     extra = ClassifierMultipleChoiceField(queryset=_classifier_choices(), required=False,
                                           label="Further classifiers to measure",
                                           widget=forms.CheckboxSelectMultiple)
+    scorer = ClassifierChoiceField(queryset=_scorer_choices(), required=False, label="Scorer (optional)",
+                                   empty_label="None: sample them as one", help_text=SCORER_HELP)
     target_recall = forms.FloatField(min_value=limits.TARGET_RECALL[0], max_value=limits.TARGET_RECALL[1], initial=0.8)
     confidence = forms.FloatField(min_value=limits.CONFIDENCE[0], max_value=limits.CONFIDENCE[1], initial=0.95)
     crowd = forms.ChoiceField(choices=Topic.Crowd.choices, initial=Topic.Crowd.LOCAL)
@@ -253,6 +267,9 @@ class TopicForm(forms.Form):
         if bad:
             self.add_error("extra", "These belong to another corpus: " + ", ".join(bad))
         cleaned["extra"] = [clf for clf in extra if clf not in (c1, c2)]
+        scorer = cleaned.get("scorer")
+        if corpus and scorer and scorer.corpus_id != corpus.pk:
+            self.add_error("scorer", f"“{scorer.name}” belongs to another corpus.")
         return cleaned
 
 
@@ -291,15 +308,15 @@ class _ConfirmFields(forms.Form):
 
 
 class LaunchForm(_ConfirmFields):
-    """The launch: the plan's half-width and, optionally, the dependence check's size (0 or absent: none)."""
+    """The launch: the plan's half-width and the dependence check's size (empty: the plan's; 0: none).
+
+    ``complement`` is None when empty: the view resolves it to the plan's size (annotation.services.sampling.
+    complement.complement_default), as the quote does, so the default launch includes the check."""
 
     half_width = PlanForm.base_fields["half_width"]
     complement = _complement_field("Dependence check", "Documents neither classifier retrieved to judge; "
-                                   "0 or empty for none.")
+                                   "empty for the plan's size, 0 for none.")
     field_order = ["half_width", "complement"]
-
-    def clean_complement(self) -> int:
-        return self.cleaned_data.get("complement") or 0
 
 
 class TopUpForm(_ConfirmFields):
@@ -307,11 +324,8 @@ class TopUpForm(_ConfirmFields):
                                   help_text="Narrower than before: documents are added to every region until the plan "
                                   "for this half-width is met (already judged documents count).")
     complement = _complement_field("Dependence check (total)", "Documents neither classifier retrieved, in all "
-                                   "(those already drawn count); empty leaves the check as it is.")
+                                   "(those already drawn count); empty for the plan's size, 0 to add none.")
     field_order = ["half_width", "complement"]
-
-    def clean_complement(self) -> int:
-        return self.cleaned_data.get("complement") or 0
 
 
 class TopicSettingsForm(forms.Form):
@@ -329,6 +343,7 @@ class TopicSettingsForm(forms.Form):
         required=False, label="Offer an \"unsure\" answer",
         help_text="Annotators may answer unsure. It fills their place (cost unchanged) but is left out of the "
         "majority; documents left undecided are counted in the report.")
+    scorer = TopicForm.base_fields["scorer"]
 
 
 class RenameForm(forms.Form):

@@ -208,6 +208,10 @@ class Topic(models.Model):
     allow_unsure = models.BooleanField(default=False)
     # Archived topics are hidden from lists and take no new HITs; their reports stay readable.
     archived_at = models.DateTimeField(null=True, blank=True)
+    # A classifier of the corpus that stores a score per document (kind "scores" or "trained"): when set, the
+    # dependence check's sample of N is split into score strata, each drawn as its own simple random sample
+    # (annotation.services.sampling.strata). PROTECT: the strata of earlier draws are re-derived from its scores.
+    scorer = models.ForeignKey(Classifier, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

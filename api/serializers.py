@@ -203,7 +203,7 @@ class TopicSerializer(serializers.ModelSerializer):
         model = Topic
         fields = ["id", "name", "kind", "corpus", "status", "instructions", "seed_terms", "target_recall", "confidence",
                   "crowd", "aggregator", "hit_size", "reward_per_hit", "budget", "min_gold_accuracy", "allow_unsure", "c1", "c2",
-                  "extra_classifiers", "archived_at", "created_at"]
+                  "extra_classifiers", "scorer", "archived_at", "created_at"]
         read_only_fields = fields
 
     def get_extra_classifiers(self, obj: Topic) -> list[int]:
@@ -226,6 +226,11 @@ class TopicSettingsSerializer(serializers.Serializer):
     allow_unsure = serializers.BooleanField(
         required=False, help_text="Offer annotators an “unsure” answer (judgments then carry relevant: null); "
                                   "may change at any time, new HITs follow it.")
+    scorer = serializers.PrimaryKeyRelatedField(
+        queryset=Classifier.objects.defer("retrieved_bitmap"), required=False, allow_null=True,
+        help_text="A classifier of the topic's corpus that stores scores (kind scores or trained): the documents "
+                  "neither classifier of the pair retrieved are then sampled by score strata. null clears it; it "
+                  "cannot change once those documents have been sampled.")
 
 
 class TopicCreateSerializer(TopicSettingsSerializer):
@@ -243,13 +248,19 @@ class PlanQuerySerializer(serializers.Serializer):
     margin = serializers.FloatField(required=False, min_value=MARGIN_MIN, max_value=MARGIN_MAX)
 
 
+COMPLEMENT_HELP = ("The dependence check's total of documents neither classifier retrieved; absent: the plan's "
+                   "size (the check is part of the default plan), 0: none.")
+
+
 class QuoteQuerySerializer(serializers.Serializer):
     half_width = serializers.FloatField(default=0.05, min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX)
-    complement = serializers.IntegerField(default=0, min_value=0, max_value=MAX_COMPLEMENT)
+    complement = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_COMPLEMENT,
+                                          help_text=COMPLEMENT_HELP)
 
 
 class QuotePartSerializer(serializers.Serializer):
-    key = serializers.CharField(help_text="A12, B1, B2, N (the dependence check), or further-1, further-2, …")
+    key = serializers.CharField(help_text="A12, B1, B2, N (the dependence check; N-1, N-2, … per score stratum "
+                                          "when the topic has a scorer), or further-1, further-2, …")
     kind = serializers.ChoiceField(choices=["pair", "dependence_check", "further"])
     label = serializers.CharField()
     documents = serializers.IntegerField()
@@ -264,7 +275,14 @@ class QuoteSerializer(serializers.Serializer):
     half_width = serializers.FloatField()
     complement = serializers.IntegerField()
     regions = serializers.DictField(child=serializers.IntegerField())
+    strata = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="With a scorer: region N's new documents per score stratum key (their "
+                                             "sum is regions.N); empty otherwise.")
     further = serializers.DictField(child=serializers.IntegerField())
+    expected_half_width = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), allow_null=True,
+        help_text="With a scorer: the half-width of each recall's design-based interval expected at the joint plan "
+                  "({\"r1\", \"r2\"}), when the quote draws it; null otherwise.")
     documents = serializers.IntegerField()
     judgments = serializers.IntegerField()
     hits = serializers.IntegerField()
@@ -283,7 +301,8 @@ class QuoteSerializer(serializers.Serializer):
 
 class LaunchSerializer(serializers.Serializer):
     half_width = serializers.FloatField(min_value=HALF_WIDTH_MIN, max_value=HALF_WIDTH_MAX)
-    complement = serializers.IntegerField(default=0, min_value=0, max_value=MAX_COMPLEMENT)
+    complement = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=MAX_COMPLEMENT,
+                                          help_text=COMPLEMENT_HELP)
     confirm_cost = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0"),
                                             help_text="The cost of the quote (GET …/quote/) you agree to spend.")
     confirm_fingerprint = serializers.CharField(required=False, max_length=2000,

@@ -31,7 +31,7 @@ from annotation.selectors import topic_progress, topics_for_list
 from annotation.services.corpora.retrieved_sets import classifier_bitmap
 from annotation.services.crowd.hits import topic_committed_cost
 from annotation.services.crowd.platforms import platform_get
-from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
+from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_default
 from annotation.services.sampling.plan import topic_plan_describe
 from annotation.services.sampling.quote import topic_launch_quote
 from annotation.services.topics import launch as launch_service
@@ -60,7 +60,7 @@ COMPLEMENT_MESSAGE = "Enter the dependence check's size as a whole number of doc
 TOPIC_SET_LAUNCH_MESSAGE = ("This is a topic set: it is launched from its own page, with the size of its uniform "
                             "sample.")
 # Settings of a single topic's recall goal that a topic set (no pair, no recall target) does not have.
-MULTICLASS_UNUSED_SETTINGS = ("target_recall", "confidence")
+MULTICLASS_UNUSED_SETTINGS = ("target_recall", "confidence", "scorer")
 
 
 def _form_message(form: LaunchForm | TopUpForm) -> str:
@@ -109,7 +109,15 @@ def _topic_form(request: HttpRequest, *, corpus: Corpus) -> TopicForm:
         field = form.fields[name]
         assert isinstance(field, forms.ModelChoiceField)  # TopicForm declares all three as classifier choices
         field.queryset = _offered_classifiers(corpus.pk)
+    _scorer_offered(form, corpus_id=corpus.pk)
     return form
+
+
+def _scorer_offered(form: forms.Form, *, corpus_id: int) -> None:
+    """Offer as scorer only the corpus's classifiers that store scores (the service checks again)."""
+    field = form.fields.get("scorer")
+    if isinstance(field, forms.ModelChoiceField):
+        field.queryset = field.queryset.filter(corpus_id=corpus_id)
 
 
 def _chosen_corpus(request: HttpRequest) -> Corpus | None:
@@ -139,7 +147,7 @@ def topic_new(request: HttpRequest) -> HttpResponse:
                 corpus=data["corpus"], name=data["name"], instructions=data["instructions"],
                 c1=data["c1"], c2=data["c2"], extra_classifiers=list(data["extra"]),
                 target_recall=data["target_recall"], seed_terms=data["seed_terms"],
-                settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure")},
+                settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure")}, scorer=data.get("scorer"),
             )
         except ApplicationError as exc:
             form_error(form, exc)
@@ -172,15 +180,15 @@ def topic_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 def _launch_quotes(*, topic: Topic, half_width: float, dependence: dict | None) -> dict:
     """The launch quote the page, its button and the confirmation page all show (one source of the figures):
-    without the dependence check, and with it when one is offered. A quote that cannot be made says why."""
+    the default plan, which includes the dependence check when one is planned, and the same without it (the
+    opt-out). A quote that cannot be made says why."""
     if topic.status != Topic.Status.DRAFT:
         return {}
     try:
         quotes: dict = {"launch_quote": topic_launch_quote(topic=topic, half_width=half_width)}
-        check = (dependence or {}).get("judged")
-        if check:
-            quotes["launch_quote_with_check"] = topic_launch_quote(topic=topic, half_width=half_width,
-                                                                   complement=int(check))
+        if quotes["launch_quote"].complement:
+            quotes["launch_quote_without_check"] = topic_launch_quote(topic=topic, half_width=half_width,
+                                                                      complement=0)
     except ApplicationError as exc:
         return {"launch_quote_error": exc.message}
     return quotes
@@ -195,6 +203,7 @@ def topic_edit(request: HttpRequest, topic_id: int) -> HttpResponse:
     if topic.is_multiclass:
         for name in MULTICLASS_UNUSED_SETTINGS:
             del form.fields[name]
+    _scorer_offered(form, corpus_id=topic.corpus_id)
     if request.method == "POST" and form.is_valid():
         values = {"confidence": topic.confidence, "target_recall": topic.target_recall, **form.cleaned_data}
         try:
@@ -225,11 +234,13 @@ def _launch(request: HttpRequest, topic: Topic, form: LaunchForm | TopUpForm, *,
     instead of failing unseen in a worker.
     """
     half_width = form.cleaned_data["half_width"]
-    complement = form.cleaned_data["complement"]
     top_up = step == "topup"
     context: dict = {"topic": topic, "step": step, "changed": None,
                      "action": reverse(f"analyst:topic_{step}", args=[topic.pk])}
     try:
+        complement = form.cleaned_data["complement"]
+        if complement is None:  # empty: the plan's size, as the page's quote (the check is in the default plan)
+            complement = complement_default(topic=topic, half_width=half_width)
         if not form.confirming:
             context["quote"] = launch_service.topic_launch_check(topic_id=topic.pk, half_width=half_width, complement=complement,
                                                   top_up=top_up)

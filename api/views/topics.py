@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Hit, HitItem, Judgment, SampleDraw, Topic
 from annotation.selectors import topic_progress
-from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN
+from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_default
 from annotation.services.sampling.plan import topic_plan_describe
 from annotation.services.sampling.quote import LaunchQuote, topic_launch_quote
 from annotation.services.topics.launch import LaunchCostChanged, LaunchRefused, NothingToDraw, topic_launch
@@ -90,7 +90,8 @@ class TopicList(generics.ListAPIView):
             corpus=data["corpus"], name=data["name"], c1=data["c1"], c2=data["c2"],
             extra_classifiers=data.get("extra", []), instructions=data.get("instructions", ""),
             target_recall=data.get("target_recall", 0.8), seed_terms=data.get("seed_terms", ()),
-            settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure") if name in data})
+            settings={name: data[name] for name in (*TOPIC_SETTINGS, "allow_unsure") if name in data},
+            scorer=data.get("scorer"))
         return Response(_topic_data(topic.pk), status=201)
 
 
@@ -151,6 +152,7 @@ class TopicPlan(APIView):
 def _quote_data(quote: LaunchQuote) -> dict[str, Any]:
     return QuoteSerializer({
         "half_width": quote.half_width, "complement": quote.complement, "regions": quote.regions,
+        "strata": quote.strata, "expected_half_width": quote.expected_half_width,
         "further": quote.further, "documents": quote.documents, "judgments": quote.judgments, "hits": quote.hits,
         "exact": quote.exact, "cost": quote.cost, "committed": quote.committed, "budget": quote.budget,
         "remaining": quote.remaining, "fingerprint": quote.fingerprint, "parts": quote.parts,
@@ -167,7 +169,7 @@ class TopicQuote(APIView):
         topic = _binary_only(topic_or_404(topic_id))
         query = validated(QuoteQuerySerializer, request.query_params)
         return Response(_quote_data(topic_launch_quote(topic=topic, half_width=query["half_width"],
-                                                       complement=query["complement"])))
+                                                       complement=query.get("complement"))))
 
 
 IDEMPOTENCY_HEADER = OpenApiParameter(
@@ -192,8 +194,11 @@ class TopicLaunch(APIView):
 
 def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
     """The launch service's guard (annotation.services.topics.launch), then the task after commit."""
+    complement = data.get("complement")
+    if complement is None:  # absent: the plan's size, as GET …/quote/ without it
+        complement = complement_default(topic=topic, half_width=data["half_width"])
     try:
-        quote = topic_launch(topic_id=topic.pk, half_width=data["half_width"], complement=data["complement"],
+        quote = topic_launch(topic_id=topic.pk, half_width=data["half_width"], complement=complement,
                              confirm_cost=data["confirm_cost"],
                              confirm_fingerprint=data.get("confirm_fingerprint") or None)
     except (NothingToDraw, LaunchCostChanged) as exc:

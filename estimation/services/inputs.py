@@ -79,6 +79,7 @@ logger = logging.getLogger(__name__)
 # The schema of the inputs dict; bump when its meaning changes.
 # 2: N samples, per-sample votes, vote strata, certification judgments and cost apart;
 # 3: votes are the sure votes (an "unsure" one is left out), undecided documents and unsure votes counted.
+# (The "strata" of a sample drawn by strata are an optional addition to 3: absent, the inputs are as before.)
 INPUTS_SCHEMA = 3
 
 PAIR_REGIONS = ("A12", "B1", "B2")
@@ -121,6 +122,20 @@ class SampleInputs:
     def relevant(self) -> float:
         # Summed in document-id order so the float is the same on every run.
         return float(sum(self.labels))
+
+
+@dataclass(frozen=True)
+class StratumInputs:
+    """One stratum of a sample drawn by strata (a score stratum of N): its own size and judged documents.
+
+    The sample's ``SampleInputs`` keeps every document of the region; this says which of its judged documents
+    each stratum drew, so the estimator weighs each stratum by its own size (n_h/N_h inclusion probability).
+    """
+
+    key: str  # the draws' stratum key, e.g. "score:2/4:0.31:0.57"
+    size: int  # N_h: documents of the region in this stratum
+    sampled: int  # distinct documents the stratum's draws took
+    document_ids: tuple[int, ...]  # of them, the judged ones, ascending
 
 
 @dataclass(frozen=True)
@@ -172,9 +187,17 @@ class TopicInputs:
     # (their entry in ``votes`` holds fewer than three sure votes).
     unsure_votes: int = 0
     unsure_documents: int = 0
+    # Samples drawn by strata (today: "N" when the topic names a scorer), keyed like ``samples``: each stratum's
+    # size and judged documents. Empty for samples drawn as one simple random sample (left out of ``as_dict``
+    # then, so an unstratified topic's checksum is what it was).
+    strata: dict[str, tuple[StratumInputs, ...]] = field(default_factory=dict)
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
+
+    def sample_strata(self, key: str) -> tuple[StratumInputs, ...]:
+        """The strata of sample `key` (empty: one simple random sample of its region)."""
+        return self.strata.get(key, ())
 
     @property
     def pair(self) -> tuple[ClassifierInputs, ClassifierInputs] | None:
@@ -209,6 +232,11 @@ class TopicInputs:
             }
             for key, s in self.samples.items()
         }
+        if self.strata:
+            data["strata"] = {key: [_shallow(stratum) | {"document_ids": list(stratum.document_ids)}
+                                    for stratum in strata] for key, strata in self.strata.items()}
+        else:
+            del data["strata"]
         return data
 
     def checksum(self) -> str:
@@ -363,15 +391,19 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
 
     # Distinct documents per sample key; the draw's classifier names the R samples.
     drawn: dict[str, set[int]] = defaultdict(set)
+    # Samples drawn by strata: {sample key: {stratum key: drawn documents}} (the draws' stratum_key).
+    stratum_drawn: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     rows = (
         SampledDocument.objects.filter(topic=topic)
         .exclude(region=Region.GOLD)
         .exclude(draw__purpose=SampleDraw.Purpose.CERTIFICATION)
-        .values_list("document_id", "region", "draw__classifier_id")
+        .values_list("document_id", "region", "draw__classifier_id", "draw__stratum_key")
     )
-    for document_id, region, draw_classifier_id in rows:
+    for document_id, region, draw_classifier_id, draw_stratum_key in rows:
         key = f"R:{draw_classifier_id}" if region == Region.RETRIEVED else region
         drawn[key].add(document_id)
+        if draw_stratum_key:
+            stratum_drawn[key][draw_stratum_key].add(document_id)
 
     extra_sizes = {c.id: c.retrieved for c in extras}
     sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
@@ -408,6 +440,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             undecided=sum(1 for d in drawn[key] if d in labels.undecided),
         )
 
+    strata = _strata(samples=samples, stratum_drawn=stratum_drawn, topic=topic)
     venn3 = _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
 
     # Votes of every judged, sampled, non-gold document (for worker agreement), with the first sample holding it.
@@ -449,7 +482,41 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         undecided=len(sampled_any & labels.undecided),
         unsure_votes=sum(labels.unsure.get(d, 0) for d in sampled_any),
         unsure_documents=sum(1 for d in sampled_judged if labels.unsure.get(d)),
+        strata=strata,
     )
+
+
+def _strata(*, samples: dict[str, SampleInputs], stratum_drawn: dict[str, dict[str, set[int]]],
+            topic: Topic) -> dict[str, tuple[StratumInputs, ...]]:
+    """The strata of each sample drawn by strata, with each stratum's size from its draws' records.
+
+    A stratum's size N_h is the ``region_size`` its draws recorded (annotation's sampling refuses a top-up once
+    it changed, so every draw of a stratum records the same). A sample some of whose documents were drawn
+    without a stratum key (e.g. N drawn before the topic named a scorer) is not stratified here.
+    """
+    if not stratum_drawn:
+        return {}
+    sizes = {
+        (region, stratum_key): region_size
+        for region, stratum_key, region_size in SampleDraw.objects.filter(topic=topic).exclude(stratum_key="")
+        .exclude(purpose=SampleDraw.Purpose.CERTIFICATION).values_list("region", "stratum_key", "region_size")
+    }
+    result: dict[str, tuple[StratumInputs, ...]] = {}
+    for key, by_stratum in sorted(stratum_drawn.items()):
+        sample = samples.get(key)
+        if sample is None:
+            continue
+        covered = set().union(*by_stratum.values())
+        if len(covered) != sample.sampled:
+            logger.warning("sample %s of topic %s mixes stratified and unstratified draws", key, topic.pk)
+            continue
+        judged = set(sample.document_ids)
+        result[key] = tuple(
+            StratumInputs(key=stratum_key, size=int(sizes[(sample.region, stratum_key)]), sampled=len(ids),
+                          document_ids=tuple(sorted(ids & judged)))
+            for stratum_key, ids in sorted(by_stratum.items())
+        )
+    return result
 
 
 def _venn3_sizes(*, pair: ClassifierPair | None, extra_classifiers: list[Classifier]) -> dict[str, dict[str, int]]:

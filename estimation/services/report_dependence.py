@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.services.sampling.strata import stratum_words
 from estimation.services.extrapolation import STATS_ERRORS
 from estimation.services.inputs import SampleInputs, TopicInputs
 from estimation.services.report_common import DEPENDENCE_BAND, NEITHER, diagnostic, num, region_sample
-from estimation.stats import design_based, pair_recall
+from estimation.stats import design_based, pair_recall, stratified
 
 _NOISE_LIMITED_SUMMARY = (
     "The sample of documents neither classifier retrieved found no more relevant documents than judging errors "
@@ -42,6 +43,12 @@ class DependenceCheck:
     diagnostics: list[dict[str, str]] = field(default_factory=list)
     # The label error the design was corrected for (Rogan–Gladen, notes §3); None when it was not.
     label_error: design_based.LabelError | None = None
+    # The strata the design was computed over when a sample was drawn by strata (N by score); empty otherwise.
+    strata: tuple[stratified.Stratum, ...] = ()
+
+    @property
+    def stratified(self) -> bool:
+        return bool(self.strata)
 
     @property
     def corrected(self) -> bool:
@@ -57,9 +64,12 @@ class DependenceCheck:
         return self.design is not None and not self.noise_limited
 
 
-def _complement_noise_floor(*, inputs: TopicInputs,
-                            complement: SampleInputs) -> design_based.ComplementNoiseFloor | None:
-    """design_based.complement_noise_floor on N's majority votes, at the workers' estimated accuracy."""
+def _complement_noise_floor(*, inputs: TopicInputs, complement: SampleInputs,
+                            stratified_sample: bool = False) -> design_based.ComplementNoiseFloor | None:
+    """design_based.complement_noise_floor on N's majority votes, at the workers' estimated accuracy.
+
+    When N was drawn by strata its documents are not equally likely, so the floor's bound on N's relevant count
+    (a simple random sample's) is not computed (no size): the design's own bound is reported instead."""
     if len(complement.votes) != complement.judged or not complement.votes:
         return None
     accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
@@ -67,7 +77,7 @@ def _complement_noise_floor(*, inputs: TopicInputs,
         return None
     totals = {t for _, t in complement.votes}
     majority = sum(1 for r, t in complement.votes if 2 * r > t)
-    size = inputs.region_sizes.get(NEITHER)
+    size = None if stratified_sample else inputs.region_sizes.get(NEITHER)
     try:
         return design_based.complement_noise_floor(judged=complement.judged, majority_relevant=majority,
                                                    worker_accuracy=min(1.0, accuracy), votes=max(totals),
@@ -141,14 +151,19 @@ def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Seq
             return pair_recall.RegionSample(size=base.size, judged=base.judged, relevant=float(sum(soft[key])))
         return base
 
+    strata = _design_strata(inputs=inputs, region=region, majority=majority, soft=soft)
     try:
-        design = design_based.design_based_recall(
-            a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
-            confidence=confidence, draws=draws, seed=seed, label_error=label_error)
+        if strata:
+            design = stratified.stratified_design_recall(strata=strata, confidence=confidence, draws=draws, seed=seed,
+                                                         label_error=label_error)
+        else:
+            design = design_based.design_based_recall(
+                a12=region("A12"), b1=region("B1"), b2=region("B2"), u=region(NEITHER),
+                confidence=confidence, draws=draws, seed=seed, label_error=label_error)
     except STATS_ERRORS as exc:
         return DependenceCheck(diagnostics=[diagnostic("design_based_failed", "error",
                                                        f"The recall from the complement sample failed: {exc}")])
-    floor = _complement_noise_floor(inputs=inputs, complement=complement)
+    floor = _complement_noise_floor(inputs=inputs, complement=complement, stratified_sample=bool(strata))
     limited = bool(floor is not None and floor.noise_limited)
     diagnostics = []
     for d in design.diagnostics:
@@ -171,7 +186,57 @@ def dependence_check_run(*, inputs: TopicInputs, probabilities: Mapping[str, Seq
             + consequence + "Check these documents with gold (known-answer) documents or expert reviewers, or use "
             "more workers per document.",
             "design_based_recall"))
-    return DependenceCheck(design=design, noise_floor=floor, diagnostics=diagnostics, label_error=label_error)
+    return DependenceCheck(design=design, noise_floor=floor, diagnostics=diagnostics, label_error=label_error,
+                           strata=tuple(strata))
+
+
+# The design's region codes as the stats module names them: N (neither classifier) is its complement "U".
+_STATS_REGION = {"A12": "A12", "B1": "B1", "B2": "B2", NEITHER: "U"}
+
+
+def _design_strata(*, inputs: TopicInputs, region: Any, majority: Mapping[str, int] | None,
+                   soft: Mapping[str, Sequence[float]]) -> list[stratified.Stratum]:
+    """The strata of the design when a region was sampled by strata (N by a scorer's score); [] otherwise.
+
+    A region drawn as one simple random sample is one stratum (key ""); a region drawn by strata is one per
+    stratum key, each with its own size N_h and judged count n_h (its inclusion probability n_h/N_h).  Each
+    stratum's relevant count is counted the way the unstratified design counts its region: majority votes
+    when the labels are corrected for label error, the Dawid–Skene posteriors when soft, else the labels.
+    """
+    if not any(inputs.sample_strata(key) for key in _STATS_REGION):
+        return []
+    result = []
+    for key, code in _STATS_REGION.items():
+        sample = inputs.sample(key)
+        parts = inputs.sample_strata(key)
+        if sample is None or not parts:
+            base = region(key)
+            result.append(stratified.Stratum(region=code, size=int(base.size), judged=int(base.judged),
+                                             relevant=float(base.relevant)))
+            continue
+        index = {d: i for i, d in enumerate(sample.document_ids)}
+        for part in parts:
+            positions = [index[d] for d in part.document_ids]
+            if majority is not None and key in majority:
+                relevant = float(sum(1 for i in positions if 2 * sample.votes[i][0] > sample.votes[i][1]))
+            elif key in soft:
+                relevant = float(sum(soft[key][i] for i in positions))
+            else:
+                relevant = float(sum(sample.labels[i] for i in positions))
+            result.append(stratified.Stratum(region=code, size=part.size, judged=len(positions), relevant=relevant,
+                                             key=part.key))
+    return result
+
+
+def strata_rows(*, check: DependenceCheck) -> list[dict[str, Any]]:
+    """The report's strata table (design_based.strata): per region and stratum, documents, judged, relevant found."""
+    names = {"U": NEITHER}
+    rows = []
+    for stratum in check.strata:
+        rows.append({"region": names.get(stratum.region, stratum.region), "stratum": stratum.key or None,
+                     "label": stratum_words(stratum.key), "size": stratum.size, "judged": stratum.judged,
+                     "relevant": num(stratum.relevant)})
+    return rows
 
 
 def _design_summary(d: design_based.DesignBasedRecall, names: dict[str, str]) -> str:
@@ -199,9 +264,10 @@ def _zero_found_summary(*, d: design_based.DesignBasedRecall, check: DependenceC
     The bound is the noise floor's (it allows for the crowd missing relevant documents, at the workers'
     accuracy); without one (no votes to estimate the accuracy from) the design's exact bound on T_U."""
     floor = check.noise_floor
-    if floor is not None and floor.found_none and floor.relevant_upper_bound is not None:
+    if floor is not None and floor.found_none and floor.relevant_upper_bound is not None and not check.stratified:
         judged, upper, confidence = floor.judged, floor.relevant_upper_bound, floor.confidence
-    elif floor is None and d.elusion.judged > 0 and d.elusion.found == 0 and d.t_u.upper_bound is not None:
+    elif ((floor is None or check.stratified) and d.elusion.judged > 0 and d.elusion.found == 0
+          and d.t_u.upper_bound is not None):
         judged, upper, confidence = d.elusion.judged, d.t_u.upper_bound, d.confidence
     else:
         return None
@@ -221,7 +287,8 @@ def _summary(*, d: design_based.DesignBasedRecall, check: DependenceCheck, names
 def _complement_bound(*, d: design_based.DesignBasedRecall, check: DependenceCheck) -> dict[str, Any] | None:
     """N's prevalence and relevant-count upper bounds (the noise floor's when there is one, else the design's)."""
     floor = check.noise_floor
-    if floor is not None and floor.prevalence_upper_bound is not None:
+    # A sample of N drawn by strata: the floor's bounds (a simple random sample's) do not apply; the design's do.
+    if floor is not None and floor.prevalence_upper_bound is not None and not check.stratified:
         return {"found_none": floor.found_none, "judged": floor.judged, "found": floor.majority_relevant,
                 "elusion_upper_bound": num(floor.prevalence_upper_bound),
                 "relevant_upper_bound": num(floor.relevant_upper_bound),
@@ -248,7 +315,11 @@ def design_based_block(*, inputs: TopicInputs, check: DependenceCheck) -> dict[s
 
     complement = inputs.sample(NEITHER)
     noise_limited = check.noise_limited
+    # N drawn by score strata (the topic's scorer): "stratified" and the strata table; absent otherwise, so an
+    # unstratified topic's block is what it was.
+    strata = {"stratified": True, "strata": strata_rows(check=check)} if check.stratified else {}
     return {
+        **strata,
         "C1": recall(d.r1), "C2": recall(d.r2),
         "delta1": {"estimate": num(d.delta1.point), "low": num(d.delta1.low), "high": num(d.delta1.high)},
         "independence_rejected": bool(d.independence_rejected) and not noise_limited,

@@ -129,6 +129,19 @@ def _contradicted(report: Mapping[str, Any]) -> bool:
     return bool((report.get("estimated_relevant") or {}).get("contradicts_found"))
 
 
+STRATIFIED_SENTENCE = (" The documents neither classifier retrieved were sampled in {count} strata by a scorer's "
+                       "score, each weighed by its own size.")
+
+
+def _stratified_sentence(design: Mapping[str, Any] | None) -> str:
+    """Said after a design headline when N was drawn by score strata (design_based.strata), else ""."""
+    block: Mapping[str, Any] = design or {}
+    if not block.get("stratified"):
+        return ""
+    count = sum(1 for row in block.get("strata") or [] if row.get("region") == NEITHER)
+    return STRATIFIED_SENTENCE.format(count=count)
+
+
 def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any],
                    inputs: TopicInputs) -> dict[str, Any]:
     design = report.get("design_based")
@@ -139,9 +152,10 @@ def _pair_headline(*, row: Mapping[str, Any], key: str, report: Mapping[str, Any
         figure = headline_stats.headline_figure(estimate=recall["estimate"], low=recall["low"], high=recall["high"],
                                                 basis="design", judged=_judged(inputs, *PAIR_KEYS, NEITHER))
         noisy = bool((design or {}).get("label_noise_limited"))
+        strata = _stratified_sentence(design)
         if design is not None and _corrected(design):
-            return _as_json(figure, _corrected_statement(design))
-        return _as_json(figure, DESIGN_NOISE_STATEMENT if noisy else DESIGN_STATEMENT)
+            return _as_json(figure, _corrected_statement(design) + strata)
+        return _as_json(figure, (DESIGN_NOISE_STATEMENT if noisy else DESIGN_STATEMENT) + strata)
     pair_judged = _judged(inputs, *PAIR_KEYS)
     if _contradicted(report):
         return _as_json(headline_stats.headline_figure(estimate=None, low=None, high=None, basis="band",
@@ -179,6 +193,7 @@ def _extra_headline(*, row: Mapping[str, Any], report: Mapping[str, Any], inputs
                          f"every region, including documents neither classifier of the pair retrieved: holds "
                          f"whatever the pair's dependence. The interval joins two intervals at {confidence:.0%} "
                          f"confidence, so it holds with at least {confidence ** 2:.0%} confidence.")
+            statement += _stratified_sentence(design)
             if _corrected(design):
                 statement += " The number of relevant documents is corrected for the workers' judging errors."
             elif design.get("label_noise_limited"):

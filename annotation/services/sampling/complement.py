@@ -19,9 +19,11 @@ from annotation.services.corpora.retrieved_sets import pair_regions
 from annotation.services.sampling.draws import (
     PILOT_MIN_JUDGED,
     SamplingError,
+    planned_region_sizes,
     region_precision_guesses,
     region_sample_labels,
     topic_pair,
+    topic_scored_plan,
 )
 from estimation.stats.design_based import (
     COMPLEMENT_PRIOR_SHARES,
@@ -198,3 +200,20 @@ def complement_plan(
     return ComplementPlan(size=size_n, prevalence_guess=prevalence, guess_source=source, judged=m, feasible=True,
                           margin=margin, planned_lower_bounds=bounds, planned_recalls=recalls,
                           expected_relevant_found=m * prevalence, reason=deciding.sized.reason, stage=stage, prevalences_considered=considered)
+
+
+def complement_default(*, topic: Topic, half_width: float, margin: float = DEFAULT_COMPLEMENT_MARGIN) -> int:
+    """The dependence check's total the plan includes by default: with a scorer, N's total in the joint plan of
+    its score strata at `half_width` (when that plan is feasible); else ``complement_plan``'s size at the pair's
+    plan, or 0 when none reaches the margin (or N is empty).
+
+    The one rule for "no size given": the quote (``topic_launch_quote(complement=None)``), the plan page's launch,
+    the confirmation and the API's quote and launch all resolve an absent size here, so they show one cost; an
+    explicit 0 leaves the check out. With N in the default plan the report's headline can be design-based.
+    """
+    joint = topic_scored_plan(topic=topic, half_width=half_width)
+    if joint is not None and joint.plan.feasible:
+        # With a scorer: N's total in the joint plan of the score strata (annotation.services.sampling.strata).
+        return joint.n_total
+    plan = complement_plan(topic=topic, judged=planned_region_sizes(topic=topic, half_width=half_width), margin=margin)
+    return int(plan.judged or 0) if plan.feasible else 0

@@ -64,6 +64,13 @@ from annotation.services.corpora.retrieved_sets import (
     pair_regions,
 )
 from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
+from annotation.services.sampling.strata import (
+    ScoredPlan,
+    score_stratum_documents,
+    score_stratum_parse,
+    scored_plan,
+    strata_targets,
+)
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
 from estimation.stats.planning import plan_pair_sample, precision_guess_from_pilot
@@ -242,6 +249,12 @@ def region_sample_draw(
 def sample_draw_reproduce(*, draw: SampleDraw) -> list[int]:
     """Re-derive the ids of a draw from its record (seed, region, exclusions), sorted by id."""
     bitmap = region_bitmap(topic=draw.topic, region=draw.region, classifier=draw.classifier)
+    if score_stratum_parse(draw.stratum_key) is not None:
+        # A score stratum of the region: its key names the scores it holds (annotation.services.sampling.strata).
+        scorer = draw.topic.scorer
+        if scorer is None:
+            raise SamplingError(f"Draw {draw.pk} sampled a score stratum, but its topic names no scorer now.")
+        bitmap = score_stratum_documents(scorer=scorer, documents=bitmap, key=draw.stratum_key)
     if len(bitmap) != draw.region_size:
         raise SamplingError(
             f"Region {draw.region} has {len(bitmap)} documents now but had {draw.region_size} at draw {draw.pk}."
@@ -302,8 +315,27 @@ def region_precision_guesses(*, topic: Topic) -> dict[str, float]:
     return guesses
 
 
+def topic_scored_plan(*, topic: Topic, half_width: float) -> ScoredPlan | None:
+    """The joint plan of a topic with a scorer (annotation.services.sampling.strata.scored_plan) at `half_width`,
+    from the pair regions' sizes, precision guesses and pilot; None without a scorer."""
+    if topic.scorer_id is None:
+        return None
+    pair = topic_pair(topic=topic)
+    regions = pair_regions(c1=pair.c1, c2=pair.c2)
+    counted = region_sample_labels(topic=topic)
+    try:
+        return scored_plan(topic=topic, half_width=half_width, neither=regions.by_code(Region.NEITHER),
+                           sizes=regions.counts(), guesses=region_precision_guesses(topic=topic),
+                           pair_pilot={h: (c.judged, c.relevant) for h, c in counted.items()})
+    except ValueError as exc:
+        raise SamplingError(f"Cannot plan the score strata of topic {topic.name!r}: {exc}") from exc
+
+
 def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIGN_STRATIFIED) -> dict[str, int]:
-    """Total judgments per region for recall of both classifiers ± half_width (estimation.stats.planning)."""
+    """Total judgments per region for recall of both classifiers ± half_width (estimation.stats.planning).
+
+    With a scorer (stratified design), each pair region gets at least what the joint plan with N's score strata
+    gives it (``topic_scored_plan``), so the design-based interval is expected within the half-width too."""
     pair = topic_pair(topic=topic)
     counts = pair_regions(c1=pair.c1, c2=pair.c2).counts()
     guesses = region_precision_guesses(topic=topic)
@@ -323,7 +355,11 @@ def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIG
         raise SamplingError(f"Cannot plan the sample of topic {topic.name!r}: {exc}") from exc
     _pair_drawable(topic=topic)
     sizes = plan.stratified if design == DESIGN_STRATIFIED else plan.paper_design
-    return {region: int(sizes.get(region, 0)) for region in DESIGN_REGIONS[design]}
+    result = {region: int(sizes.get(region, 0)) for region in DESIGN_REGIONS[design]}
+    joint = topic_scored_plan(topic=topic, half_width=half_width) if design == DESIGN_STRATIFIED else None
+    if joint is not None:
+        result = {region: max(n, joint.pair_planned.get(region, 0)) for region, n in result.items()}
+    return result
 
 
 def _already_sampled(*, topic: Topic, purpose: str, region: str, classifier=None, stratum_key: str = "") -> int:
@@ -367,7 +403,10 @@ def samples_draw(
     same top-up rules; 0 (the default) draws none. With
     `purpose=CERTIFICATION` every draw is recorded under that purpose and the
     caller's non-empty `stratum_key` (e.g. one per certification plan), so
-    certification samples are strata of their own.
+    certification samples are strata of their own. When the topic names a
+    scorer, the dependence check's `complement` is shared between N's score
+    strata (annotation.services.sampling.strata: Neyman from the prior, then
+    from each stratum's pilot), each drawn as its own SRS under its score key.
     """
     if design not in DESIGNS:
         raise SamplingError(f"Unknown design {design!r}; use one of {', '.join(DESIGNS)}.")
@@ -401,48 +440,57 @@ def samples_draw(
         pair_purpose = (
             purpose if certifying else SampleDraw.Purpose.PAIR if design == DESIGN_STRATIFIED else SampleDraw.Purpose.PAPER
         )
-        plans: list[tuple[str, str, Classifier | None, int]] = []
+        # (purpose, region, classifier, total, stratum key, population) per stratum to draw.
+        plans: list[tuple[str, str, Classifier | None, int, str, BitMap]] = []
         if any(targets.values()):
             pair = _pair_drawable(topic=topic)
             regions = pair_regions(c1=pair.c1, c2=pair.c2)
-            bitmaps = {region: regions.by_code(region) for region in targets}
-            plans += [(pair_purpose, region, None, n) for region, n in targets.items()]
-        else:
-            bitmaps = {}
+            plans += [(pair_purpose, region, None, n, stratum_key, regions.by_code(region))
+                      for region, n in targets.items()]
         if complement:
             # Region N belongs to the pair's stratified design whatever the design of A12/B1/B2 (or A1/A2).
             pair = _pair_drawable(topic=topic)
-            bitmaps[Region.NEITHER] = pair_regions(c1=pair.c1, c2=pair.c2).by_code(Region.NEITHER)
-            plans.append((purpose if certifying else SampleDraw.Purpose.PAIR, Region.NEITHER, None, complement))
+            neither = pair_regions(c1=pair.c1, c2=pair.c2).by_code(Region.NEITHER)
+            # With a scorer, N is drawn by score strata, each its own SRS (annotation.services.sampling.strata);
+            # a certification's sample of N stays one SRS under its plan's key.
+            joint = None if certifying else topic_scored_plan(topic=topic, half_width=half_width or DEFAULT_HALF_WIDTH)
+            by_score = [] if joint is None else strata_targets(plan=joint, total=complement)
+            if by_score:
+                plans += [(SampleDraw.Purpose.PAIR, Region.NEITHER, None, target.total, target.stratum.key,
+                           target.stratum.documents) for target in by_score]
+            else:
+                plans.append((purpose if certifying else SampleDraw.Purpose.PAIR, Region.NEITHER, None, complement,
+                              stratum_key, neither))
         if uniform:
-            bitmaps[Region.UNIFORM] = _corpus_documents(topic=topic)
-            plans.append((purpose if certifying else SampleDraw.Purpose.UNIFORM, Region.UNIFORM, None, uniform))
+            plans.append((purpose if certifying else SampleDraw.Purpose.UNIFORM, Region.UNIFORM, None, uniform,
+                          stratum_key, _corpus_documents(topic=topic)))
         extra_n = extra_per_classifier
         if extra_n is None:
             extra_n = per_region if per_region is not None else targets.get("A12", 0)
-        extra_bitmaps = {}
         if extra_n:
             for link in topic.extra_classifiers.select_related("classifier"):
-                extra_bitmaps[link.classifier.pk] = classifier_bitmap(classifier=link.classifier)
-                plans.append((purpose if certifying else SampleDraw.Purpose.PRECISION, Region.RETRIEVED, link.classifier, extra_n))
+                plans.append((purpose if certifying else SampleDraw.Purpose.PRECISION, Region.RETRIEVED,
+                              link.classifier, extra_n, stratum_key, classifier_bitmap(classifier=link.classifier)))
 
         draws = []
-        for draw_purpose, region, classifier, total in plans:
+        for draw_purpose, region, classifier, total, key, bitmap in plans:
             stratum = _Stratum(
-                topic=topic, purpose=draw_purpose, region=region, classifier=classifier, stratum_key=stratum_key,
+                topic=topic, purpose=draw_purpose, region=region, classifier=classifier, stratum_key=key,
             )
-            bitmap = extra_bitmaps[classifier.pk] if classifier is not None else bitmaps[region]
             # A region smaller than asked is judged in full; once it is, there is nothing to top up.
             k = max(0, min(total, len(bitmap)) - _already_sampled(**stratum))
             if k == 0:
                 continue
             previous = _stratum_draws(**stratum).count()
+            # A score stratum gets a stream of its own; every other stratum keeps the stream it always had.
+            stream_region = f"{region}|{key}" if score_stratum_parse(key) is not None else region
             draws.append(
                 region_sample_draw(
                     bitmap=bitmap,
                     k=k,
                     seed=draw_seed_derive(seed=seed, stream=launch_stream(
-                        region=region, classifier_id=classifier.pk if classifier else None, previous_draws=previous,
+                        region=stream_region, classifier_id=classifier.pk if classifier else None,
+                        previous_draws=previous,
                     )),
                     exclude=exclude_documents,
                     **stratum,
@@ -507,7 +555,8 @@ def draws_launch(*, topic: Topic, draws: list[SampleDraw], publish: bool = True)
         topic.refresh_from_db(fields=["status"])
         if publish:
             hits_publish(hits=hits)
-        for key in sorted({draw.stratum_key for draw in draws}):
+        # Score strata are parts of the topic's own sample: announced as it is (key ""), once.
+        for key in sorted({"" if score_stratum_parse(draw.stratum_key) else draw.stratum_key for draw in draws}):
             event_send_on_commit(event=SampleDrawn(topic_id=topic.pk, stratum_key=key))
         return Launch(draws=draws, hits=hits)
 

@@ -9,7 +9,8 @@ from annotation.services.classifiers.pairs import pair_design_check
 from annotation.services.corpora.retrieved_sets import region_counts
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
-from annotation.services.sampling.draws import region_precision_guesses
+from annotation.services.sampling.draws import region_precision_guesses, topic_scored_plan
+from annotation.services.sampling.strata import strata_targets, stratum_words
 from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
 
@@ -64,8 +65,27 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
          "bound": dependence.get("planned_lower_bounds", {}).get(which)}
         for which, classifier in (("r1", pair.c1), ("r2", pair.c2))
     ]
+    dependence["strata"] = []
+    joint = topic_scored_plan(topic=topic, half_width=half_width)
+    if joint is not None and joint.plan.feasible:
+        # N by the scorer's strata (annotation.services.sampling.strata): the joint plan sizes the check (the
+        # default launch draws it: complement.complement_default) and each stratum's share, as drawn.
+        dependence.update(judged=joint.n_total, feasible=True, expected_half_width=joint.expected_half_width,
+                          scorer=topic.scorer.name if topic.scorer else None, prior_prevalence=joint.prior)
+        dependence["strata"] = [
+            {"key": t.stratum.key, "label": stratum_words(t.stratum.key), "size": t.stratum.size, "guess": t.guess,
+             "total": t.total, "new": t.new, "sampled": t.already, "judged": t.judged,
+             "cost": per_document * t.new}
+            for t in strata_targets(plan=joint, total=joint.n_total)
+        ]
+        for row in data["rows"]:  # the pair regions get at least the joint plan's share (draws.planned_region_sizes)
+            row["judgments"] = max(row["judgments"], joint.pair_planned.get(row["region"], 0))
+        data["stratified_total"] = sum(row["judgments"] for row in data["rows"])
+    elif joint is not None:
+        dependence["strata_reason"] = ("The score strata cannot reach this half-width even judging all of N; the "
+                                       "dependence check is sized as without a scorer.")
     if dependence.get("judged"):
         dependence["cost"] = per_document * dependence["judged"]
-        dependence["total_with"] = plan.stratified_total + dependence["judged"]
+        dependence["total_with"] = data["stratified_total"] + dependence["judged"]
         dependence["cost_with"] = per_document * dependence["total_with"]
     return {"plan": data, "plan_error": "", "counts": counts, "pair_check": check, "dependence": dependence}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -18,7 +18,9 @@ from annotation.models import Hit, SampledDocument, SampleDraw, Topic
 from annotation.services.corpora.retrieved_sets import region_counts
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.crowd.hits import topic_committed_cost
-from annotation.services.sampling.draws import planned_region_sizes
+from annotation.services.sampling.complement import complement_default
+from annotation.services.sampling.draws import planned_region_sizes, topic_scored_plan
+from annotation.services.sampling.strata import StratumTarget, strata_targets, stratum_words
 
 
 def _pair_new_documents(*, topic: Topic, targets: Mapping[str, int]) -> dict[str, int]:
@@ -52,6 +54,13 @@ class LaunchQuote:
     per_assignment: Decimal
     committed: Decimal
     budget: Decimal | None
+    # With a scorer: N's new documents per score stratum (key → documents), their sum is regions["N"]; and each
+    # stratum's label in words. Empty without a scorer (N is then one simple random sample).
+    strata: dict[str, int] = field(default_factory=dict)
+    strata_labels: dict[str, str] = field(default_factory=dict)
+    # With a scorer: the design-based interval's half-width expected at the joint plan ({"r1", "r2"}; the plan's
+    # figure, estimation.stats.stratified.stratified_sample_plan), when the quote draws that plan; else None.
+    expected_half_width: dict[str, float | None] | None = None
 
     @property
     def exact(self) -> bool:
@@ -105,7 +114,12 @@ class LaunchQuote:
         documents at the per-document rate; the total is priced in whole HITs (``cost``)."""
         items: list[tuple[str, str, str, int, bool]] = []
         for region, n in self.regions.items():
-            if region == "N":
+            if region == "N" and self.strata:
+                for index, (key, m) in enumerate(self.strata.items(), start=1):
+                    items.append((f"N-{index}", "dependence_check",
+                                  f"dependence check, region N (retrieved by neither), {self.strata_labels[key]}",
+                                  m, False))
+            elif region == "N":
                 items.append(("N", "dependence_check", "dependence check, region N (retrieved by neither)", n, False))
             else:
                 items.append((region, "pair", f"pair region {region}", n, False))
@@ -146,20 +160,31 @@ class LaunchQuote:
         """What the confirmation showed, to compare with a fresh quote when it is submitted."""
         regions = ",".join(f"{k}={v}" for k, v in sorted({**self.regions, **self.further}.items()))
         budget = "none" if self.budget is None else f"{self.budget:.2f}"
-        return (f"half_width={self.half_width:g};complement={self.complement};{regions};hits={self.hits};"
+        strata = "".join(f";{k}={v}" for k, v in sorted(self.strata.items()))  # "" without a scorer: as before
+        return (f"half_width={self.half_width:g};complement={self.complement};{regions}{strata};hits={self.hits};"
                 f"cost={self.cost:.2f};committed={self.committed:.2f};budget={budget}")
 
 
-def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) -> LaunchQuote:
+def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | None = None) -> LaunchQuote:
     """The documents per region, judgments, HITs and cost of launching (or topping up) at `half_width`.
 
-    `complement` is the dependence check's total of documents of N (0: none). Raises the
-    sampling service's SamplingError when the pair cannot be planned or drawn.
+    `complement` is the dependence check's total of documents of N: None (the default) is the plan's size
+    (``complement.complement_default``: the check is part of the default plan), 0 none. With a scorer, N's
+    documents are itemised per score stratum as ``samples_draw`` will draw them. Raises the sampling
+    service's SamplingError when the pair cannot be planned or drawn.
     """
+    if complement is None:
+        complement = complement_default(topic=topic, half_width=half_width)
     targets: dict[str, int] = dict(planned_region_sizes(topic=topic, half_width=half_width))
     if complement:
         targets["N"] = complement
-    regions = _pair_new_documents(topic=topic, targets=targets)
+    by_score: list[StratumTarget] = []
+    joint = topic_scored_plan(topic=topic, half_width=half_width) if complement else None
+    if joint is not None:
+        by_score = strata_targets(plan=joint, total=complement)
+    regions = _pair_new_documents(topic=topic, targets={k: v for k, v in targets.items() if not (by_score and k == "N")})
+    if by_score:
+        regions["N"] = sum(target.new for target in by_score)
     further: dict[str, int] = {}
     extra_n = targets.get("A12", 0)
     if extra_n:
@@ -174,4 +199,7 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int = 0) 
         half_width=half_width, complement=complement, regions=regions, further=further, hit_size=topic.hit_size,
         assignments_per_hit=Hit.ASSIGNMENTS_PER_HIT, per_assignment=crowd_cost_per_assignment(topic),
         committed=topic_committed_cost(topic=topic), budget=topic.budget,
+        strata={t.stratum.key: t.new for t in by_score},
+        strata_labels={t.stratum.key: stratum_words(t.stratum.key) for t in by_score},
+        expected_half_width=joint.expected_half_width if joint is not None and complement >= joint.n_total else None,
     )

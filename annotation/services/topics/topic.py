@@ -10,11 +10,13 @@ from django.utils import timezone
 from annotation.models import (
     Classifier,
     ClassifierPair,
+    ClassifierScore,
     Corpus,
     Hit,
     HitItem,
     Judgment,
     Label,
+    Region,
     Router,
     SampledDocument,
     SampleDraw,
@@ -44,6 +46,50 @@ def pair_design_ensure(*, c1: Classifier, c2: Classifier) -> PairCheck:
     return check
 
 
+# The kinds of classifier that store a score per document (ClassifierScore rows): a scorer must be one of them.
+SCORER_KINDS = (Classifier.Kind.SCORES, Classifier.Kind.TRAINED)
+
+
+def scorer_check(*, corpus: Corpus | int, scorer: Classifier) -> None:
+    """Refuse (TopicError, a 400 with the reason) a scorer that cannot stratify the topic's samples.
+
+    A scorer is a classifier of the topic's corpus that stores a score per document: an uploaded scores
+    classifier or a trained one (both keep ClassifierScore rows), not archived, with at least one score.
+    """
+    corpus_id = corpus if isinstance(corpus, int) else corpus.pk
+    if scorer.corpus_id != corpus_id:
+        raise TopicError(f"the scorer {scorer.name!r} belongs to another corpus than the topic's")
+    if scorer.kind not in SCORER_KINDS:
+        raise TopicError(f"the scorer {scorer.name!r} is a {scorer.get_kind_display().lower()} classifier, which "
+                         "stores no scores: choose an uploaded scores classifier or a trained one")
+    if scorer.archived_at is not None:
+        raise TopicError(f"the scorer {scorer.name!r} is archived: unarchive it on its page to use it")
+    if not ClassifierScore.objects.filter(classifier=scorer).exists():
+        raise TopicError(f"the scorer {scorer.name!r} has no stored scores")
+
+
+def topic_scorer_set(*, topic: Topic, scorer: Classifier | None) -> Topic:
+    """Name (or clear, with None) the classifier whose scores stratify the topic's sample of N.
+
+    Refused once documents neither classifier retrieved have been drawn for the pair with another scorer (or
+    none): the sample of N would then mix two designs. Setting the same scorer again is a no-op.
+    """
+    if scorer is not None:
+        scorer_check(corpus=topic.corpus_id, scorer=scorer)
+    with transaction.atomic():
+        locked = Topic.objects.select_for_update().get(pk=topic.pk)
+        if locked.scorer_id == (scorer.pk if scorer is not None else None):
+            return locked
+        drawn = SampleDraw.objects.filter(topic=locked, region=Region.NEITHER,
+                                          purpose=SampleDraw.Purpose.PAIR).exists()
+        if drawn:
+            raise TopicError("the scorer cannot change once documents neither classifier retrieved have been drawn: "
+                             "their sample would mix two designs. Define a new topic to use another scorer.")
+        Topic.objects.filter(pk=locked.pk).update(scorer=scorer)
+    topic.refresh_from_db(fields=["scorer"])
+    return topic
+
+
 def topic_create(
     *,
     corpus: Corpus,
@@ -54,6 +100,7 @@ def topic_create(
     target_recall: float = 0.8,
     seed_terms: Sequence[str] = (),
     extra_classifiers: Sequence[Classifier] = (),
+    scorer: Classifier | None = None,
 ) -> Topic:
     """Create a draft topic with its classifier pair (c1, c2) and further classifiers to measure.
 
@@ -83,6 +130,8 @@ def topic_create(
         raise TopicError("a classifier of the pair is also listed as a further classifier")
     if Topic.objects.filter(name=name).exists():
         raise TopicError(f"a topic named {name!r} already exists")
+    if scorer is not None:
+        scorer_check(corpus=corpus, scorer=scorer)
     pair_design_ensure(c1=c1, c2=c2)
     try:
         with transaction.atomic():
@@ -92,6 +141,7 @@ def topic_create(
                 instructions=instructions,
                 target_recall=target_recall,
                 seed_terms=terms_normalize(seed_terms),
+                scorer=scorer,
             )
             ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
             TopicClassifier.objects.bulk_create(TopicClassifier(topic=topic, classifier=c) for c in extra_classifiers)

@@ -5,19 +5,28 @@ Pausing works because HITs are handed out only for active topics
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from django.db import transaction
 
 from annotation.models import Classifier, Corpus, Topic
 from annotation.services.crowd.hits import topic_committed_cost
-from annotation.services.topics.topic import topic_create
+from annotation.services.topics.topic import topic_create, topic_scorer_set
 from core.errors import ApplicationError
 
 # The settings topic_settings_update always sets (the others — instructions, target recall, unsure — only when given).
 TOPIC_SETTINGS = ("confidence", "crowd", "aggregator", "hit_size", "reward_per_hit", "budget")
+
+
+class _Keep(enum.Enum):
+    KEEP = "keep"
+
+
+# topic_settings_update(scorer=KEEP): leave the scorer as it is (None clears it).
+KEEP: Final = _Keep.KEEP
 
 
 class TopicStatusError(ApplicationError):
@@ -27,12 +36,14 @@ class TopicStatusError(ApplicationError):
 
 def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggregator: str, hit_size: int,
                           reward_per_hit: Decimal, budget: Decimal | None, instructions: str | None = None,
-                          target_recall: float | None = None, allow_unsure: bool | None = None) -> Topic:
+                          target_recall: float | None = None, allow_unsure: bool | None = None,
+                          scorer: Classifier | None | _Keep = KEEP) -> Topic:
     """Set the goal, crowd and money settings of a topic (the database's check constraints guard the ranges).
 
     Instructions may change at any time (new HITs show the new text); the crowd and the
     HIT size only while the topic is a draft, since HITs already exist afterwards. A budget
-    below what the topic's HITs already commit is refused with both amounts (issue 12).
+    below what the topic's HITs already commit is refused with both amounts (issue 12). `scorer`
+    (None clears it; KEEP, the default, leaves it) is set by ``topic_scorer_set``, with its checks.
     """
     if crowd not in Topic.Crowd.values:
         raise TopicStatusError(f"unknown crowd {crowd!r}")
@@ -60,6 +71,8 @@ def topic_settings_update(*, topic: Topic, confidence: float, crowd: str, aggreg
         if allow_unsure is not None:  # may change at any time: new HITs offer it (or not) from now on
             fields["allow_unsure"] = allow_unsure
         Topic.objects.filter(pk=topic.pk).update(**fields)
+        if not isinstance(scorer, _Keep):
+            topic_scorer_set(topic=locked, scorer=scorer)
     topic.refresh_from_db()
     return topic
 
@@ -69,17 +82,19 @@ def topic_settings_change(*, topic: Topic, changes: Mapping[str, Any]) -> Topic:
     current = {name: getattr(topic, name) for name in TOPIC_SETTINGS}
     given = {name: value for name, value in changes.items() if name in TOPIC_SETTINGS}
     return topic_settings_update(topic=topic, **{**current, **given}, instructions=changes.get("instructions"),
-                                 target_recall=changes.get("target_recall"), allow_unsure=changes.get("allow_unsure"))
+                                 target_recall=changes.get("target_recall"), allow_unsure=changes.get("allow_unsure"),
+                                 scorer=changes["scorer"] if "scorer" in changes else KEEP)
 
 
 def topic_create_with_settings(*, corpus: Corpus, name: str, c1: Classifier, c2: Classifier, instructions: str = "",
                                target_recall: float = 0.8, seed_terms: Sequence[str] = (),
                                extra_classifiers: Sequence[Classifier] = (),
-                               settings: Mapping[str, Any] | None = None) -> Topic:
+                               settings: Mapping[str, Any] | None = None, scorer: Classifier | None = None) -> Topic:
     """A draft topic (topic_create) with its crowd and money `settings` (topic_settings_change), all or nothing."""
     with transaction.atomic():
         topic = topic_create(corpus=corpus, name=name, c1=c1, c2=c2, instructions=instructions,
-                             target_recall=target_recall, seed_terms=seed_terms, extra_classifiers=extra_classifiers)
+                             target_recall=target_recall, seed_terms=seed_terms, extra_classifiers=extra_classifiers,
+                             scorer=scorer)
         if settings:
             topic = topic_settings_change(topic=topic, changes=settings)
     return topic
