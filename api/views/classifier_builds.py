@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,7 +21,8 @@ from annotation.models import Classifier, ClassifierBuild
 from annotation.services.classifiers.classifier import ClassifierFileError
 from annotation.services.classifiers.classifier_builds import classifier_build_file_save, classifier_build_start
 from api.permissions import Configure
-from api.serializers import ClassifierBuildFileSerializer, ClassifierBuildSerializer, KeywordsCreateSerializer
+from api.serializers import ClassifierBuildFileSerializer, KeywordsCreateSerializer
+from api.serializers_trained import TrainedBuildCreateSerializer, TrainedClassifierBuildSerializer
 from api.views.common import PROBLEMS, corpus_or_404, media_type, unsupported, validated
 
 BUILD_STARTED = (
@@ -32,8 +33,13 @@ BUILD_STARTED = (
 )
 
 
+JSON_BUILD = PolymorphicProxySerializer(
+    component_name="ClassifierBuildJsonRequest", serializers=[KeywordsCreateSerializer, TrainedBuildCreateSerializer],
+    resource_type_field_name=None)
+
+
 def _accepted(build: ClassifierBuild) -> Response:
-    data = ClassifierBuildSerializer(ClassifierBuild.objects.get(pk=build.pk)).data
+    data = TrainedClassifierBuildSerializer(ClassifierBuild.objects.get(pk=build.pk)).data
     return Response(data, status=202, headers={"Location": data["url"]})
 
 
@@ -42,15 +48,23 @@ class ClassifierBuildCreate(APIView):
     parser_classes = [JSONParser, MultiPartParser]
 
     @extend_schema(
-        request={"application/json": KeywordsCreateSerializer, "multipart/form-data": ClassifierBuildFileSerializer},
-        responses={202: ClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
+        request={"application/json": JSON_BUILD, "multipart/form-data": ClassifierBuildFileSerializer},
+        responses={202: TrainedClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
         description="Build a classifier by a task: keywords as JSON `{name, terms, fields}` (one pass over the "
-                    "corpus, in id-range shards across the workers), or a multipart `file` with `kind` `ids` (one "
+                    "corpus, in id-range shards across the workers); a classifier trained on another view as JSON "
+                    "`{name, kind: \"trained\", fields, topic_id | labels_classifier_id, partner_id, seed, threshold "
+                    "| target_precision}` (fitted in the task, weighted by the judged documents' inclusion "
+                    "probabilities, then the corpus scored in shards; once done, `trained` gives its precision and "
+                    "recall on the corpus with their interval); or a multipart `file` with `kind` `ids` (one "
                     "external id per line) or `scores` (CSV `id,score`, with `threshold`). " + BUILD_STARTED)
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         kind = media_type(request)
-        if kind == "application/json":
+        if kind == "application/json" and isinstance(request.data, dict) and request.data.get("kind") == "trained":
+            data = validated(TrainedBuildCreateSerializer, request.data)
+            build = classifier_build_start(corpus=corpus, name=data["name"], kind=Classifier.Kind.TRAINED,
+                                           definition=TrainedBuildCreateSerializer.definition(data), user=request.user)
+        elif kind == "application/json":
             data = validated(KeywordsCreateSerializer, request.data)
             definition = {"terms": data["terms"], **({"fields": data["fields"]} if data.get("fields") else {})}
             build = classifier_build_start(corpus=corpus, name=data["name"], kind=Classifier.Kind.KEYWORDS,
@@ -75,8 +89,8 @@ class ClassifierBuildCreate(APIView):
 class ClassifierBuildDetail(APIView):
     permission_classes = [Configure]
 
-    @extend_schema(responses={200: ClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
+    @extend_schema(responses={200: TrainedClassifierBuildSerializer, **PROBLEMS}, tags=["classifiers"],
                    description="A classifier build: `status` (pending, running, done, failed), `processed` of "
                                "`total`, and once done the `classifier_id`; once failed the `error`.")
     def get(self, request: Request, build_id: int) -> Response:
-        return Response(ClassifierBuildSerializer(get_object_or_404(ClassifierBuild, pk=build_id)).data)
+        return Response(TrainedClassifierBuildSerializer(get_object_or_404(ClassifierBuild, pk=build_id)).data)

@@ -47,13 +47,15 @@ def _fewer_hashed_features(monkeypatch):
     monkeypatch.setattr(trained, "N_FEATURES", 2**16)
 
 
-def make_world(seed: int = 7) -> tuple[Corpus, np.ndarray, dict[int, bool], Topic]:
+def make_world(seed: int = 7, size: int = SIZE) -> tuple[Corpus, np.ndarray, dict[int, bool], Topic]:
+    """The synthetic corpus (module docstring), its keyword pair (title "farm", text "harvest") and a topic whose
+    pair regions were drawn (A12 whole, 30 of B1 and B2, 120 of N) and judged with the truth."""
     rng = np.random.default_rng(seed)
     corpus = Corpus.objects.create(name="farms")
-    truth = rng.random(SIZE) < 0.03
-    decoy = ~truth & (rng.random(SIZE) < 0.2)
+    truth = rng.random(size) < 0.03
+    decoy = ~truth & (rng.random(size) < 0.2)
     docs = []
-    for i in range(SIZE):
+    for i in range(size):
         rel = bool(truth[i])
         farm_title = rng.random() < (0.8 if rel else 0.012)
         harvest = rng.random() < (0.8 if rel else 0.012)

@@ -258,10 +258,10 @@ def _design_of_topic(*, topic: Topic, pks: np.ndarray) -> tuple[np.ndarray | Non
     training = set(pks.tolist())
     miss: dict[int, float] = {}
     strata: dict[tuple, dict] = {}
-    for doc, pi, purpose, region, classifier_id, key in rows:
+    for doc, pi, purpose, region, classifier_id, stratum_key in rows:
         if doc in training:
             miss[doc] = miss.get(doc, 1.0) * (1.0 - float(pi))
-        strata.setdefault((purpose, region, classifier_id or 0, key), {"docs": set(), "pi": float(pi)})["docs"].add(doc)
+        strata.setdefault((purpose, region, classifier_id or 0, stratum_key), {"docs": set(), "pi": float(pi)})["docs"].add(doc)
     probabilities = np.array([1.0 - miss.get(int(pk), 0.0) for pk in pks], dtype=np.float64)
     pair = {k: v for k, v in strata.items() if k[0] == SampleDraw.Purpose.PAIR and k[1] in PAIR_REGION_CODES}
     uniform = {k: v for k, v in strata.items() if k[0] == SampleDraw.Purpose.UNIFORM and k[1] == "U"}

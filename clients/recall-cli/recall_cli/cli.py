@@ -343,6 +343,74 @@ def _router_answer(client: Client, started: dict[str, Any], args: argparse.Names
     return 3
 
 
+def _interval(value: dict[str, Any] | None) -> str:
+    if not value:
+        return "—"
+    point = "" if value.get("point") is None else f"{value['point']:.3f} "
+    return f"{point}({value['low']:.3f}–{value['high']:.3f})"
+
+
+def classifier_train(client: Client, args: argparse.Namespace) -> int:
+    """Start a trained-classifier build (POST classifier-builds/, kind "trained") and wait for it."""
+    corpus = client.corpus(args.corpus)
+    body: dict[str, Any] = {"name": args.name, "kind": "trained", "fields": args.fields, "seed": args.seed}
+    if args.topic:
+        body["topic_id"] = client.topic(args.topic)["id"]
+    else:
+        body["labels_classifier_id"] = client.classifier(corpus["id"], args.labels_from_classifier)["id"]
+    if args.partner:
+        body["partner_id"] = client.classifier(corpus["id"], args.partner)["id"]
+    if args.target_precision is not None:
+        body["target_precision"] = args.target_precision
+    elif args.threshold is not None:
+        body["threshold"] = args.threshold
+    started = client.request("POST", f"/api/v1/corpora/{corpus['id']}/classifier-builds/", json_body=body)
+    print(f"classifier build {started['id']} ({started['status']}): {started['url']}", file=sys.stderr)
+    build = build_wait(client, started, interval=args.interval, timeout=args.timeout)
+    _print(build)
+    if build["status"] == "done":
+        figures = build.get("trained") or {}
+        if figures.get("corpus_precision"):
+            quality = (f"precision on the corpus {_interval(figures['corpus_precision'])}, recall "
+                       f"{_interval(figures.get('corpus_recall'))}, weighted AUC {figures.get('weighted_auc')}")
+        else:
+            quality = ("no corpus figure (the labels carry no inclusion probabilities); agreement with the training "
+                       f"labels {figures.get('cv_precision')}")
+        print(f"classifier {build['name']!r} (id {build['classifier_id']}): {build['retrieved']} retrieved at "
+              f"threshold {figures.get('threshold')}; {quality}", file=sys.stderr)
+        return 0
+    if build["status"] == "failed":
+        print(f"classifier build failed: {build['error'] or 'no reason given'}", file=sys.stderr)
+        return 1
+    print(f"Timed out after {args.timeout:g} s: the build is {build['status']} ({build['processed']} of "
+          f"{build['total']}); poll {build['url']}", file=sys.stderr)
+    return 3
+
+
+def _classifier_commands(commands: Any) -> None:
+    classifiers = commands.add_parser("classifier", help="classifiers: train one on another view (waits for the build)")
+    classifier_commands = classifiers.add_subparsers(dest="classifier_command", required=True)
+    train = classifier_commands.add_parser(
+        "train", help="train a classifier on the fields given, from a topic's judged documents (weighted by their "
+                      "inclusion probabilities) or another classifier's output; prints its precision on the corpus")
+    train.add_argument("--corpus", required=True, help="corpus name or id")
+    train.add_argument("--name", required=True, help="the new classifier's name")
+    train.add_argument("--field", dest="fields", action="append", required=True,
+                       help="a field it reads (title, text or a metadata key); repeat it")
+    labels = train.add_mutually_exclusive_group(required=True)
+    labels.add_argument("--topic", help="train on this topic's judged documents (name or id)")
+    labels.add_argument("--labels-from-classifier", help="or on this classifier's output as noisy labels")
+    train.add_argument("--partner", help="the classifier it will be paired with (its fields are refused)")
+    train.add_argument("--seed", type=int, default=1)
+    goal = train.add_mutually_exclusive_group()
+    goal.add_argument("--threshold", type=float, help="retrieved = score ≥ threshold (default 0.5)")
+    goal.add_argument("--target-precision", type=float,
+                      help="the lowest threshold whose corpus precision is at least this with 95%% confidence; "
+                           "refused with the reason when the labels cannot support it")
+    _add_build_wait(train)
+    train.set_defaults(run=classifier_train)
+
+
 def router_upload(client: Client, args: argparse.Namespace) -> int:
     topic_set = client.topic_set(args.topic_set)
     path = f"/api/v1/topic-sets/{topic_set['id']}/routers/csv/"
@@ -465,6 +533,7 @@ def parser() -> argparse.ArgumentParser:
     ids.set_defaults(run=upload_ids)
 
     _topic_commands(commands)
+    _classifier_commands(commands)
 
     run = commands.add_parser("measure", help="launch (or top up) the topic's sample, confirming its cost")
     run.add_argument("--topic", required=True, help="topic name or id")
