@@ -53,6 +53,7 @@ from annotation.services.topics.topic_sets import (
     topic_set_class_names,
     topic_set_classes,
     topic_set_create,
+    topic_set_expected_per_class,
 )
 from core.errors import ApplicationError
 from core.web import form_error
@@ -131,6 +132,7 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
     names = topic_set_class_names(topic=topic)
     routers = routers_for_topic(topic=topic, include_archived=True)
     progress = topic_set_sample_progress(topic=topic)
+    planned = max(progress.drawn, min(DEFAULT_SAMPLE, topic.corpus.document_count))
     context = {
         "topic": topic, "classes": topic_set_classes(topic=topic), "none_name": names[0],
         "routers": [(router, _router_rows(router, names)) for router in routers if router.archived_at is None],
@@ -139,8 +141,8 @@ def topic_set_detail(request: HttpRequest, topic_id: int) -> HttpResponse:
                               .only("pk", "name", "status", "processed", "total")),
         "class_names": [*names[1:], names[0]],
         "sample": progress, "progress": topic_progress(topic=topic),
-        "launch_form": TopicSetLaunchForm(initial={"documents": max(progress.drawn, min(DEFAULT_SAMPLE,
-                                                                                         topic.corpus.document_count))}),
+        "launch_form": TopicSetLaunchForm(initial={"documents": planned}),
+        "expected": topic_set_expected_per_class(topic=topic, documents=max(1, planned)),
     }
     # Publishing happens after commit and is retried by the reconcile job; say when it has not happened yet.
     context["mturk_unpublished"] = platform_get(topic.crowd).unpublished_count(topic=topic)
@@ -202,7 +204,8 @@ def _confirmation(request: HttpRequest, topic: Topic, documents: int, preview: L
                   changed: str | None = None, status: int = 200) -> HttpResponse:
     context = {"topic": topic, "preview": preview, "documents": documents, "changed": changed,
                "fingerprint": preview.fingerprint, "per_document": Hit.ASSIGNMENTS_PER_HIT,
-               "remaining": None if preview.budget_left is None else preview.budget_left - preview.cost}
+               "remaining": None if preview.budget_left is None else preview.budget_left - preview.cost,
+               "expected": topic_set_expected_per_class(topic=topic, documents=documents)}
     return render(request, "analyst/topic_set_launch_confirm.html", context, status=status)
 
 

@@ -46,12 +46,14 @@ from estimation.stats.multiclass import (
     confusion_matrix,
     confusion_matrix_expected,
     multiclass_posterior,
+    multiclass_posterior_latent,
     multiclass_sample_size,
+    plug_in_f1,
     probability_above,
 )
 
-MULTICLASS_INPUTS_SCHEMA = 1
-MULTICLASS_REPORT_SCHEMA = 1
+MULTICLASS_INPUTS_SCHEMA = 2  # 2: the crowd's votes of every judged document (undecided too) for the latent model
+MULTICLASS_REPORT_SCHEMA = 2  # 2: latent true classes, medians as points, a headline in words, withheld F1
 MULTICLASS_DRAWS = 20_000
 DEFAULT_REFERENCE = 0.8  # seed 002, Table 1
 NONE_NAME = "None of these"
@@ -67,6 +69,7 @@ class RouterInputs:
     fingerprint: str
     predicted_counts: tuple[int, ...]  # corpus documents per predicted class 0..M
     predicted: tuple[int, ...]  # per judged document (MulticlassInputs.document_ids), 0 for none
+    crowd_predicted: tuple[int, ...] = ()  # per crowd-judged document (MulticlassInputs.crowd_ids)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,11 @@ class MulticlassInputs:
     cost: CostInputs
     code_version: str
     parameters: dict[str, Any] = field(default_factory=dict)
+    # The latent-class model's data: every non-gold sampled document with a complete label and at least one
+    # sure vote (decided or not), its sure votes per class; the gold documents (their class is known).
+    crowd_ids: tuple[int, ...] = ()
+    crowd_votes: tuple[tuple[int, ...], ...] = ()
+    gold_ids: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -101,8 +109,12 @@ class MulticlassInputs:
         data["labels"] = list(self.labels)
         data["probabilities"] = [list(p) for p in self.probabilities]
         data["votes"] = [list(v) for v in self.votes]
+        data["crowd_ids"] = list(self.crowd_ids)
+        data["crowd_votes"] = [list(v) for v in self.crowd_votes]
+        data["gold_ids"] = list(self.gold_ids)
         data["routers"] = [{**{f.name: getattr(r, f.name) for f in fields(r)},
-                            "predicted_counts": list(r.predicted_counts), "predicted": list(r.predicted)}
+                            "predicted_counts": list(r.predicted_counts), "predicted": list(r.predicted),
+                            "crowd_predicted": list(r.crowd_predicted)}
                            for r in self.routers]
         data["cost"] = {f.name: getattr(self.cost, f.name) for f in fields(self.cost)}
         data["parameters"] = dict(self.parameters)
@@ -157,6 +169,8 @@ def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None 
         "votes_unsure")
     judged: dict[int, tuple[int, tuple[float, ...] | None]] = {}
     votes: dict[int, tuple[int, ...]] = {}
+    crowd: dict[int, tuple[int, ...]] = {}
+    gold_ids: set[int] = set()
     gold = undecided = unsure_votes = 0
     for document_id, majority, posterior, gold_class, class_votes, votes_total, votes_unsure in rows:
         if document_id not in drawn:
@@ -164,9 +178,13 @@ def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None 
         unsure_votes += int(votes_unsure or 0)
         if gold_class is not None and 0 <= gold_class < size:
             gold += 1
+            gold_ids.add(document_id)
             one_hot = tuple(1.0 if i == gold_class else 0.0 for i in range(size))
             judged[document_id] = (int(gold_class), one_hot)
             continue
+        sure = _votes(class_votes, size)
+        if sum(sure) > 0 and (majority is not None or votes_total >= Hit.ASSIGNMENTS_PER_HIT):
+            crowd[document_id] = sure
         probs = _class_posterior(posterior, size) if soft else None
         if majority is None and probs is None:
             if votes_total >= Hit.ASSIGNMENTS_PER_HIT:
@@ -184,21 +202,29 @@ def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None 
         votes[document_id] = _votes(class_votes, size)
     document_ids = tuple(sorted(judged))
     index = {d: i for i, d in enumerate(document_ids)}
+    crowd_ids = tuple(sorted(crowd))
+    crowd_index = {d: i for i, d in enumerate(crowd_ids)}
 
     routers = list(Router.objects.filter(topic=topic, archived_at__isnull=True).order_by("name", "pk"))
     predicted: dict[int, list[int]] = {r.pk: [0] * len(document_ids) for r in routers}
-    if routers and document_ids:
+    crowd_predicted: dict[int, list[int]] = {r.pk: [0] * len(crowd_ids) for r in routers}
+    if routers and (document_ids or crowd_ids):
         prediction_rows = RouterPrediction.objects.filter(
             router__in=routers, document_id__in=sample.values("document_id")).values_list(
             "router_id", "document_id", "predicted")
         for router_id, document_id, value in prediction_rows:
+            if not 0 <= value < size:
+                continue
             i = index.get(document_id)
-            if i is not None and 0 <= value < size:
+            if i is not None:
                 predicted[router_id][i] = int(value)
+            j = crowd_index.get(document_id)
+            if j is not None:
+                crowd_predicted[router_id][j] = int(value)
     router_inputs = tuple(
         RouterInputs(id=r.pk, name=r.name, kind=r.kind, fingerprint=r.fingerprint,
                      predicted_counts=tuple(int(x) for x in (r.predicted_counts or [])),
-                     predicted=tuple(predicted[r.pk]))
+                     predicted=tuple(predicted[r.pk]), crowd_predicted=tuple(crowd_predicted[r.pk]))
         for r in routers)
     labelled = {d for d in drawn if d in judged}
     pending = len(drawn) - len(labelled) - undecided
@@ -213,6 +239,7 @@ def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None 
         votes=tuple(votes[d] for d in document_ids if d in votes), unsure_votes=unsure_votes,
         routers=router_inputs, judgments=Judgment.objects.filter(topic=topic).count(),
         cost=_cost(topic=topic, fee=fee), code_version=code_version, parameters=dict(parameters or {}),
+        crowd_ids=crowd_ids, crowd_votes=tuple(crowd[d] for d in crowd_ids), gold_ids=tuple(sorted(gold_ids)),
     )
 
 
@@ -227,18 +254,40 @@ def _num(value: Any) -> float | None:
 
 
 def _average_dict(average: AverageF1) -> dict[str, Any]:
-    return {"score": _num(average.score), "mean": _num(average.mean), "sd": _num(average.sd),
+    # "point": the median of the draws, the figure the page shows; it lies inside every 95% interval of them.
+    return {"score": _num(average.score), "point": _num(average.median), "mean": _num(average.mean),
+            "sd": _num(average.sd),
             "mc_error": _num(average.mc_error), "hdi": [_num(average.hdi.low), _num(average.hdi.high)],
             "reference": average.reference, "above": _num(average.above), "below": _num(1.0 - average.above),
             "draws": average.draws, "quantiles": list(average.quantiles),
             "density": {"edges": list(average.density_edges), "heights": list(average.density)}}
 
 
-def _posterior_dict(posterior: MulticlassPosterior, names: tuple[str, ...]) -> dict[str, Any]:
+def _posterior_dict(posterior: MulticlassPosterior, names: tuple[str, ...],
+                    observed: np.ndarray | None = None) -> dict[str, Any]:
+    """The posterior as stored. ``observed``: the matrix against the majority labels, whose plug-in values
+    fill "precision"/"recall"/"f1"/"true_count"... (descriptive); the "*_point" values are the medians of the
+    draws and the only points the page shows beside the intervals."""
+    classes = list(posterior.per_class)
+    plug: dict[int, dict[str, Any]] = {}
+    if observed is not None:
+        rows, cols, diag = observed.sum(axis=1), observed.sum(axis=0), np.diag(observed)
+        for c in classes:
+            i = c.position
+            plug[i] = {"true_count": float(rows[i]), "predicted_count": float(cols[i]), "correct": float(diag[i]),
+                       "precision": _num(diag[i] / cols[i]) if cols[i] > 0 else None,
+                       "recall": _num(diag[i] / rows[i]) if rows[i] > 0 else None,
+                       "f1": _num(2 * diag[i] / (rows[i] + cols[i])) if rows[i] + cols[i] > 0 else None}
+    averages = {"micro": _average_dict(posterior.micro), "macro": _average_dict(posterior.macro)}
+    if observed is not None:
+        # The descriptive score against the majority labels; the figure shown is "point" (the median).
+        for average, value in zip(("micro", "macro"), plug_in_f1(observed), strict=True):
+            averages[average]["score"] = _num(value)
     return {
+        "latent": posterior.latent is not None,
         "positions": list(posterior.positions), "averaged": list(posterior.averaged), "prior": posterior.prior,
         "none_modelled": posterior.none_modelled,
-        "micro": _average_dict(posterior.micro), "macro": _average_dict(posterior.macro),
+        **averages,
         "per_class": [
             {"position": c.position, "name": names[c.position], "true_count": c.true_count,
              "predicted_count": c.predicted_count, "correct": c.correct,
@@ -246,8 +295,11 @@ def _posterior_dict(posterior: MulticlassPosterior, names: tuple[str, ...]) -> d
              "precision_hdi": [_num(c.precision_hdi.low), _num(c.precision_hdi.high)],
              "recall": _num(c.recall), "recall_mean": _num(c.recall_mean),
              "recall_hdi": [_num(c.recall_hdi.low), _num(c.recall_hdi.high)],
-             "f1": _num(c.f1), "f1_mean": _num(c.f1_mean), "f1_hdi": [_num(c.f1_hdi.low), _num(c.f1_hdi.high)]}
-            for c in posterior.per_class
+             "f1": _num(c.f1), "f1_mean": _num(c.f1_mean), "f1_hdi": [_num(c.f1_hdi.low), _num(c.f1_hdi.high)],
+             "precision_point": _num(c.precision_median), "recall_point": _num(c.recall_median),
+             "f1_point": _num(c.f1_median), "expected_true_count": c.true_count,
+             **plug.get(c.position, {})}
+            for c in classes
         ],
     }
 
@@ -265,7 +317,7 @@ def _agreement(inputs: MulticlassInputs) -> dict[str, Any]:
     return result
 
 
-def _assumptions(inputs: MulticlassInputs, agreement: dict[str, Any]) -> list[str]:
+def _assumptions(inputs: MulticlassInputs, agreement: dict[str, Any], latent: bool) -> list[str]:
     labels = ("each document's class is the Dawid–Skene posterior of the three workers' answers, counted as "
               "expected counts (a document adds its class probabilities)" if inputs.soft_labels else
               "each document's class is the majority of three workers (the class more of them chose than any "
@@ -274,18 +326,48 @@ def _assumptions(inputs: MulticlassInputs, agreement: dict[str, Any]) -> list[st
     kappa_text = (f"workers agree with Fleiss' kappa {kappa:.2f} over the {agreement['classes']} classes "
                   f"({agreement['documents']} documents with three sure answers)" if kappa is not None else
                   "worker agreement cannot be measured yet")
+    truth = ("The true class of a document: " + labels + "." if not latent else
+             "The true class of a document is not taken from the workers' majority: it is treated as unknown and "
+        "estimated together with how often the crowd confuses each class with each other (one error pattern for "
+        "the whole crowd), so crowd mistakes widen the intervals instead of counting as the router's errors. "
+        "Documents whose workers all disagree are used too. The table of counts shows the majority labels; "
+        "the figures come from the estimated true classes.")
     return [
         "The sample is a uniform random sample of the corpus, so its confusion matrix stands for the corpus's.",
-        "The true class of a document: " + labels + ". Crowd mistakes are not modelled: they count as the "
-        "router's errors (or successes).",
-        "Agreement: " + kappa_text + ". Low agreement means the labels themselves are noisy.",
+        truth,
+        "Agreement: " + kappa_text + ". When almost every document is \"" + NONE_NAME + "\", this figure is low "
+        "even for good workers; the report judges the crowd by its estimated accuracy instead.",
         "Micro- and macro-F1 average over the topics only; \"None of these\" is an outcome, not a topic: a topic "
         "document the router sends to none is a miss of that topic, a none document sent to a topic is a false "
         "alarm of that topic.",
-        "Intervals are 95% highest-density intervals of seed 002's Dirichlet model, sampled exactly, with a "
-        "prior that weighs one document per class (alpha = beta = 1/K); the seed's own prior (alpha = beta = 1) "
-        "is shown beside it and pulls F1 down at small samples.",
+        "Each figure is the middle value (median) of the plausible values, with the range that holds 95% of them.",
     ]
+
+
+LATENT_TECHNICAL = ("Model: Zhang, Wang & Zhao (ICTIR 2015; seed 002) Dirichlet-multinomial posterior of the "
+                    "router's confusion matrix, with each judged document's true class latent and the crowd's "
+                    "confusion matrix pooled over workers (Dawid & Skene 1979), Dirichlet priors 1/K per class "
+                    "share, 1/K^2 per router cell, 2 (right) and 1/(K-1) (each wrong answer) per crowd row; "
+                    "Gibbs sampling, 10 chains x 50 kept states after 60 burn-in, then exact draws given each "
+                    "state. Intervals: 95% highest-density intervals; points: medians of the draws.")
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def multiclass_headline(*, average: dict[str, Any], name: str, reference: float) -> str:
+    """One sentence: the figure, its range, and whether the router meets the reference (in words)."""
+    point, (low, high) = average.get("point", average.get("score")), average["hdi"]
+    if low is not None and low >= reference:
+        verdict = f"the router meets the reference {reference:.2f}"
+    elif high is not None and high < reference:
+        verdict = f"the router misses the reference {reference:.2f}"
+    else:
+        above = average.get("above")
+        verdict = (f"too close to tell whether the router meets the reference {reference:.2f}"
+                   + (f" (chance it does: {above:.0%})" if above is not None else ""))
+    return f"{name} {_fmt(point)} ({_fmt(low)}–{_fmt(high)}); {verdict}"
 
 
 def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str | None = None) -> dict[str, Any]:
@@ -317,6 +399,14 @@ def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str
         diagnostics.append({"code": "undecided", "severity": "warning",
                             "message": f"{inputs.undecided} sampled document(s) have no majority class (a tie or "
                                        f"only \"unsure\" answers) and are in no figure."})
+    crowd_votes = np.asarray(inputs.crowd_votes, dtype=float).reshape(-1, size) if size else np.zeros((0, 0))
+    # The latent-class model when the crowd disagrees on some document; when every crowd-judged document's
+    # sure votes fall on one class the labels are taken as they are (seed 002's model on them: Table 1
+    # reproduces through the product).
+    latent = (size >= 3 and len(inputs.crowd_ids) > 0
+              and bool(np.any(crowd_votes.max(axis=1) < crowd_votes.sum(axis=1))))
+    gold_index = [i for i, d in enumerate(inputs.document_ids) if d in set(inputs.gold_ids)]
+    gold_true = [inputs.labels[i] for i in gold_index]
     for router in inputs.routers:
         if inputs.soft_labels:
             matrix = confusion_matrix_expected(probabilities=inputs.probabilities, predicted=router.predicted,
@@ -328,6 +418,36 @@ def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str
             "predicted_counts": list(router.predicted_counts),
             "confusion": [[_num(x) for x in row] for row in matrix], "posterior": None, "seed_prior": None,
         }
+        entry["model"] = "latent" if latent else "labels"
+        entry["withheld"] = None
+        entry["headline"] = None
+        if latent:
+            try:
+                posterior = multiclass_posterior_latent(
+                    votes=crowd_votes, predicted=router.crowd_predicted or (0,) * len(inputs.crowd_ids),
+                    classes=size, gold_true=gold_true, gold_predicted=[router.predicted[i] for i in gold_index],
+                    draws=draws, seed=seed, reference=reference)
+            except ValueError as exc:
+                diagnostics.append({"code": "estimation_failed", "severity": "error",
+                                    "message": f"{router.name}: {exc}"})
+            else:
+                fit = posterior.latent
+                assert fit is not None
+                entry["crowd"] = {"accuracy": list(fit.accuracy), "class_accuracy": list(fit.class_accuracy),
+                                  "separated": list(fit.separated), "documents": fit.documents,
+                                  "expected_true_counts": list(fit.expected_true_counts)}
+                if not fit.identified:
+                    entry["withheld"] = (f"No F1 is shown: {fit.reason}. Improve the instructions or the workers, "
+                                         f"or add gold documents, then judge more.")
+                    diagnostics.append({"code": "agreement_too_low", "severity": "warning",
+                                        "message": f"{router.name}: {entry['withheld']}"})
+                else:
+                    entry["posterior"] = _posterior_dict(posterior, inputs.class_names, matrix)
+                    entry["headline"] = {average: multiclass_headline(
+                        average=entry["posterior"][average], name=f"{average}-F1", reference=reference)
+                        for average in ("macro", "micro")}
+            routers.append(entry)
+            continue
         if size >= 3 and inputs.document_ids:
             try:
                 posterior = multiclass_posterior(confusion=matrix, draws=draws, seed=seed, reference=reference,
@@ -341,6 +461,9 @@ def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str
                                     "message": f"{router.name}: {exc}"})
             else:
                 entry["posterior"] = _posterior_dict(posterior, inputs.class_names)
+                entry["headline"] = {average: multiclass_headline(
+                    average=entry["posterior"][average], name=f"{average}-F1", reference=reference)
+                    for average in ("macro", "micro")}
                 entry["seed_prior"] = {
                     "prior": seed_prior.prior,
                     **{average: {key: value for key, value in _average_dict(getattr(seed_prior, average)).items()
@@ -359,10 +482,12 @@ def multiclass_report_from_inputs(*, inputs: MulticlassInputs, generated_at: str
         "judged_documents": len(inputs.document_ids),
         "judgments": inputs.judgments,
         "agreement": agreement,
-        "assumptions": _assumptions(inputs, agreement),
+        "assumptions": _assumptions(inputs, agreement, latent),
         "routers": routers,
         "cost": {f.name: getattr(inputs.cost, f.name) for f in fields(inputs.cost)},
-        "parameters": {"draws": draws, "seed": seed, "reference": reference, "mass": 0.95, "prior": prior},
+        "parameters": {"draws": draws, "seed": seed, "reference": reference, "mass": 0.95, "prior": prior,
+                       "labels": "latent" if latent else "majority"},
+        "technical": LATENT_TECHNICAL if latent else None,
         "diagnostics": diagnostics,
     }
 

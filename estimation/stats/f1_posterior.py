@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["hdi", "average_f1_posterior", "binary_f1_posterior", "summarise_draws"]
+__all__ = ["hdi", "average_f1_posterior", "average_f1_posterior_mixture", "binary_f1_posterior", "summarise_draws"]
 
 _DEFAULT_DRAWS = 200_000
 # Draws are generated in fixed-size blocks, each with its own child stream of
@@ -55,6 +55,9 @@ def summarise_draws(draws: np.ndarray, *, score: float, reference: float,
     return {
         "score": float(score),
         "mean": float(draws.mean()),
+        # The median lies inside every interval holding 95% of the draws (at most 5% lie on either side of
+        # it), so a point shown as the median is never outside its own interval; the plug-in score can be.
+        "median": float(np.median(draws)),
         "sd": sd,
         # Exact independent draws, so the Monte Carlo error of the mean is sd/sqrt(n).
         "mc_error": sd / math.sqrt(draws.size),
@@ -244,9 +247,85 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
         blocks = {"precision": sampled[2:2 + size], "recall": sampled[2 + size:2 + 2 * size],
                   "f1": sampled[2 + 2 * size:2 + 3 * size]}
         result["per_class"] = {
-            name: [{"mean": float(row.mean()), "sd": float(row.std(ddof=1)), "hdi": hdi(row, mass)} for row in rows]
+            name: [_class_summary(row, mass) for row in rows]
             for name, rows in blocks.items()
         }
+    return result
+
+
+def _class_summary(row: np.ndarray, mass: float) -> dict[str, Any]:
+    """Mean, median, sd and HDI of one class's draws; NaN draws (class absent in a draw) are left out."""
+    values = row[np.isfinite(row)]
+    if values.size < 2:
+        return {"mean": math.nan, "median": math.nan, "sd": math.nan, "hdi": (math.nan, math.nan)}
+    return {"mean": float(values.mean()), "median": float(np.median(values)), "sd": float(values.std(ddof=1)),
+            "hdi": hdi(values, mass)}
+
+
+def _sample_margins_mixture(rng: np.random.Generator, *, count: int, states: np.ndarray, alpha: np.ndarray,
+                            beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_sample_margins`` with each draw's confusion matrix one of ``states`` (S x K x K), chosen uniformly."""
+    size = states.shape[1]
+    chosen = states[rng.integers(0, states.shape[0], size=count)]
+    rows = rng.standard_gamma((alpha + chosen).astype(np.float32), dtype=np.float32)
+    rows /= rows.sum(axis=-1, keepdims=True)
+    classes = rng.standard_gamma((beta + chosen.sum(axis=-1)).astype(np.float32), dtype=np.float32)
+    classes /= classes.sum(axis=-1, keepdims=True)
+    diagonal = np.diagonal(rows, axis1=-2, axis2=-1) * classes
+    cols = np.matmul(classes[:, None, :], rows)[:, 0, :]
+    assert diagonal.shape[-1] == size
+    return diagonal, classes, cols
+
+
+def average_f1_posterior_mixture(*, states: Any, draws: int = 20_000, seed: int | None = None,
+                                 reference: float = 0.8, alpha: float = 1.0, beta: float = 1.0,
+                                 mass: float = 0.95, averaged: Sequence[int] | None = None,
+                                 per_class: bool = False, keep_draws: bool = False,
+                                 block_size: int = _BLOCK) -> dict[str, Any]:
+    """Seed 002's posterior of micro/macro F1 when the confusion matrix itself is uncertain.
+
+    ``states`` (S x K x K): confusion matrices drawn from their posterior (the latent true classes of a
+    Dawid & Skene (1979) model, ``estimation.stats.latent_class``). Each F1 draw takes one state uniformly
+    and draws mu, theta from seed 002's exact Dirichlet posterior given it (Sec. 2.1): the draws are from
+    the mixture, i.e. the posterior of F1 with the true classes integrated out. Same result keys as
+    ``average_f1_posterior``; "score" is the median of the draws (there is no single observed matrix).
+    """
+    cube = np.asarray(states, dtype=float)
+    if cube.ndim != 3 or cube.shape[1] != cube.shape[2] or cube.shape[1] < 2 or cube.shape[0] < 1:
+        raise ValueError(f"states must be S x K x K with K >= 2 (got shape {cube.shape})")
+    if draws < 2:
+        raise ValueError(f"draws must be at least 2 (got {draws!r})")
+    size = cube.shape[1]
+    alpha_arr = _prior(alpha, (size, size), "alpha")
+    beta_arr = _prior(beta, (size,), "beta")
+    index: np.ndarray | None = None
+    if averaged is not None:
+        index = np.asarray(sorted({int(a) for a in averaged}), dtype=int)
+        if index.size == 0 or index.min() < 0 or index.max() >= size:
+            raise ValueError(f"averaged must name classes among 0..{size - 1} (got {list(averaged)!r})")
+
+    def block(rng: np.random.Generator, count: int) -> np.ndarray:
+        margins = _sample_margins_mixture(rng, count=count, states=cube, alpha=alpha_arr, beta=beta_arr)
+        micro_macro = np.stack(_f1_from_margins(*margins, index)).astype(float)
+        if not per_class:
+            return micro_macro
+        precision, recall, f1 = _per_class_from_margins(*margins)
+        return np.concatenate([micro_macro, precision.T.astype(float), recall.T.astype(float),
+                               f1.T.astype(float)], axis=0)
+
+    sampled = _blockwise(draws=draws, seed=seed, block=block, size=block_size)
+    micro, macro = sampled[0], sampled[1]
+    result: dict[str, Any] = {
+        "micro": summarise_draws(micro, score=float(np.median(micro)), reference=reference, mass=mass),
+        "macro": summarise_draws(macro, score=float(np.median(macro)), reference=reference, mass=mass),
+    }
+    if keep_draws:
+        result["micro"]["draws_array"] = micro
+        result["macro"]["draws_array"] = macro
+    if per_class:
+        blocks = {"precision": sampled[2:2 + size], "recall": sampled[2 + size:2 + 2 * size],
+                  "f1": sampled[2 + 2 * size:2 + 3 * size]}
+        result["per_class"] = {name: [_class_summary(row, mass) for row in rows] for name, rows in blocks.items()}
     return result
 
 

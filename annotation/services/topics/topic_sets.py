@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 
-from annotation.models import NONE_OF_THESE, Corpus, Hit, Topic, TopicClass
+from annotation.models import NONE_OF_THESE, Corpus, Hit, Router, Topic, TopicClass
 from annotation.selectors import topic_set_uniform_sample
 from annotation.services.corpora.retrieved_sets import corpus_documents
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
@@ -231,6 +231,76 @@ def topic_set_launch_preview(*, topic: Topic, documents: int) -> LaunchPreview:
     )
 
 
+# A class's interval is "usable" when the planned uniform sample is expected to hold at least this many of its
+# documents. 20: the coverage simulations of the report's latent-class model (tests/estimation/
+# test_multiclass_noise.py: 100 studies per worker accuracy 0.8 and 0.9, 90-96% "none") ran at about 20
+# sampled documents per topic and covered the true corpus F1 in >= 97% of them; at about 5 per topic the
+# interval is mostly the prior's (a 600-document sample with 96% "none": macro-F1 coverage 30-75%).
+USABLE_PER_CLASS = 20
+
+
+@dataclass(frozen=True)
+class ExpectedClass:
+    position: int
+    name: str
+    share: float  # share of the corpus the router sends to the class
+    expected: float  # expected documents of the class in the planned uniform sample
+    usable: bool  # expected >= USABLE_PER_CLASS
+
+
+@dataclass(frozen=True)
+class ExpectedPerClass:
+    """Expected documents per class in a planned uniform sample, from a router's predicted class shares."""
+
+    router: str | None  # the router whose shares are used; None when the set has no live router yet
+    documents: int  # the planned sample size (in all)
+    corpus_size: int
+    classes: tuple[ExpectedClass, ...]  # topics 1..M, then "none of these"
+    usable_per_class: int
+    needed: int | None  # the sample size giving every topic >= usable_per_class expected documents
+    unreachable: tuple[str, ...]  # topics the router sends no document to: no sample size helps
+
+    @property
+    def thin(self) -> tuple[ExpectedClass, ...]:
+        return tuple(c for c in self.classes if c.position != NONE_OF_THESE and not c.usable)
+
+
+def topic_set_expected_per_class(*, topic: Topic, documents: int) -> ExpectedPerClass:
+    """Expected documents per class in a uniform sample of ``documents`` (in all), and the size that would
+    give every topic a usable interval (at least USABLE_PER_CLASS expected documents).
+
+    A uniform sample of n from a corpus of N holds n x share_k documents of class k in expectation. The true
+    shares are unknown before judging; the newest live router's predicted shares (its corpus documents per
+    class) stand in for them, so a router that misses a topic understates it. The size needed is
+    ceil(USABLE_PER_CLASS / smallest topic share), at most the corpus.
+    """
+    _ensure_topic_set(topic)
+    wanted = _documents_check(documents)
+    names = topic_set_class_names(topic=topic)
+    corpus_size = int(topic.corpus.document_count or 0)
+    planned = min(wanted, corpus_size) if corpus_size else wanted
+    router = (Router.objects.filter(topic=topic, archived_at__isnull=True).order_by("-created_at", "-pk").first())
+    counts = [float(x) for x in (router.predicted_counts if router else [])][: len(names)]
+    counts += [0.0] * (len(names) - len(counts))
+    total = sum(counts)
+    if router is None or total <= 0:
+        return ExpectedPerClass(router=router.name if router else None, documents=planned, corpus_size=corpus_size,
+                                classes=(), usable_per_class=USABLE_PER_CLASS, needed=None, unreachable=())
+    order = (*range(1, len(names)), NONE_OF_THESE)
+    rows = tuple(ExpectedClass(position=k, name=names[k], share=counts[k] / total,
+                               expected=planned * counts[k] / total,
+                               usable=planned * counts[k] / total >= USABLE_PER_CLASS) for k in order)
+    topic_shares = [c.share for c in rows if c.position != NONE_OF_THESE and c.share > 0]
+    unreachable = tuple(c.name for c in rows if c.position != NONE_OF_THESE and c.share <= 0)
+    needed = None
+    if topic_shares:
+        needed = math.ceil(USABLE_PER_CLASS / min(topic_shares) - 1e-9)
+        if corpus_size:
+            needed = min(needed, corpus_size)
+    return ExpectedPerClass(router=router.name, documents=planned, corpus_size=corpus_size, classes=rows,
+                            usable_per_class=USABLE_PER_CLASS, needed=needed, unreachable=unreachable)
+
+
 def topic_set_launch(*, topic: Topic, documents: int, seed: int | None = None, publish: bool = True) -> Launch:
     """Draw the topic set's uniform sample up to `documents` in all, queue the new ones in HITs, publish.
 
@@ -252,6 +322,9 @@ def topic_set_launch(*, topic: Topic, documents: int, seed: int | None = None, p
 __all__ = [
     "NONE_OF_THESE",
     "NONE_OF_THESE_NAME",
+    "USABLE_PER_CLASS",
+    "ExpectedClass",
+    "ExpectedPerClass",
     "LaunchPreview",
     "TopicSetBudgetExceeded",
     "TopicSetError",
@@ -259,6 +332,7 @@ __all__ = [
     "topic_set_class_names",
     "topic_set_classes",
     "topic_set_create",
+    "topic_set_expected_per_class",
     "topic_set_launch",
     "topic_set_launch_preview",
 ]
