@@ -22,15 +22,11 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from core.errors import ApplicationError
+from core.errors import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE, TITLES, ApplicationError, problem_body
 
-PROBLEM_TYPE = "https://recall.invalid/problems/"
-
-TITLES = {
-    400: "Bad request", 401: "Not authenticated", 403: "Not allowed", 404: "Not found",
-    405: "Method not allowed", 406: "Not acceptable", 409: "Conflict", 413: "Too large",
-    415: "Unsupported media type", 429: "Too many requests",
-}
+# The problem body's shape lives in core/errors.py (the middleware answers problems before any view runs).
+__all__ = ["PROBLEM_CONTENT_TYPE", "PROBLEM_TYPE", "TITLES", "ProblemError", "api_not_found", "api_unknown_path",
+           "problem", "problem_body", "problem_exception_handler"]
 
 
 class ProblemError(exceptions.APIException):
@@ -41,20 +37,6 @@ class ProblemError(exceptions.APIException):
         self.status_code = status_code
         self.slug = slug
         self.extra = extra or {}
-
-
-PROBLEM_CONTENT_TYPE = "application/problem+json"
-
-
-def problem_body(*, status_code: int, detail: str, slug: str, title: str | None = None,
-                 errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": PROBLEM_TYPE + slug, "title": title or TITLES.get(status_code, "Error"),
-                            "status": status_code, "detail": detail}
-    if errors:
-        body["errors"] = errors
-    if extra:
-        body.update(extra)
-    return body
 
 
 def problem(*, status_code: int, detail: str, slug: str, title: str | None = None,

@@ -18,6 +18,33 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+# RFC 9457 problem details: the one body shape of every API error (api/errors.py) and of the refusals the
+# middleware answers before any view runs (core/middleware_hostile.py, core/middleware_database.py).
+PROBLEM_TYPE = "https://recall.invalid/problems/"
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+TITLES = {
+    400: "Bad request", 401: "Not authenticated", 403: "Not allowed", 404: "Not found",
+    405: "Method not allowed", 406: "Not acceptable", 409: "Conflict", 413: "Too large",
+    415: "Unsupported media type", 429: "Too many requests", 503: "Service unavailable",
+}
+
+
+def problem_body(*, status_code: int, detail: str, slug: str, title: str | None = None,
+                 errors: dict[str, Any] | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{type, title, status, detail, errors?, ...extra}: a problem's members."""
+    body: dict[str, Any] = {"type": PROBLEM_TYPE + slug, "title": title or TITLES.get(status_code, "Error"),
+                            "status": status_code, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    if extra:
+        body.update(extra)
+    return body
+
+
+def request_is_api(path: str) -> bool:
+    """/api and below answer problem+json, never a page."""
+    return path == "/api" or path.startswith("/api/")
+
 
 class ApplicationError(Exception):
     """A request that cannot be carried out; ``message`` is for the user, ``extra`` for callers.
