@@ -137,6 +137,10 @@ class StratumInputs:
     sampled: int  # distinct documents the stratum's draws took
     document_ids: tuple[int, ...]  # of them, the judged ones, ascending
 
+    @property
+    def judged(self) -> int:
+        return len(self.document_ids)
+
 
 @dataclass(frozen=True)
 class CostInputs:
