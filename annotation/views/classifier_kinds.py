@@ -164,7 +164,8 @@ def classifier_trained_new(request: HttpRequest, corpus_id: int) -> HttpResponse
             else:
                 at = classifier.definition["cross_validation"]["at_threshold"]
                 quality = ", ".join(f"{k} {at[k]:.2f}" for k in ("precision", "recall") if at[k] is not None)
-                quality = f"agreement with its training labels, not the corpus: {quality or 'no figure'}"
+                quality = (f"cross-validated on its training labels: {quality or 'no figure'}; that is agreement "
+                           "with those labels, not the corpus precision")
             messages.success(request, f"Classifier “{classifier.name}” retrieves {classifier.retrieved_count} documents"
                                       f" at threshold {classifier.definition['threshold']:.2f} ({quality}).")
             return redirect("analyst:classifier", classifier_id=classifier.pk)
