@@ -457,7 +457,7 @@ def samples_draw(
             by_score = [] if joint is None else strata_targets(plan=joint, total=complement)
             if by_score:
                 plans += [(SampleDraw.Purpose.PAIR, Region.NEITHER, None, target.total, target.stratum.key,
-                           target.stratum.documents) for target in by_score]
+                           BitMap(target.stratum.documents)) for target in by_score]
             else:
                 plans.append((purpose if certifying else SampleDraw.Purpose.PAIR, Region.NEITHER, None, complement,
                               stratum_key, neither))
