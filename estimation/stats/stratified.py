@@ -20,8 +20,11 @@ Estimating Classifier Performance on Rare Categories"): sampling U where the sco
 documents is what cuts the ~42/ρ cost of a uniform sample of U.
 
 Intervals.  Never a normal approximation on small counts: each stratum has its own finite-population
-count distribution, exactly ``design_based``'s per region — the Jeffreys posterior predictive
-k_s + Binomial(|s| − n_s, p_s), p_s ~ Beta(½ + k_s, ½ + n_s − k_s) for the report's interval, and for the
+count distribution, ``design_based``'s per region — the posterior predictive k_s + Binomial(|s| − n_s, p_s),
+p_s ~ Beta(c_s + k_s, c_s + n_s − k_s) with c_s = ½·|s|/|h| (the region's Jeffreys prior split over its
+strata by size, so stratifying adds no prior mass: a full Jeffreys prior in each of S nearly empty strata of U
+pushed T_U up and the interval below the truth, coverage 0.78–0.86 at δ1 = 0.35) for the report's
+interval, and for the
 certification's conservative bound each stratum's Clopper–Pearson confidence distribution pushed the way
 that lowers the classifier's recall (Beta(k, n − k + 1) in A12 and the own region, Beta(k + 1, n − k) in
 the other region and U).  T_h per Monte Carlo draw is the sum of its strata's draws; an enumerated
@@ -35,10 +38,12 @@ modules (``design_based._design_recall``): with one stratum per region this *is*
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import norm
 
 from .design_based import (
     DEFAULT_DRAWS,
@@ -49,13 +54,26 @@ from .design_based import (
     _design_recall,
     _point_counts,
     _recall_arrays,
+    label_error_from_vote_patterns,
 )
 from .proportions import jsonable
 
 __all__ = [
+    "SCORE_STRATA_METHODS",
     "Stratum",
+    "StratumAllocation",
+    "StratumGuess",
+    "StratifiedPlan",
+    "ScoredStratum",
+    "StagedOutcome",
+    "assign_score_strata",
+    "binormal_shift",
+    "scored_pair_strata",
+    "simulate_staged_plan",
+    "score_strata_bounds",
     "stratified_design_recall",
     "stratified_design_recall_arrays",
+    "stratified_sample_plan",
 ]
 
 
@@ -151,3 +169,400 @@ def stratified_design_recall_arrays(*, strata: Sequence[Stratum], which: str = "
     ``label_error``: draws of shape (draws,) or relevant.shape + (draws,)."""
     return _recall_arrays(strata=_group(strata), which=which, confidence=confidence, draws=draws, rng=rng,
                           label_error=label_error)
+
+
+# =========================================================================== planning: strata from scores
+
+
+SCORE_STRATA_METHODS = ("geometric", "cum_sqrt_f", "quantile")
+# U is mostly irrelevant: its relevant documents sit in the top per cent of a good scorer's ranking, so its strata
+# shrink geometrically toward the top; the retrieved regions (precision 0.1–0.9) are cut by Dalenius–Hodges.
+# Chosen by bench/bench_stratified_cost.py (see bench/results/stratified_cost.txt).
+DEFAULT_STRATA_METHOD = {"A12": "cum_sqrt_f", "B1": "cum_sqrt_f", "B2": "cum_sqrt_f", "U": "geometric"}
+
+
+def score_strata_bounds(scores: np.ndarray | Sequence[float], *, strata: int = 5, method: str = "geometric",
+                        bins: int = 400, ratio: float = 10.0) -> tuple[float, ...]:
+    """Interior cut points (ascending, ``strata`` − 1 of them at most) splitting a region by a scorer's scores.
+
+    ``method``: "cum_sqrt_f" — the cumulative √f rule of Dalenius & Hodges (1959): a histogram of the scores
+    in ``bins`` equal-width bins, cut where Σ√f crosses equal steps (near-optimal strata for Neyman allocation
+    when the score tracks the variable measured); "quantile" — equal-sized strata.  The scores are ranked
+    first (cut points are scores, ties stay in one stratum), so duplicate cut points are dropped: a region
+    whose scores are all equal is one stratum.  :func:`assign_score_strata` maps scores to stratum numbers.
+    Example: scores 0, 1, …, 99 with strata=4, "quantile" → (24.5, 49.5, 74.5) (midpoints; 25 per stratum).
+    """
+    s = np.sort(np.asarray(scores, dtype=float))
+    if strata < 1:
+        raise ValueError(f"strata must be at least 1 (got {strata!r})")
+    if method not in SCORE_STRATA_METHODS:
+        raise ValueError(f"method must be one of {SCORE_STRATA_METHODS}, got {method!r}")
+    if s.size == 0 or strata == 1 or s[0] == s[-1]:
+        return ()
+    if np.any(~np.isfinite(s)):
+        raise ValueError("scores must be finite")
+    if method == "quantile":
+        positions = [int(round(s.size * j / strata)) for j in range(1, strata)]
+    elif method == "geometric":
+        # the top stratum smallest, each one down ``ratio`` times larger: rare relevant documents sit in the
+        # top few per cent of a good scorer's ranking, where equal or √f strata are far too coarse
+        weights = ratio ** np.arange(strata, dtype=float)  # bottom … top after reversal
+        upper = np.cumsum(weights[::-1])[:-1] / weights.sum()  # shares of the bottom strata, cumulated
+        positions = [int(round(s.size * x)) for x in upper]
+    else:
+        counts, edges = np.histogram(s, bins=bins)
+        cum = np.cumsum(np.sqrt(counts))
+        steps = cum[-1] * np.arange(1, strata) / strata
+        cut_bins = np.searchsorted(cum, steps)  # first bin whose cumulative √f reaches the step
+        cut_scores = edges[np.minimum(cut_bins + 1, bins)]
+        positions = [int(np.searchsorted(s, c, side="left")) for c in cut_scores]
+    cuts: list[float] = []
+    for pos in positions:
+        if 0 < pos < s.size and s[pos - 1] < s[pos]:
+            cut = float((s[pos - 1] + s[pos]) / 2.0)
+            if not cuts or cut > cuts[-1]:
+                cuts.append(cut)
+    return tuple(cuts)
+
+
+def assign_score_strata(scores: np.ndarray | Sequence[float], bounds: Sequence[float]) -> np.ndarray:
+    """Stratum number (0 = lowest scores … len(bounds)) of each score for cut points from :func:`score_strata_bounds`."""
+    return np.searchsorted(np.asarray(bounds, dtype=float), np.asarray(scores, dtype=float), side="right")
+
+
+# =========================================================================== planning: allocation and stages
+
+
+@dataclass(frozen=True)
+class StratumGuess:
+    """A stratum to plan for: its size, a prevalence guess (a stated prior, e.g. the region's precision guess
+    or ``design_based.complement_prior_prevalences`` for U), and what is already judged in it (a pilot)."""
+
+    region: str
+    size: int
+    prevalence: float
+    key: str = ""
+    judged: int = 0
+    relevant: float = 0.0
+
+
+@dataclass(frozen=True)
+class StratumAllocation:
+    """One stratum of a :class:`StratifiedPlan`: ``planned`` judged documents in all, ``top_up`` still to judge."""
+
+    region: str
+    key: str
+    size: int
+    prevalence: float  # the prevalence planned for (guess, or the judged share's Jeffreys posterior mean)
+    judged: int
+    planned: int
+    top_up: int
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+@dataclass(frozen=True)
+class StratifiedPlan:
+    """Result of :func:`stratified_sample_plan`.
+
+    ``total``: judged documents in all once the plan is done (those already judged included); ``top_up``:
+    those still to judge.  ``expected_half_width``: (r1, r2) half-widths of the two-sided interval expected
+    at the plan (``expected_half_width_method`` says how).  ``feasible`` False when judging every document
+    would not reach the target (then the plan judges everything)."""
+
+    strata: tuple[StratumAllocation, ...]
+    total: int
+    top_up: int
+    target_half_width: float
+    confidence: float
+    expected_half_width: tuple[float, float]
+    expected_half_width_method: str
+    feasible: bool
+    recall: tuple[float, float]  # (r1, r2) at the prevalences planned for
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def _planning_prevalence(g: StratumGuess) -> float:
+    """The prevalence a stratum is planned at: the judged share's Jeffreys posterior mean (k + ½)/(n + 1) once
+    something is judged (a pilot), else the stated guess."""
+    if g.judged > 0:
+        return (float(g.relevant) + 0.5) / (g.judged + 1.0)
+    return float(g.prevalence)
+
+
+def _count_variance(size: np.ndarray, n: np.ndarray, k: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Var(T_s) of the posterior predictive k + Binomial(|s| − n, p), p ~ Beta(c + k, c + n − k) with c the
+    stratum's share of the region's Jeffreys prior (½·|s|/|h|, as the report's Monte Carlo):
+    (|s| − n)²·Var(p) + (|s| − n)·E[p(1 − p)]."""
+    a, b = prior + k, prior + np.maximum(n - k, 0.0)
+    ab = a + b
+    var_p = a * b / (ab * ab * (ab + 1.0))
+    e_pq = a * b / (ab * (ab + 1.0))
+    rest = np.maximum(size - n, 0.0)
+    return np.where(n >= size, 0.0, rest * rest * var_p + rest * e_pq)
+
+
+def stratified_sample_plan(*, strata: Sequence[StratumGuess], half_width: float = 0.05, confidence: float = 0.95,
+                           min_per_stratum: int = 10, iterations: int = 4) -> StratifiedPlan:
+    """Judged documents per stratum so that BOTH classifiers' two-sided interval is expected within ±``half_width``.
+
+    Shape — Neyman allocation (Neyman 1934; Cochran 1977 §5.5) for the sum of the two recalls' variances:
+    n_s ∝ |s|·σ_s·√(g1_h² + g2_h²), with g_h = ∂r/∂T_h·N (1 − r for A12 and the classifier's own region, r for
+    the other region and U, notes §2 generalised to four regions) and σ_s² the per-document variance of the
+    stratum's count under the report's posterior (the region's Jeffreys prior split over its strata by size)
+    at the typical outcome k_s = n_s·p_s — so a stratum expected to hold nothing still costs what proving it
+    nearly empty costs (≈ c/n_s², not p(1 − p) at p ≈ 0), solved
+    by a few fixed-point ``iterations``.  This is the allocation Zrnic & Candès (2024)'s variance-optimal
+    sampling rule reduces to on score strata.  Every stratum with documents gets at least
+    ``min_per_stratum`` (capped at its size) and at least what is already judged.  Scale — the smallest
+    total whose expected half-width, z·sd with sd from the delta method over those posterior variances, is
+    at most the target for both r1 and r2 (bisection).  The half-width is a planning figure; the report's
+    interval stays the Monte Carlo of :func:`stratified_design_recall`.
+
+    Staged use: a pilot (e.g. the plan at the stated prior, or ``min_per_stratum`` per stratum), then call
+    again with each stratum's ``judged``/``relevant`` — its prevalence becomes the Jeffreys posterior mean —
+    and judge the ``top_up``; stop when the report's interval reaches the target.  One stratum per region
+    (no scorer) is today's unstratified design with Neyman allocation across regions.
+    """
+    if not 0.0 < half_width < 1.0:
+        raise ValueError(f"half_width must lie in (0, 1) (got {half_width!r})")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1) (got {confidence!r})")
+    if not strata:
+        raise ValueError("strata must not be empty")
+    for g in strata:
+        if g.region not in REGIONS:
+            raise ValueError(f"a stratum's region must be one of {REGIONS}, got {g.region!r}")
+        if g.size < 0 or not 0 <= g.judged <= g.size or not 0.0 <= g.relevant <= g.judged:
+            raise ValueError(f"stratum {g.region}/{g.key!r}: need 0 ≤ relevant ≤ judged ≤ size")
+        if not 0.0 <= g.prevalence <= 1.0:
+            raise ValueError(f"stratum {g.region}/{g.key!r}: prevalence must lie in [0, 1] (got {g.prevalence!r})")
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    region = np.array([g.region for g in strata])
+    size = np.array([g.size for g in strata], dtype=float)
+    judged = np.array([g.judged for g in strata], dtype=float)
+    found = np.array([g.relevant for g in strata], dtype=float)
+    p = np.array([_planning_prevalence(g) for g in strata])
+    counts = size * p
+    t = {h: float(counts[region == h].sum()) for h in REGIONS}
+    total_relevant = sum(t.values())
+    r1 = (t["A12"] + t["B1"]) / total_relevant if total_relevant > 0 else float("nan")
+    r2 = (t["A12"] + t["B2"]) / total_relevant if total_relevant > 0 else float("nan")
+    g1 = np.array([{"A12": 1 - r1, "B1": 1 - r1, "B2": r1, "U": r1}[h] for h in region])
+    g2 = np.array([{"A12": 1 - r2, "B1": r2, "B2": 1 - r2, "U": r2}[h] for h in region])
+    slope = np.sqrt(g1 ** 2 + g2 ** 2)
+    region_size = {h: float(size[region == h].sum()) for h in REGIONS}
+    several = {h: int((region == h).sum()) > 1 for h in REGIONS}
+    prior = np.array([0.5 * (sz / region_size[h] if several[h] and region_size[h] > 0 else 1.0)
+                      for h, sz in zip(region, size, strict=True)])
+    floor = np.maximum(judged, np.minimum(size, float(min_per_stratum)))
+    r1 = 0.0 if not np.isfinite(r1) else r1
+    r2 = 0.0 if not np.isfinite(r2) else r2
+
+    def expected_k(n: np.ndarray) -> np.ndarray:
+        return found + np.maximum(n - judged, 0.0) * p
+
+    def half_widths(n: np.ndarray) -> tuple[float, float]:
+        if total_relevant <= 0:
+            return float("nan"), float("nan")
+        var = _count_variance(size, n, expected_k(n), prior)
+        return (z * float(np.sqrt(np.sum(g1 ** 2 * var))) / total_relevant,
+                z * float(np.sqrt(np.sum(g2 ** 2 * var))) / total_relevant)
+
+    def allocation(budget: float) -> np.ndarray:
+        n = floor.copy()
+        for _ in range(iterations):
+            k = expected_k(n)
+            a, b = prior + k, prior + np.maximum(n - k, 0.0)
+            sigma = np.sqrt(a * b) / (a + b)
+            weight = size * sigma * slope
+            wsum = float(weight.sum())
+            share = weight / wsum if wsum > 0 else size / max(size.sum(), 1.0)
+            n = np.minimum(size, np.maximum(floor, np.ceil(budget * share)))
+        return n
+
+    def worst(n: np.ndarray) -> float:
+        h1, h2 = half_widths(n)
+        return max(h1, h2)
+
+    everything = size.copy()
+    feasible = bool(worst(everything) <= half_width) if total_relevant > 0 else False
+    if not feasible:
+        n = everything
+    elif worst(floor) <= half_width:
+        n = floor
+    else:
+        lo, hi = float(floor.sum()), float(size.sum())
+        while hi - lo > max(1.0, 0.002 * hi):
+            mid = (lo + hi) / 2.0
+            if worst(allocation(mid)) <= half_width:
+                hi = mid
+            else:
+                lo = mid
+        n = allocation(hi)
+        if worst(n) > half_width:  # the caps bit: judge everything rather than miss the target
+            n = everything
+    n_int = n.astype(int)
+    rows = tuple(StratumAllocation(region=g.region, key=g.key, size=int(g.size), prevalence=float(pp),
+                                   judged=int(g.judged), planned=int(ni), top_up=int(ni - g.judged))
+                 for g, pp, ni in zip(strata, p, n_int, strict=True))
+    h1, h2 = half_widths(n)
+    return StratifiedPlan(strata=rows, total=int(n_int.sum()), top_up=int((n_int - judged).sum()),
+                          target_half_width=float(half_width), confidence=float(confidence),
+                          expected_half_width=(h1, h2),
+                          expected_half_width_method="z × delta-method sd over each stratum's Jeffreys posterior "
+                                                     "predictive count variance at the typical outcome",
+                          feasible=feasible, recall=(float(r1), float(r2)))
+
+
+# =========================================================================== simulation: scored corpora and the staged plan
+
+
+@dataclass(frozen=True)
+class ScoredStratum:
+    """A stratum of a simulated corpus: its size and its true count of relevant documents."""
+
+    region: str
+    key: str
+    size: int
+    relevant_true: int
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def binormal_shift(auc: float) -> float:
+    """μ of the binormal scorer (irrelevant ~ N(0, 1), relevant ~ N(μ, 1)) whose AUC is ``auc``: Φ(μ/√2) = AUC."""
+    if not 0.0 < auc < 1.0:
+        raise ValueError(f"auc must lie in (0, 1) (got {auc!r})")
+    return float(np.sqrt(2.0) * norm.ppf(auc))
+
+
+def scored_pair_strata(*, sizes: dict, relevant: dict, auc: float | None, strata_per_region: int = 5,
+                       method: str | Mapping[str, str] | None = None, seed: int = 0) -> tuple[ScoredStratum, ...]:
+    """Strata of a simulated pair corpus (``design_based.dependent_pair_corpus``'s ``sizes``/``relevant``)
+    cut by a binormal scorer of the given AUC (0.5: a useless scorer); ``auc`` None: no scorer, one stratum
+    per region (today's design).  Each region's strata from :func:`score_strata_bounds` on its own scores,
+    with ``method`` (one for all regions, or per region; default :data:`DEFAULT_STRATA_METHOD`)."""
+    rng = np.random.default_rng(seed)
+    out: list[ScoredStratum] = []
+    for h in REGIONS:
+        size, count = int(sizes[h]), int(relevant[h])
+        if auc is None or size == 0:
+            out.append(ScoredStratum(h, "all", size, count))
+            continue
+        truth = np.zeros(size, dtype=bool)
+        truth[:count] = True
+        scores = rng.standard_normal(size) + binormal_shift(auc) * truth
+        how = DEFAULT_STRATA_METHOD[h] if method is None else (method if isinstance(method, str) else method[h])
+        label = assign_score_strata(scores, score_strata_bounds(scores, strata=strata_per_region, method=how))
+        for j in range(int(label.max()) + 1):
+            mine = label == j
+            out.append(ScoredStratum(h, f"score:{j}", int(mine.sum()), int(truth[mine].sum())))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class StagedOutcome:
+    """One simulated study of the staged plan (:func:`simulate_staged_plan`)."""
+
+    total: int  # judged documents in all, pilot included
+    pilot: int
+    stages: int  # top-up rounds after the pilot
+    reached: bool
+    half_width: tuple[float, float]  # (r1, r2) achieved: (high − low)/2 of the report's interval
+    covered: tuple[bool, bool]  # did the report's interval hold the corpus recall
+    judged: tuple[int, ...]  # per stratum, in the order given
+
+
+def _judge_top_up(rng, *, size, true_count, judged, true_judged, top_up, accuracy, votes):
+    """Judge ``top_up`` more documents of a stratum by simple random sampling without replacement from those
+    not judged yet: (new true relevant, new majority-relevant, counts of relevant votes 0..votes)."""
+    if top_up <= 0:
+        return 0, 0, np.zeros(votes + 1, dtype=int)
+    good = true_count - true_judged
+    bad = (size - true_count) - (judged - true_judged)
+    new_true = int(rng.hypergeometric(good, bad, top_up)) if good > 0 else 0
+    if accuracy is None:
+        return new_true, new_true, np.zeros(votes + 1, dtype=int)
+    pmf = np.array([math.comb(votes, j) * accuracy ** j * (1 - accuracy) ** (votes - j) for j in range(votes + 1)])
+    right_rel = rng.multinomial(new_true, pmf)  # j right votes = j relevant votes
+    right_irr = rng.multinomial(top_up - new_true, pmf)  # j right votes = votes − j relevant votes
+    pattern = right_rel + right_irr[::-1]
+    return new_true, int(pattern[votes // 2 + 1:].sum()), pattern
+
+
+def simulate_staged_plan(*, strata: Sequence[ScoredStratum], prior: Mapping[str, float], half_width: float = 0.05,
+                         confidence: float = 0.95, pilot_fraction: float = 0.2, step_fraction: float = 0.5,
+                         min_per_stratum: int = 10, max_stages: int = 12, accuracy: float | None = None, votes: int = 3, draws: int = 2_000,
+                         seed: int = 0) -> StagedOutcome:
+    """One study of the staged design, pilot → top-ups, on a simulated corpus (the procedure the product runs).
+
+    Pilot: :func:`stratified_sample_plan` at the stated ``prior`` (a prevalence guess per region, shared by its
+    strata), of which ``pilot_fraction`` is judged (at least ``min_per_stratum`` per stratum).  Then, until
+    the report's interval (:func:`stratified_design_recall_arrays`, ``draws`` draws) of BOTH r1 and r2 has
+    half-width ≤ ``half_width``: re-plan from what was judged (each stratum's Jeffreys posterior mean) and
+    judge ``step_fraction`` of each stratum's top-up (all of it when ≤ 20); a stage whose plan asks for
+    nothing more asks for 10% more of the current total.
+    ``accuracy``: workers of that one-coin accuracy, majority of ``votes``; the label error is then estimated
+    from the vote patterns (``design_based.label_error_from_vote_patterns``) and corrected (Rogan–Gladen).
+    The pilot's documents count in the total.
+    """
+    rng = np.random.default_rng(seed)
+    size = np.array([s.size for s in strata])
+    n = np.zeros(len(strata), dtype=int)
+    kt = np.zeros(len(strata), dtype=int)
+    kl = np.zeros(len(strata), dtype=int)
+    patterns = np.zeros(votes + 1, dtype=int)
+    t = {h: sum(s.relevant_true for s in strata if s.region == h) for h in REGIONS}
+    truth = ((t["A12"] + t["B1"]) / sum(t.values()), (t["A12"] + t["B2"]) / sum(t.values()))
+
+    def judge(target: np.ndarray) -> None:
+        nonlocal patterns
+        for i, s in enumerate(strata):
+            extra = int(min(s.size, target[i]) - n[i])
+            new_true, new_label, pat = _judge_top_up(rng, size=s.size, true_count=s.relevant_true, judged=int(n[i]),
+                                                     true_judged=int(kt[i]), top_up=extra, accuracy=accuracy, votes=votes)
+            n[i] += max(extra, 0)
+            kt[i] += new_true
+            kl[i] += new_label
+            patterns = patterns + pat
+
+    guesses = [StratumGuess(s.region, s.size, float(prior[s.region]), s.key) for s in strata]
+    first = stratified_sample_plan(strata=guesses, half_width=half_width, confidence=confidence,
+                                   min_per_stratum=min_per_stratum)
+    judge(np.maximum(np.minimum(size, min_per_stratum),
+                     np.ceil(pilot_fraction * np.array([a.planned for a in first.strata])).astype(int)))
+    pilot = int(n.sum())
+    stages = 0
+    while True:
+        error = None
+        if accuracy is not None:
+            error = label_error_from_vote_patterns(patterns={(r, votes): float(patterns[r]) for r in range(votes + 1)},
+                                                   votes=votes, draws=draws, rng=rng)
+        design = [Stratum(s.region, s.size, int(n[i]), float(kl[i]), s.key) for i, s in enumerate(strata)]
+        res = [stratified_design_recall_arrays(strata=design, which=w, confidence=confidence, draws=draws, rng=rng,
+                                               label_error=error) for w in ("r1", "r2")]
+        widths = tuple(float(r.high - r.low) / 2.0 for r in res)
+        reached = all(np.isfinite(w) and w <= half_width for w in widths)
+        if reached or stages >= max_stages or bool(np.all(n >= size)):
+            covered = tuple(bool(r.low <= tr <= r.high) for r, tr in zip(res, truth, strict=True))
+            return StagedOutcome(total=int(n.sum()), pilot=pilot, stages=stages, reached=bool(reached),
+                                 half_width=(widths[0], widths[1]), covered=(covered[0], covered[1]),
+                                 judged=tuple(int(x) for x in n))
+        stages += 1
+        guesses = [StratumGuess(s.region, s.size, float(prior[s.region]), s.key, int(n[i]), float(kl[i]))
+                   for i, s in enumerate(strata)]
+        plan = stratified_sample_plan(strata=guesses, half_width=half_width, confidence=confidence,
+                                      min_per_stratum=min_per_stratum)
+        target = np.array([a.planned for a in plan.strata])
+        # judge only part of each top-up before looking again: the pilot's prevalences are rough (zero found
+        # in 10 reads as ≈ 5% under Jeffreys) and what is judged cannot be unjudged
+        target = np.where(target - n > 20, n + np.ceil(step_fraction * (target - n)).astype(int), target)
+        if int((target - n).sum()) <= 0:
+            shares = target / max(target.sum(), 1)
+            target = np.minimum(size, n + np.ceil(0.1 * n.sum() * shares).astype(int) + 1)
+        judge(target)
