@@ -248,9 +248,14 @@ def pooled_recall_block(
             name=key, size=sample.size, inside=inside, outside=outside, relevant=list(sample.labels),
             retrieved_by=[[name_of[c] for c in holders if c in name_of] for holders in sample.retrieved_by]))
     corpus = CorpusSample(relevant=list(uniform.labels), in_pool=[bool(holders) for holders in uniform.retrieved_by])
+    # Majority labels err (issue 24 item 6): θ is corrected with the workers' accuracy from the votes of every
+    # judged non-gold document. Dawid–Skene posteriors already allow for the errors.
+    noisy = not inputs.soft_labels and len(uniform.votes) == uniform.judged
     try:
         result = pooled_recall(systems=systems, strata=strata, reached=[name_of[c.id] for c in inside_union],
                                corpus_sample=corpus, confidence=confidence,
+                               corpus_votes=list(uniform.votes) if noisy else None,
+                               error_votes=(list(inputs.votes) or None) if noisy else None,
                                draws=min(int(draws), POOLED_RECALL_DRAWS), seed=seed)
     except STATS_ERRORS as exc:
         return None, [diagnostic("pooled_recall_unavailable", "info",
@@ -267,4 +272,25 @@ def pooled_recall_block(
         {"sample": names[s.name], "kind": "own output", "size": s.retrieved, "judged": len(s.relevant)}
         for s in systems if len(s.relevant)
     ]
-    return data, []
+    data["basis"] = _pooled_basis(data)
+    diagnostics = []
+    if result.pool_recall_refused:
+        diagnostics.append(diagnostic("pooled_recall_true_withheld", "warning", result.pool_recall_refused, source))
+    return data, diagnostics
+
+
+def _pooled_basis(data: dict[str, Any]) -> str:
+    """What the block's true recalls rest on, in words (shown under the figures on the page)."""
+    documents = data.get("uniform_documents")
+    error = data.get("label_error")
+    words = ("Seed 003: true recall = the pool's recall, from the uniform sample of the corpus"
+             + (f" ({documents:,} judged documents)" if documents else "")
+             + ", × each classifier's share of the pool's relevant documents, from the judged samples.")
+    if error:
+        accuracy = error.get("worker_accuracy")
+        words += (" The uniform sample's labels are corrected for the workers' errors (Rogan–Gladen"
+                  + (f", workers' accuracy {accuracy:.2f} from their agreement" if accuracy is not None else "")
+                  + f", a majority label wrong {100 * error['false_positive']:.1f}% of the time).")
+    elif data.get("pool_recall") is not None:
+        words += " The labels are taken as they are (no correction for the workers' errors)."
+    return words

@@ -42,6 +42,26 @@ the product's draws (a 90% interval is the 5th–95th percentile, not the
 10th–90th); and the standard error of the product of independent estimates
 is √(θ²σ²_ν + ν²σ²_θ + σ²_ν σ²_θ), squares included.  ν is drawn by a
 bootstrap stratified by system sample, θ from its Jeffreys posterior.
+
+Label error (issue 24 item 6).  θ rests on the uniform sample's relevant
+documents, which at low prevalence are few: with majority-of-three labels
+from 0.9-accurate workers 2.8% of the irrelevant documents are labelled
+relevant (ESTIMATION-NOTES §3), nearly all outside the pool, so on 300
+uniform documents the false positives outnumber the relevant ones and θ
+collapses (Reuters seed 003: "true recall" 0.138 (0.042–0.301) against
+0.622).  Given ``corpus_votes`` (each uniform document's relevant and sure
+votes) θ is corrected: the workers' one-coin accuracy and the majority's
+error rates fp = fn come from how often two votes on one document agree
+(``design_based.label_error_from_votes``, Bayesian bootstrap draws), and
+the labelled-relevant shares q_in, q_out of the pool's and the rest's
+uniform documents become the true shares by Rogan & Gladen (1978),
+π = (q − fp)/(1 − fp − fn), per draw (q from its Jeffreys posterior), so
+θ = n_in·π_in / (n_in·π_in + n_out·π_out).  θ and every true recall are
+then withheld (``pool_recall_refused`` says why, in words) when the
+corrected count of relevant uniform documents is below
+:data:`MIN_UNIFORM_RELEVANT`: too few to carry a share.  Soft labels
+(Dawid–Skene posteriors) already allow for the workers' errors and are not
+corrected again.
 """
 from __future__ import annotations
 
@@ -51,9 +71,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .design_based import LabelError, label_error_from_votes
 from .proportions import jsonable
 
 DEFAULT_DRAWS = 4_000
+# The fewest relevant documents (after the label-error correction) a uniform sample of noisy labels must hold
+# for θ, the pool's recall, to be shown (with labels taken as right the Jeffreys interval stays honest): below it the share rests on a handful of documents and, with noisy labels,
+# on how many of them are worker errors (issue 24 item 6). 10 relevant documents give a Jeffreys interval
+# of about ±0.25 on a share near 0.6 even with perfect labels.
+MIN_UNIFORM_RELEVANT = 10
 
 
 # =========================================================================== inputs
@@ -294,6 +320,13 @@ class PooledRecallResult:
     pool_recall_high: float | None
     pool_relevant_total: float | None  # estimated relevant documents in the pool
     systems: tuple[SystemRecall, ...]
+    # Label error of the uniform sample's labels (None: labels taken as they are): the workers' one-coin
+    # accuracy, the majority's error rate fp = fn, and the source; θ is corrected by Rogan–Gladen.
+    label_error: dict | None = None
+    uniform_documents: int | None = None  # judged documents of the uniform corpus sample
+    uniform_labelled_relevant: float | None = None  # labelled relevant among them
+    uniform_relevant_estimate: float | None = None  # after the label-error correction
+    pool_recall_refused: str | None = None  # why θ and the true recalls are withheld, in words
 
     def as_dict(self) -> dict:
         return jsonable(self)
@@ -333,6 +366,8 @@ def pooled_recall(
     strata: Sequence[StratumSample | Mapping] = (),
     reached: Collection[str] = (),
     corpus_sample: CorpusSample | Mapping | None = None,
+    corpus_votes: Sequence[tuple[int, int]] | None = None,
+    error_votes: Sequence[tuple[int, int]] | None = None,
     weights: str | Mapping[str, float] = "samples",
     confidence: float = 0.95,
     draws: int = DEFAULT_DRAWS,
@@ -350,6 +385,13 @@ def pooled_recall(
     strata: uniform samples of regions of the pool (:class:`StratumSample`),
     e.g. the pair design's A12, B1, B2: each is one more sample in the
     importance-weighted sum (module docstring).
+    corpus_votes: (relevant votes, sure votes) per document of ``corpus_sample``,
+    parallel to it: θ is then corrected for the majority labels' error
+    (module docstring, Rogan–Gladen) and withheld below
+    :data:`MIN_UNIFORM_RELEVANT` corrected relevant documents.  Leave it out
+    for soft labels or labels without votes.  error_votes: the votes the
+    workers' accuracy is estimated from (default ``corpus_votes``; e.g. every
+    judged non-gold document of the topic, for a tighter estimate).
     weights: w_s per sample ("samples" ∝ sample sizes — the balance
     heuristic, default; "uniform"; or a mapping sample name → weight).
 
@@ -397,17 +439,26 @@ def pooled_recall(
 
     theta = theta_low = theta_high = math.nan
     theta_draws = None
+    noise: dict = {"label_error": None, "uniform_documents": None, "uniform_labelled_relevant": None,
+                   "uniform_relevant_estimate": None, "pool_recall_refused": None}
     if corpus_sample is not None:
         corpus = _as_corpus(corpus_sample)
         rel = _labels(corpus.relevant, "corpus_sample.relevant")
         in_pool = np.asarray(corpus.in_pool, dtype=bool)
         if in_pool.shape != rel.shape:
             raise ValueError("corpus_sample: relevant and in_pool must have the same length")
-        found, total = float((rel * in_pool).sum()), float(rel.sum())
-        if total > 0:
-            theta = found / total
-            # Jeffreys posterior of the pool's share of relevant documents.
-            theta_draws = rng.beta(found + 0.5, total - found + 0.5, size=int(draws))
+        error = None
+        if corpus_votes is not None:
+            if len(corpus_votes) != rel.size:
+                raise ValueError("corpus_votes must be parallel to corpus_sample (one (relevant, sure) per document)")
+            source = list(corpus_votes) if error_votes is None else list(error_votes)
+            error = label_error_from_votes(votes=source, draws=int(draws), seed=_child_seed(seed),
+                                           majority_of=max((t for _, t in corpus_votes), default=None))
+            if error is not None and error.perfect:
+                error = None
+        theta, theta_draws, noise = _pool_recall(rel=rel, in_pool=in_pool, error=error, rng=rng,
+                                                 draws=int(draws))
+        if theta_draws is not None:
             theta_low, theta_high = (float(v) for v in np.quantile(theta_draws, [alpha / 2, 1 - alpha / 2]))
 
     naive = _naive_pooled_recall(data)
@@ -434,8 +485,75 @@ def pooled_recall(
         weights={name: float(x) for name, x in zip(data.sources, w)},
         pool_recall=_none(theta), pool_recall_low=_none(theta_low), pool_recall_high=_none(theta_high),
         pool_relevant_total=_none(denominator) if denominator > 0 else None,
-        systems=tuple(results),
+        systems=tuple(results), **noise,
     )
+
+
+def _child_seed(seed: int | None) -> int | None:
+    """The label error's own seed, so that giving votes leaves the bootstrap's random stream as it was."""
+    return None if seed is None else int(np.random.SeedSequence([int(seed), 1]).generate_state(1)[0])
+
+
+def _pool_recall(*, rel: np.ndarray, in_pool: np.ndarray, error: LabelError | None, rng: np.random.Generator,
+                 draws: int) -> tuple[float, np.ndarray | None, dict]:
+    """θ, the pool's share of the corpus's relevant documents, from the uniform sample: point, draws (None when
+    not available or withheld) and the label-error fields of :class:`PooledRecallResult`.
+
+    Without ``error``: found/total and its Jeffreys posterior, as seed 003.  With it: the Rogan–Gladen
+    corrected shares of the pool's and the rest's uniform documents, per draw (module docstring).
+    """
+    n_in, n_out = int(in_pool.sum()), int((~in_pool).sum())
+    k_in, k_out = float(rel[in_pool].sum()), float(rel[~in_pool].sum())
+    fields: dict = {"label_error": None, "uniform_documents": int(rel.size),
+                    "uniform_labelled_relevant": k_in + k_out, "uniform_relevant_estimate": k_in + k_out,
+                    "pool_recall_refused": None}
+    if error is None:
+        total = k_in + k_out
+        if total <= 0:
+            return math.nan, None, fields
+        # Labels taken as right: the Jeffreys interval is honest (wide) on a few documents, so no refusal.
+        return k_in / total, rng.beta(k_in + 0.5, k_out + 0.5, size=draws), fields
+    fp_point, fn_point = float(np.mean(error.fp_point)), float(np.mean(error.fn_point))
+    fields["label_error"] = {
+        "worker_accuracy": _none(np.mean(error.accuracy_point)) if error.accuracy_point is not None else None,
+        "false_positive": fp_point, "false_negative": fn_point, "source": error.source,
+        "correction": "Rogan–Gladen (1978) on the uniform sample's in-pool and out-of-pool shares",
+    }
+
+    def corrected(q, fp, fn):
+        den = 1.0 - fp - fn
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.clip(np.where(den > 0, (q - fp) / np.where(den > 0, den, 1.0), q), 0.0, 1.0)
+
+    pi_in = float(corrected(k_in / n_in, fp_point, fn_point)) if n_in else 0.0
+    pi_out = float(corrected(k_out / n_out, fp_point, fn_point)) if n_out else 0.0
+    found, rest = n_in * pi_in, n_out * pi_out
+    fields["uniform_relevant_estimate"] = found + rest
+    if found + rest < MIN_UNIFORM_RELEVANT:
+        fields["pool_recall_refused"] = _too_few_message(documents=rel.size, labelled=k_in + k_out,
+                                                         estimate=found + rest, error=fields["label_error"])
+        return math.nan, None, fields
+    fp, fn = np.asarray(error.false_positive, dtype=float), np.asarray(error.false_negative, dtype=float)
+    q_in = rng.beta(k_in + 0.5, n_in - k_in + 0.5, size=draws) if n_in else np.zeros(draws)
+    q_out = rng.beta(k_out + 0.5, n_out - k_out + 0.5, size=draws) if n_out else np.zeros(draws)
+    d_in, d_out = n_in * corrected(q_in, fp, fn), n_out * corrected(q_out, fp, fn)
+    total = d_in + d_out
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta_draws = np.where(total > 0, d_in / np.where(total > 0, total, 1.0), 1.0)
+    return found / (found + rest), theta_draws, fields
+
+
+def _too_few_message(*, documents: int, labelled: float, estimate: float, error: dict | None) -> str:
+    words = (f"The uniform sample of {documents:,} documents holds {labelled:.0f} labelled relevant")
+    if error is not None:
+        accuracy = error.get("worker_accuracy")
+        at = f" at the workers' accuracy of {accuracy:.2f}" if accuracy is not None else ""
+        words += (f"; about {max(0.0, labelled - estimate):.0f} of them are expected to be worker errors{at} "
+                  f"(a majority label is wrong {100 * error['false_positive']:.1f}% of the time), which leaves "
+                  f"about {estimate:.0f} relevant")
+    return (words + f". The pool's recall, and so every classifier's true recall by seed 003, needs at least "
+            f"{MIN_UNIFORM_RELEVANT} relevant documents in that sample, so it is not shown: judge a larger "
+            "uniform sample of the corpus.")
 
 
 def product_se(*, mean_a: float, se_a: float, mean_b: float, se_b: float) -> float:
