@@ -14,19 +14,23 @@ from estimation.stats.weighted_validation import retrieved_set_estimate, weighte
 SIZES = np.array([400, 1500, 1200, 40_000])
 PREVALENCE = np.array([0.85, 0.35, 0.3, 0.004])
 RETRIEVED_SHARE = np.array([0.9, 0.6, 0.5, 0.25])  # the share of each stratum in R
+# The measured defect's shape: regions 57–71% relevant, a complement with 1 relevant in 1,000, and a classifier
+# retrieving a third of the corpus.
+DEFECT = (np.array([300, 800, 700, 60_000]), np.array([0.71, 0.6, 0.57, 0.001]), np.array([0.8, 0.5, 0.5, 0.33]))
 
 
-def _corpus(rng):
-    stratum = np.repeat(np.arange(4), SIZES)
-    relevant = rng.random(len(stratum)) < PREVALENCE[stratum]
+def _corpus(rng, world=(SIZES, PREVALENCE, RETRIEVED_SHARE)):
+    sizes, prevalence, share = world
+    stratum = np.repeat(np.arange(4), sizes)
+    relevant = rng.random(len(stratum)) < prevalence[stratum]
     # Relevant documents are retrieved more often than the stratum's share, non-relevant less.
     lift = np.where(relevant, 1.3, 0.8)
-    retrieved = rng.random(len(stratum)) < np.minimum(RETRIEVED_SHARE[stratum] * lift, 1.0)
+    retrieved = rng.random(len(stratum)) < np.minimum(share[stratum] * lift, 1.0)
     return stratum, relevant, retrieved
 
 
-def _study(rng, judged_per_stratum, seed):
-    stratum, relevant, retrieved = _corpus(rng)
+def _study(rng, judged_per_stratum, seed, world=(SIZES, PREVALENCE, RETRIEVED_SHARE)):
+    stratum, relevant, retrieved = _corpus(rng, world)
     judged, hit_r, hit_n, judged_retrieved = [], [], [], 0
     for h, m in enumerate(judged_per_stratum):
         rows = rng.choice(np.flatnonzero(stratum == h), size=m, replace=False)
@@ -34,7 +38,7 @@ def _study(rng, judged_per_stratum, seed):
         hit_r.append(int(np.sum(relevant[rows] & retrieved[rows])))
         hit_n.append(int(np.sum(relevant[rows] & ~retrieved[rows])))
         judged_retrieved += int(np.sum(retrieved[rows]))
-    estimate = retrieved_set_estimate(sizes=SIZES, judged=judged, relevant_retrieved=hit_r, relevant_missed=hit_n,
+    estimate = retrieved_set_estimate(sizes=world[0], judged=judged, relevant_retrieved=hit_r, relevant_missed=hit_n,
                                       judged_retrieved=judged_retrieved, retrieved=int(retrieved.sum()), seed=seed,
                                       draws=2000)
     truth_p = float(np.sum(relevant & retrieved) / retrieved.sum())
@@ -43,17 +47,21 @@ def _study(rng, judged_per_stratum, seed):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("judged_per_stratum", [(60, 60, 60, 60), (100, 100, 100, 300)])
-def test_the_corpus_precision_interval_covers_the_truth(judged_per_stratum):
+@pytest.mark.parametrize(("judged_per_stratum", "world"), [
+    ((60, 60, 60, 60), (SIZES, PREVALENCE, RETRIEVED_SHARE)),
+    ((100, 100, 100, 300), (SIZES, PREVALENCE, RETRIEVED_SHARE)),
+    ((40, 40, 40, 150), DEFECT),
+], ids=["60-each", "100-and-300", "defect-shape"])
+def test_the_corpus_precision_interval_covers_the_truth(judged_per_stratum, world):
     rng = np.random.default_rng(20261127)
     studies = 200
     covered_p = covered_r = 0
-    sample_precision = []
     for i in range(studies):
-        estimate, truth_p, truth_r = _study(rng, judged_per_stratum, seed=i)
+        estimate, truth_p, truth_r = _study(rng, judged_per_stratum, seed=i, world=world)
         covered_p += estimate.precision.low <= truth_p <= estimate.precision.high
         covered_r += estimate.recall.low <= truth_r <= estimate.recall.high
-        sample_precision.append(estimate.precision.point)
+    # Measured 2026-11-27 (200 studies each, 95% intervals): 60-each 0.990 / 0.995 (precision / recall),
+    # 100-and-300 0.980 / 0.990, defect-shape 0.975 / 1.000.
     print(f"{judged_per_stratum}: precision coverage {covered_p / studies:.3f}, recall {covered_r / studies:.3f}")
     assert covered_p / studies >= 0.9
     assert covered_r / studies >= 0.9
