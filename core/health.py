@@ -7,7 +7,12 @@ text goes to the log, not to the (unauthenticated) caller.
 """
 from __future__ import annotations
 
+import http.client
 import logging
+import os
+import sys
+import time
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
@@ -57,3 +62,57 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _database(), "redis": _redis()}
     healthy = all(value in ("ok", "not configured") for value in checks.values())
     return JsonResponse(checks, status=200 if healthy else 503)
+
+
+# --- container probes (docker-compose.yml's healthchecks; `python -m core.health web|beat`) ------------------
+#
+# Run inside the container, without Django set up: the web probe asks this container's own gunicorn for
+# /healthz over plain HTTP (production exempts /healthz from the HTTPS redirect, SECURE_REDIRECT_EXEMPT) with
+# a Host the settings allow; the beat probe checks that beat has written its schedule file lately.
+
+BEAT_STALE_SECONDS = 10 * 60  # beat writes its schedule at least every 3 minutes while it sends tasks
+
+
+def probe_host(allowed_hosts: str) -> str:
+    """A Host header DJANGO_ALLOWED_HOSTS accepts: its first concrete name ('.example.org' → 'example.org')."""
+    for item in (part.strip() for part in allowed_hosts.split(",")):
+        if item and item != "*":
+            return item.lstrip(".")
+    return "localhost"
+
+
+def probe_web(environ: dict[str, str]) -> int:
+    """0 when GET /healthz on this machine's gunicorn (GUNICORN_BIND's port) answers 200, else 1."""
+    port = int(environ.get("GUNICORN_BIND", "0.0.0.0:8000").rsplit(":", 1)[1])
+    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection_.request("GET", "/healthz", headers={
+            "Host": probe_host(environ.get("DJANGO_ALLOWED_HOSTS", "localhost"))})
+        response = connection_.getresponse()
+        body = response.read(500).decode(errors="replace")
+    except OSError as exc:
+        print(f"healthz: {exc}")
+        return 1
+    finally:
+        connection_.close()
+    print(f"healthz: {response.status} {body}")
+    return 0 if response.status == 200 else 1
+
+
+def probe_beat(environ: dict[str, str], now: float | None = None) -> int:
+    """0 when beat's schedule file (any of the shelve's files) changed in the last BEAT_STALE_SECONDS, else 1."""
+    var_dir = Path(environ.get("APP_VAR_DIR") or Path(__file__).resolve().parent.parent / "var")
+    files = list(var_dir.glob("celerybeat-schedule*"))
+    if not files:
+        print(f"beat: no schedule file in {var_dir}")
+        return 1
+    age = (time.time() if now is None else now) - max(f.stat().st_mtime for f in files)
+    print(f"beat: schedule written {age:.0f} s ago")
+    return 0 if age < BEAT_STALE_SECONDS else 1
+
+
+if __name__ == "__main__":
+    probes = {"web": probe_web, "beat": probe_beat}
+    if len(sys.argv) != 2 or sys.argv[1] not in probes:
+        sys.exit(f"usage: python -m core.health {'|'.join(probes)}")
+    sys.exit(probes[sys.argv[1]](dict(os.environ)))

@@ -7,6 +7,8 @@
 | DJANGO_ALLOWED_HOSTS| comma-separated host names                                           |
 | DATABASE_URL        | e.g. postgres://user@127.0.0.1:5432/db; default SQLite in var/       |
 | REDIS_URL           | Celery broker and result backend; unset = tasks run in-process       |
+| CELERY_BROKER_URL   | another broker when REDIS_URL is unset (bin/run: filesystem://)       |
+| CELERY_WORKER_CONCURRENCY | worker processes of `celery -A config worker` (2)              |
 | CACHE_URL           | shared cache (redis://…); defaults to REDIS_URL; unset = per-process |
 | AUTH_PERMISSION_CACHE_SECONDS | permission sets kept in the shared cache (300; 0 = off)    |
 | SESSION_CACHE_SECONDS | how long a session stays in the shared cache (300)                |
@@ -180,10 +182,27 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # --- Celery -----------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# Another broker than Redis: bin/run sets `filesystem://` (kombu's file-system transport, messages as files under
+# var/broker/, no server) when no REDIS_URL is given, and runs a worker and beat beside runserver (docs/deploy.md).
+_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+CELERY_BROKER_URL = REDIS_URL or _BROKER_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
-# No broker configured: run tasks in-process so the embedded setup needs nothing.
-CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# No broker configured at all: run tasks in-process (tests, one-off commands); a page then waits for its task.
+CELERY_TASK_ALWAYS_EAGER = not (REDIS_URL or _BROKER_URL)
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    BROKER_DIR = VAR_DIR / "broker"
+    for _folder in ("queue", "control", "processed"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    # One folder both written and read: every process on this machine shares the queues.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"), "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"), "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+# Worker processes of `celery -A config worker` (no --concurrency in the commands: compose and bin/run set this).
+CELERY_WORKER_CONCURRENCY = env_int_default("CELERY_WORKER_CONCURRENCY", 2)
+# Beat keeps its last-run times here (a file; under APP_VAR_DIR, writable by the app user in the image).
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
@@ -231,6 +250,12 @@ if CACHE_URL:
         }
     }
     SESSION_ENGINE = "core.sessions"  # cached_db that survives a failing cache (core/sessions.py)
+elif CELERY_BROKER_URL.startswith("filesystem://"):
+    # bin/run's web, worker and beat are separate processes on one machine: the recompute flags
+    # (estimation/services/recompute.py) must be seen by all of them, so a file cache under var/.
+    # Sessions and permissions stay out of it (database sessions, no permission cache), as below.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                          "LOCATION": str(VAR_DIR / "cache")}}
 SESSION_CACHE_SECONDS = env_int_default("SESSION_CACHE_SECONDS", 300)
 AUTH_PERMISSION_CACHE_SECONDS = env_int_default("AUTH_PERMISSION_CACHE_SECONDS", 300) if CACHE_URL else 0
 

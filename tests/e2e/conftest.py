@@ -148,6 +148,31 @@ class PrivateRedis:
 # --------------------------------------------------------------------------- the stack
 
 
+def compose_command(service: str) -> list[str]:
+    """The command docker-compose.yml runs for `service` (web: the Dockerfile's CMD), its program taken from
+    this virtualenv: the e2e stack starts exactly what a deployment starts (tests/test_compose.py checks it)."""
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"][service]
+    command = spec.get("command")
+    if command is None:
+        dockerfile = (ROOT / "Dockerfile").read_text()
+        command = json.loads([line for line in dockerfile.splitlines() if line.startswith("CMD ")][-1][4:])
+    program = VENV_BIN / command[0]
+    return [str(program if program.exists() else command[0]), *command[1:]]
+
+
+def compose_healthcheck(service: str) -> list[str]:
+    """docker-compose.yml's healthcheck of `service`, as argv ("CMD-SHELL" through sh, $$ as compose leaves it)."""
+    import yaml
+
+    test = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"][service]["healthcheck"]["test"]
+    if test[0] == "CMD-SHELL":
+        return ["sh", "-c", test[1].replace("$$", "$")]
+    program = VENV_BIN / test[1]
+    return [str(program if program.exists() else test[1]), *test[2:]]
+
+
 @dataclass
 class Stack:
     """Databases, processes and logs of one production-like stack."""
@@ -237,18 +262,11 @@ class Stack:
         return self.workdir / f"{name}.log"
 
     def start(self, name: str) -> subprocess.Popen:
-        commands = {
-            "web": [str(VENV_BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
-                    "--workers", "2", "--timeout", "60", "--graceful-timeout", "20",
-                    "--pid", str(self.workdir / "gunicorn.pid")],
-            "worker": [str(VENV_BIN / "celery"), "-A", "config", "worker", "--loglevel=INFO", "--concurrency=1",
-                       "--without-mingle", "--without-gossip", "-n", f"{self.database}@%h"],
-            "beat": [str(VENV_BIN / "celery"), "-A", "config", "beat", "--loglevel=INFO",
-                     "--schedule", str(self.workdir / "celerybeat-schedule")],
-        }
+        """The compose service's own command (compose_command), sized for this machine through the environment
+        the settings and config/gunicorn.py read, as an operator's .env would."""
         log = open(self.log(name), "ab")  # closed with the process
-        process = subprocess.Popen(commands[name], cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(compose_command(name), cwd=ROOT, env=self.service_env(), stdout=log,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
         self.processes[name] = process
         if name == "web":
             wait_for(self._web_up, "gunicorn to answer", timeout=60)
@@ -256,6 +274,18 @@ class Stack:
             wait_for(lambda: "ready." in self.log("worker").read_text(errors="replace").split("--- start ---")[-1],
                      "the Celery worker to be ready", timeout=60)
         return process
+
+    def service_env(self) -> dict[str, str]:
+        """The services' environment: the stack's, sized for this machine (loopback port, 2 web workers, 1 task
+        process), and the virtualenv first on PATH for the healthchecks' shell commands."""
+        return {**self.env, "GUNICORN_BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": "2",
+                "GUNICORN_TIMEOUT": "60", "GUNICORN_GRACEFUL_TIMEOUT": "20", "CELERY_WORKER_CONCURRENCY": "1",
+                "PATH": f"{VENV_BIN}{os.pathsep}{self.env.get('PATH', '')}", "HOSTNAME": socket.gethostname()}
+
+    def healthcheck(self, service: str) -> subprocess.CompletedProcess:
+        """Run docker-compose.yml's healthcheck of `service` against this stack's process."""
+        return subprocess.run(compose_healthcheck(service), cwd=ROOT, env=self.service_env(), capture_output=True,
+                              text=True, timeout=120)
 
     def _web_up(self) -> bool:
         process = self.processes["web"]

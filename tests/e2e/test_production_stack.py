@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     annotate,
     annotator_session,
     classifier_keywords,
+    compose_command,
     corpus_upload,
     corpus_write,
     flush_redis_db,
@@ -151,3 +152,19 @@ def test_import_classify_sample_crowd_report_over_http(stack: Stack, tmp_path):
     assert 500 not in analyst.statuses + manager.statuses + [s for c in sessions for s in c.statuses]
     lap("checks")
     print(f"\ne2e timings (s): {timings}; {hits} HITs, {sampled} documents, {judgments} judgments")
+
+
+def test_the_compose_healthchecks_pass_and_healthz_answers_plain_http(stack: Stack):
+    """Issue 25 item 1: the stack runs the compose services' own commands, and their healthchecks pass against
+    them. /healthz answers a plain-HTTP probe (no X-Forwarded-Proto: Docker's probe inside the container) with
+    200, not the 301 to an HTTPS port that it answered before; any other page still redirects."""
+    assert stack.processes["worker"].args == compose_command("worker")
+    for service in ("web", "worker", "beat"):
+        result = stack.healthcheck(service)
+        assert result.returncode == 0, (service, result.stdout[-2000:], result.stderr[-2000:])
+    import requests
+
+    plain = requests.get(stack.url("/healthz"), allow_redirects=False, timeout=10)
+    assert plain.status_code == 200, (plain.status_code, plain.headers.get("Location"))
+    page = requests.get(stack.url("/accounts/login/"), allow_redirects=False, timeout=10)
+    assert page.status_code == 301 and page.headers["Location"].startswith("https://")
