@@ -10,7 +10,9 @@ The protocol (docs/certification.md):
    Pair recall is decided at the least favourable δ1 of the plan's declared band
    (``delta1_low``–``delta1_high``), so it is sized for the pair's bound to reach
    τ·δ1_high; a nested, identical or disjoint pair is refused
-   (``pair_recall.pair_design_problems``).  The plan counts the *fresh*
+   (``pair_recall.pair_design_problems``), and so, on the pilot's evidence, is a nearly nested or
+   nearly disjoint one (``pair_recall.pair_nesting_evidence``: the plan is then infeasible on the pair's
+   model, and its reason says to certify with a dependence check).  The plan counts the *fresh*
    documents of each planned region (not sampled, labelled or gold before:
    ``_excluded_documents``) and stores them (``pilot["fresh"]``): a pair region
    whose planned size reaches its fresh documents is judged whole and marked
@@ -52,12 +54,13 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 from pyroaring import BitMap
+from scipy.stats import beta as beta_dist
 
 from annotation.models import Classifier, ClassifierPair, Hit, Label, Region, SampledDocument, SampleDraw, Topic
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids, classifier_bitmap, corpus_bitmap, pair_regions
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
-from annotation.services.sampling.complement import complement_prevalence_guess
 from annotation.services.sampling.draws import (
+    PILOT_MIN_JUDGED,
     SampledRegion,
     region_bitmap,
     region_sample_labels,
@@ -69,7 +72,8 @@ from estimation.stats import certification as cert_stats
 from estimation.stats import certification_sizing as sizing
 from estimation.stats import operating_characteristics as oc
 from estimation.stats import planning
-from estimation.stats.pair_recall import pair_design_problems
+from estimation.stats.design_based import complement_prior_prevalences
+from estimation.stats.pair_recall import pair_design_problems, pair_nesting_evidence
 
 Metric = CertificationPlan.Metric
 Status = CertificationPlan.Status
@@ -126,14 +130,17 @@ def _pair_role(*, topic: Topic, classifier: Classifier) -> tuple[ClassifierPair,
 def _pair_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
     pair, which, other = _pair_role(topic=topic, classifier=classifier)
     sizes = pair_regions(c1=pair.c1, c2=pair.c2).counts()
-    counted: dict[str, SampledRegion] = region_sample_labels(topic=topic, regions=("A12", other))
+    counted: dict[str, SampledRegion] = region_sample_labels(topic=topic, regions=("A12", "B1", "B2"))
     regions = {region: {"size": sizes[region], "judged": counted[region].judged,
                         "relevant": counted[region].relevant} for region in ("A12", other)}
     t12 = regions["A12"]["size"] * _ratio(regions["A12"]["relevant"], regions["A12"]["judged"])
     t_other = regions[other]["size"] * _ratio(regions[other]["relevant"], regions[other]["judged"])
     estimate = t12 / (t12 + t_other) if (t12 + t_other) > 0 else None
+    # Near-nesting on evidence (issue 24 #3): every region's size and pilot labels, the own region's too.
+    triples = {region: (sizes[region], counted[region].judged, counted[region].relevant) for region in ("A12", "B1", "B2")}
+    nesting = pair_nesting_evidence(a12=triples["A12"], b1=triples["B1"], b2=triples["B2"])
     return {"source": "pair regions", "which": which, "other_region": other, "regions": regions,
-            "estimate": estimate}
+            "estimate": estimate, "nesting": nesting.as_dict()}
 
 
 def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
@@ -146,14 +153,40 @@ def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]
                         "relevant": counted[region].relevant} for region in DEPENDENCE_REGIONS}
     guesses = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
                for r in ("A12", "B1", "B2")}
-    prevalence, source = complement_prevalence_guess(topic=topic, sizes=sizes, guesses=guesses)
+    prevalences, source = _complement_prior(n_region=regions[Region.NEITHER], sizes=sizes, guesses=guesses)
     own = "B1" if which == "r1" else "B2"
-    expected = {**{r: sizes[r] * guesses[r] for r in guesses}, Region.NEITHER: sizes[Region.NEITHER] * prevalence}
-    total = sum(expected.values())
-    estimate = (expected["A12"] + expected[own]) / total if total > 0 else None
+    pair_relevant = sum(sizes[r] * guesses[r] for r in guesses)
+    # The pilot's estimate at the prior's least prevalence (the most favourable N the prior allows): the
+    # plan is sized at every prevalence of the prior under which the classifier can pass (_dependence_sizes).
+    t_n = sizes[Region.NEITHER] * min(prevalences)
+    total = pair_relevant + t_n
+    estimate = (sizes["A12"] * guesses["A12"] + sizes[own] * guesses[own]) / total if total > 0 else None
     return {"source": "pair regions and the complement N", "which": which, "other_region": other,
-            "regions": regions, "estimate": estimate, "guesses": guesses, "prevalence_n": prevalence,
+            "regions": regions, "estimate": estimate, "guesses": guesses, "prevalences_n": list(prevalences),
             "prevalence_n_source": source}
+
+
+def _complement_prior(*, n_region: dict, sizes: dict, guesses: dict) -> tuple[tuple[float, ...], str]:
+    """The shares of relevant documents in N the plan is sized for, and what they rest on (issue 23, notes §9).
+
+    Never the pair's own recall or a guessed δ1: before N has PILOT_MIN_JUDGED judged documents, the
+    conservative prior ``design_based.complement_prior_prevalences`` (N holding 0.1, 1/3 or 1 times the
+    relevant documents the pair's regions hold); after, N's own pilot: its Jeffreys mean and its one-sided
+    95% Clopper–Pearson upper bound.
+    """
+    size_n = int(n_region["size"])
+    judged, relevant = int(n_region["judged"]), int(n_region["relevant"])
+    if judged >= PILOT_MIN_JUDGED:
+        mean = planning.precision_guess_from_pilot(relevant=relevant, judged=judged)
+        upper = float(beta_dist.ppf(0.95, relevant + 1, judged - relevant)) if relevant < judged else 1.0
+        return (mean, upper), (f"N's own pilot ({relevant} relevant of {judged} judged): its Jeffreys mean "
+                               f"{mean:.4%} and its 95% upper bound {upper:.4%}")
+    pair_relevant = sum(sizes[r] * guesses[r] for r in ("A12", "B1", "B2"))
+    prevalences = complement_prior_prevalences(pair_relevant=pair_relevant, size_u=size_n)
+    return prevalences, (f"a conservative prior on what N may hold, not the pair's figures: N holding "
+                         f"{', '.join(f'{x:g}' for x in (0.1, 0.33, 1))} times the ≈ {pair_relevant:,.0f} relevant "
+                         f"documents the pair's regions hold ({', '.join(f'{p:.4%}' for p in prevalences)} of N's "
+                         f"{size_n:,} documents)")
 
 
 def _ratio(k: int, n: int) -> float:
@@ -252,15 +285,24 @@ def _dependence_sizes(*, pilot: dict, target: float, alpha: float, power: float,
         if regions[region]["judged"] == 0 and regions[region]["size"] > 0:
             return {}, estimate, (f"No pilot labels in region {region} yet: judge a pilot sample of the pair's "
                                   "regions first, so the certification sample can be sized.")
-    precisions = {**pilot["guesses"], "U": pilot["prevalence_n"]}
     sizes = {"A12": regions["A12"]["size"], "B1": regions["B1"]["size"], "B2": regions["B2"]["size"],
              "U": regions[Region.NEITHER]["size"]}
-    try:
-        planned = sizing.design_based_certification_size(sizes=sizes, precisions=precisions, target=target,
-                                                         alpha=alpha, power=power, which=pilot["which"],
-                                                         seed=seed % (2**32))
-    except cert_stats.CertificationImpossible as exc:
-        return {}, estimate, str(exc.reason)
+    # Power where passing is right: at every prevalence of N's prior under which the recall is above the
+    # target, the largest plan is the plan (a prevalence under which it is not is one where failing is right).
+    plans, refused = [], []
+    for prevalence in pilot.get("prevalences_n") or [pilot.get("prevalence_n", 0.0)]:
+        try:
+            plans.append((prevalence, sizing.design_based_certification_size(
+                sizes=sizes, precisions={**pilot["guesses"], "U": prevalence}, target=target, alpha=alpha,
+                power=power, which=pilot["which"], seed=seed % (2**32))))
+        except cert_stats.CertificationImpossible as exc:
+            refused.append((prevalence, str(exc.reason)))
+    pilot["sized_for"] = [{"prevalence_n": p, "documents": sum(int(r[h]) for h in ("A12", "B1", "B2", "U")),
+                           "truth": float(r["truth"])} for p, r in plans]
+    if not plans:
+        return {}, estimate, refused[0][1] if refused else "N's prior gave no prevalence to plan for."
+    prevalence, planned = max(plans, key=lambda pr: sum(int(pr[1][h]) for h in ("A12", "B1", "B2", "U")))
+    pilot["prevalence_n"] = prevalence
     return ({"A12": int(planned["A12"]), "B1": int(planned["B1"]), "B2": int(planned["B2"]),
              Region.NEITHER: int(planned["U"])}, float(planned["truth"]), None)
 
@@ -274,6 +316,9 @@ def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power:
     if metric == Metric.PAIR_RECALL:
         regions, other = pilot["regions"], pilot["other_region"]
         estimate = pilot["estimate"]
+        nesting = pilot.get("nesting") or {}
+        if nesting.get("refused"):
+            return {}, estimate, " ".join(d["message"] for d in nesting.get("problems", ()))
         for region in ("A12", other):
             if regions[region]["judged"] == 0:
                 return {}, estimate, (f"No pilot labels in region {region} yet: judge a pilot sample of the pair's "

@@ -38,7 +38,7 @@ from estimation.services.recompute import topic_recompute_schedule
 from estimation.services.reports import code_version_get
 from estimation.stats import certification as cert_stats
 from estimation.stats import confidence_sequence as cs
-from estimation.stats.design_based import design_based_recall
+from estimation.stats.design_based import design_based_recall, label_error_from_votes
 from estimation.stats.pair_recall import stratified_pair_recall
 from estimation.stats.proportions import clopper_pearson_interval
 
@@ -60,10 +60,13 @@ def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]
     rows = list(certification_sampled_documents(plan=plan)
                 .values_list("document_id", "region", "inclusion_probability").order_by("document_id"))
     retrieved = classifier_bitmap(classifier=plan.classifier)
+    found = list(Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
+                 .values_list("document_id", "majority", "gold", "votes_total", "votes_relevant", "votes_unsure"))
     labels = {doc_id: _verdict_label(majority=majority, gold=gold, votes_total=total, retrieved=doc_id in retrieved)
-              for doc_id, majority, gold, total in
-              Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
-              .values_list("document_id", "majority", "gold", "votes_total")}
+              for doc_id, majority, gold, total, _, _ in found}
+    # Sure votes of crowd-judged documents (gold answers are known): the label error of the design bound.
+    votes = {doc_id: (int(relevant), int(total) - int(unsure)) for doc_id, majority, gold, total, relevant, unsure
+             in found if gold is None and majority is not None}
     drawn_by_region: dict[str, int] = {}
     for _, region, _ in rows:
         drawn_by_region[region] = drawn_by_region.get(region, 0) + 1
@@ -71,7 +74,8 @@ def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]
     for doc_id, region, probability in rows:
         label, undecided = labels.get(doc_id, (None, False))
         documents.append({"id": doc_id, "region": region, "label": label, "undecided": undecided,
-                          "population": int(round(drawn_by_region[region] / probability))})
+                          "population": int(round(drawn_by_region[region] / probability)),
+                          "votes": votes.get(doc_id)})
     return documents
 
 
@@ -172,9 +176,15 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
     """Pair recall with a dependence check: ``design_based``'s conservative bound (notes §8), no δ1 assumed."""
     which = plan.pilot["which"]
     regions = _region_triples(plan=plan, documents=documents, whole=whole)
+    seed = int(_locked_seed(plan)) % (2**32)
+    # Label error from the votes' agreement (notes §3): the crowd's majority errs, and at N's low prevalence
+    # its false positives would otherwise pass for missed relevant documents (or hide them).  Perfect
+    # agreement (or no document with two sure votes) leaves the bound as it was.
+    label_error = label_error_from_votes(votes=[d["votes"] for d in documents if d.get("votes") and d["votes"][1] >= 2],
+                                         draws=VERDICT_DRAWS, seed=seed + 1)
     result = design_based_recall(a12=regions["A12"], b1=regions["B1"], b2=regions["B2"], u=regions[Region.NEITHER],
-                                 confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS,
-                                 seed=int(_locked_seed(plan)) % (2**32))
+                                 confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS, seed=seed,
+                                 label_error=label_error)
     recall = result.r1 if which == "r1" else result.r2
     low = recall.conservative_lower_bound
     delta1 = result.delta1
@@ -185,9 +195,14 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
         assumes += (f" Their dependence measured from it: δ1 = {delta1.point:.2f} [{delta1.low:.2f}, "
                     f"{delta1.high:.2f}]" + (" — independence is rejected." if result.independence_rejected
                                               else "."))
-    assumes += (" It takes the crowd's majority labels as right. In N few documents are relevant, so judging "
-                "errors there (about 3% of irrelevant documents for three workers at 90%) count as missed relevant "
-                "documents and pull this bound down: a FAIL can come from judging errors, never a PASS.")
+    if label_error is not None and not label_error.perfect:
+        assumes += (f" The crowd's majority labels err: every region's share is corrected for the error rates "
+                    f"measured from the votes' agreement (Rogan–Gladen, {len(documents)} certification documents; "
+                    f"false positives {float(label_error.fp_point):.2%}, false negatives "
+                    f"{float(label_error.fn_point):.2%}), with their uncertainty.")
+    else:
+        assumes += (" It takes the crowd's majority labels as right (the workers' votes showed no disagreement to "
+                    "correct for).")
     return {"method": "design-based conservative one-sided bound with a complement sample (design_based_recall: "
                       "Clopper–Pearson confidence distributions, exact on the complement); no independence "
                       "assumption",
@@ -198,6 +213,9 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
             "pair_estimand": recall.pair_estimand, "delta1_estimate": delta1.as_dict(),
             "elusion": result.elusion.as_dict(), "independence_rejected": result.independence_rejected,
             "dependence_check": True, "enumerated": enumerated, "whole_regions": whole is not None,
+            "label_error": None if label_error is None else {
+                "false_positive": float(label_error.fp_point),
+                "false_negative": float(label_error.fn_point), "perfect": bool(label_error.perfect)},
             "assumes": assumes}
 
 

@@ -110,3 +110,30 @@ def test_a_well_separated_pair_is_not_refused():
 def test_nearly_disjoint_pair_is_refused():
     evidence = pair_nesting_evidence(a12=(40, 40, 5), b1=(3_000, 100, 50), b2=(20_000, 100, 30))
     assert "nearly_disjoint" in evidence.codes
+
+
+# --------------------------------------------------------------------------- the plan (service)
+
+
+@pytest.mark.django_db
+def test_a_plan_on_a_nearly_nested_pair_is_infeasible_on_the_pair_model_and_says_why():
+    from annotation.models import ClassifierPair
+    from estimation.models import CertificationPlan
+    from estimation.services.certification_plans import certification_plan_create
+    from tests.factories import ClassifierFactory, UserFactory, c1, make_pair_world, pilot
+
+    world = make_pair_world(n=3000, prevalence=0.2, recall1=0.6, recall2=0.5, noise=0.01, seed=4)
+    # The partner: everything C1 retrieves but 8 documents, plus what C2 retrieved (one changed keyword).
+    kept_out = sorted(world.a1)[:8]
+    partner_ids = (world.a1 - set(kept_out)) | world.a2
+    partner = ClassifierFactory.create(corpus=world.topic.corpus, ids=sorted(partner_ids))
+    ClassifierPair.objects.filter(topic=world.topic).update(c2=partner)
+    world.a2 = partner_ids
+    pilot(world)
+    plan = certification_plan_create(topic=world.topic, classifier=c1(world),
+                                     metric=CertificationPlan.Metric.PAIR_RECALL, target=0.5,
+                                     user=UserFactory.create(username="boss"))
+    # Before: B1 is not empty, so the exact check let it through and the plan was sized on r1* ≈ 1.
+    assert not plan.pilot["feasible"]
+    assert "nearly nested" in plan.pilot["reason"] and "dependence check" in plan.pilot["reason"]
+    assert plan.pilot["nesting"]["refused"]
