@@ -38,6 +38,7 @@ from annotation.tasks_builds import (  # noqa: E402,F401
 from annotation.tasks_labels import labels_posteriors_task  # noqa: E402,F401
 
 # Router builds (issue 15, topic sets) likewise: annotation/tasks_routers.py.
+from annotation.tasks_retrieved import classifier_retrieved_upload_task  # noqa: E402,F401
 from annotation.tasks_routers import router_build_task, router_builds_stuck_task  # noqa: E402,F401
 from annotation.tasks_sampling import samples_draw_task  # noqa: E402,F401
 

@@ -2,10 +2,7 @@
 Roaring bitmap of integer external ids or a Parquet column of ids (annotation/services/classifiers/retrieved_upload.py)."""
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 
 from django import forms
@@ -15,12 +12,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.forms import file_input
-from annotation.models import Corpus
+from annotation.models import ClassifierBuild, Corpus
 from annotation.roles import CONFIGURE, role_required
 from annotation.services.classifiers.retrieved_upload import (
     BITMAP_MAX_BYTES,
     UNKNOWN_SHARE_MAX,
-    classifier_create_from_retrieved_file,
+    classifier_retrieved_upload_result,
+    classifier_retrieved_upload_start,
     retrieved_upload_max_bytes,
     retrieved_upload_too_large,
 )
@@ -62,7 +60,8 @@ class RetrievedUploadForm(forms.Form):
 
 @role_required(CONFIGURE)
 def classifier_retrieved_upload(request: HttpRequest, corpus_id: int) -> HttpResponse:
-    """Upload a retrieved set; on success go to the new classifier, else the form with the file's problem."""
+    """Upload a retrieved set: the file is stored and a job resolves it (the build's page polls it); without a
+    broker it ran already: the new classifier, or the form with the file's problem."""
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     max_bytes = retrieved_upload_max_bytes()
     context = {"corpus": corpus, "max_bytes": max_bytes, "bitmap_max_bytes": BITMAP_MAX_BYTES,
@@ -78,34 +77,29 @@ def classifier_retrieved_upload(request: HttpRequest, corpus_id: int) -> HttpRes
         if form.is_valid():
             upload = form.cleaned_data["file"]
             try:
-                with upload_spooled(upload=upload) as path:
-                    result = classifier_create_from_retrieved_file(
-                        corpus=corpus, name=form.cleaned_data["name"], path=path,
-                        file_format=form.cleaned_data["file_format"], column=form.cleaned_data.get("column") or "id")
+                build = classifier_retrieved_upload_start(
+                    corpus=corpus, name=form.cleaned_data["name"], original_name=PurePath(upload.name or "file").name,
+                    chunks=upload.chunks(), file_format=form.cleaned_data["file_format"],
+                    column=form.cleaned_data.get("column") or "id", user=request.user)
             except ApplicationError as exc:
                 form_error(form, exc)
             else:
-                note = ""
-                if result.unknown_count:
-                    note = (f" {result.unknown_count:,} ids were no document of the corpus (for example "
-                            f"{', '.join(result.unknown_examples[:5])}).")
-                messages.success(request, f"Classifier “{result.classifier.name}”: {result.classifier.retrieved_count:,}"
-                                          f" documents retrieved of {result.read:,} ids read.{note}")
-                return redirect("analyst:classifier", classifier_id=result.classifier.pk)
+                result = classifier_retrieved_upload_result(build=build)
+                if result is None and build.status == ClassifierBuild.Status.FAILED:
+                    form.add_error(None, build.error)
+                elif result is None:  # queued: the build's page polls it
+                    messages.info(request, f"“{build.name}”: the file is stored; its ids are being resolved.")
+                    return redirect("analyst:classifier_build", build_id=build.pk)
+                else:
+                    note = ""
+                    if result.unknown_count:
+                        note = (f" {result.unknown_count:,} ids were no document of the corpus (for example "
+                                f"{', '.join(result.unknown_examples[:5])}).")
+                    messages.success(request, f"Classifier “{result.classifier.name}”: "
+                                              f"{result.classifier.retrieved_count:,} documents retrieved of "
+                                              f"{result.read:,} ids read.{note}")
+                    return redirect("analyst:classifier", classifier_id=result.classifier.pk)
     else:
         form = RetrievedUploadForm(max_bytes=max_bytes, initial={"file_format": "auto", "column": "id"})
     return render(request, "analyst/classifier_retrieved_upload.html", {**context, "form": form})
 
-
-
-@contextmanager
-def upload_spooled(*, upload: UploadedFile) -> Iterator[Path]:
-    """The upload copied under its own file name (the readers' messages name it) in a private temporary
-    directory, removed afterwards."""
-    name = PurePath(upload.name or "upload").name.replace(" ", "_")[-120:] or "upload"
-    with tempfile.TemporaryDirectory(prefix="retrieved-upload-") as directory:
-        path = Path(directory) / name
-        with path.open("wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        yield path

@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Classifier
+from annotation.models import Classifier, ClassifierBuild
 from annotation.services.classifiers.classifier import (
     ClassifierError,
     ClassifierResult,
@@ -23,12 +23,14 @@ from annotation.services.classifiers.classifier import (
     classifier_set_threshold,
 )
 from annotation.services.classifiers.retrieved_upload import (
-    classifier_create_from_retrieved_file,
+    classifier_retrieved_upload_result,
+    classifier_retrieved_upload_start,
     retrieved_upload_max_bytes,
     retrieved_upload_too_large,
 )
 from api.permissions import Configure
 from api.serializers import (
+    ClassifierBuildSerializer,
     ClassifierResultSerializer,
     ClassifierSerializer,
     IdsFileSerializer,
@@ -171,29 +173,22 @@ class ScoresCreate(APIView):
 MULTIPART_SLACK = 64 * 1024
 
 
-def _limited(chunks: Iterator[bytes], *, limit: int, name: str) -> Iterator[bytes]:
-    """The chunks, refused (413) as soon as they pass `limit` bytes."""
-    size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise retrieved_upload_too_large(size=size, name=name)
-        yield chunk
-
-
 class RetrievedCreate(APIView):
     permission_classes = [Configure]
     parser_classes = [MultiPartParser]
 
     @extend_schema(
         request={"multipart/form-data": RetrievedFileSerializer},
-        responses={201: ClassifierResultSerializer, **PROBLEMS, **TOO_LARGE_RETRIEVED}, tags=["classifiers"],
+        responses={201: ClassifierResultSerializer, 202: ClassifierBuildSerializer, **PROBLEMS, **TOO_LARGE_RETRIEVED},
+        tags=["classifiers"],
         description="A classifier whose retrieved set was computed by your own engine (Spark, Dask, Ray, pandas): "
                     "a multipart `file` holding a serialized 32-bit Roaring bitmap whose values are the corpus's "
                     "integer external ids, or a Parquet file with a `column` of external ids (strings or integers). "
                     "Unknown ids are counted; more than 1 % unknown refuses the file. A corrupt file, a Parquet "
                     "file without the column, or a file past RETRIEVED_UPLOAD_MAX_BYTES (413, `max_bytes`) "
-                    "creates nothing.")
+                    "creates nothing. The file is stored and its ids resolved by a task: 202 with the build "
+                    "(poll `Location`, /api/v1/classifier-builds/{id}/; a bad file fails it with the reason). "
+                    "Without a task broker it is resolved before the answer: 201 with the classifier, or 400.")
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         if media_type(request) != "multipart/form-data":
@@ -203,10 +198,16 @@ class RetrievedCreate(APIView):
         if declared > limit + MULTIPART_SLACK:  # refused before the body is read
             raise retrieved_upload_too_large(size=declared, name="the request body")
         form = validated(RetrievedFileSerializer, request.data)
-        source = PurePath(form["file"].name or "retrieved").name
-        with spooled(_limited(form["file"].chunks(), limit=limit, name=source), name=source) as path:
-            return _result(classifier_create_from_retrieved_file(
-                corpus=corpus, name=form["name"], path=path, file_format=form["format"], column=form["column"]))
+        build = classifier_retrieved_upload_start(
+            corpus=corpus, name=form["name"], original_name=PurePath(form["file"].name or "retrieved").name,
+            chunks=form["file"].chunks(), file_format=form["format"], column=form["column"], user=request.user)
+        result = classifier_retrieved_upload_result(build=build)
+        if result is not None:  # no broker: resolved before the answer, as it always was
+            return _result(result)
+        if build.status == ClassifierBuild.Status.FAILED:
+            raise ClassifierError(build.error)
+        data = ClassifierBuildSerializer(build).data
+        return Response(data, status=202, headers={"Location": data["url"]})
 
 
 class ClassifierDetail(APIView):
