@@ -30,6 +30,7 @@ import numpy as np
 
 from .planning import Target, plan_pair_sample, uniform_sample_size
 from .proportions import jsonable
+from .stratified import StratumGuess, scored_pair_strata, stratified_sample_plan
 
 DEFAULT_LOW = 1e-4
 DEFAULT_HIGH = 0.5
@@ -171,3 +172,79 @@ def _summary(*, topic: CostPoint, half_width: float, confidence: float) -> str:
         text += " At this prevalence the pair saves nothing over uniform sampling."
     return text
 
+
+
+# =========================================================================== the design-based (complement) designs
+
+
+@dataclass(frozen=True)
+class DesignBasedCostPoint:
+    """Judged documents at one prevalence for ±half_width on BOTH recalls, assumption-free (notes §8–§9):
+    ``unstratified`` samples A12, B1, B2 and U (N) each at random; ``score_stratified`` splits every region
+    into a scorer's strata (``stratified.scored_pair_strata``, binormal scorer of the curve's AUC).  Both are
+    ``stratified.stratified_sample_plan`` at the cost model's true shares (the expected cost, no pilot noise)."""
+
+    prevalence: float
+    unstratified: int
+    score_stratified: int | None
+
+
+def design_based_cost_against_prevalence(
+    *,
+    size_a12: int,
+    size_b1: int,
+    size_b2: int,
+    p12: float,
+    p_b1: float,
+    p_b2: float,
+    corpus_size: int,
+    prevalences: list[float],
+    half_width: float = 0.05,
+    confidence: float = 0.95,
+    scorer_auc: float | None = 0.95,
+    strata_per_region: int = 5,
+    seed: int = 0,
+) -> list[DesignBasedCostPoint]:
+    """The stratified (complement) design's curve beside :func:`cost_against_prevalence`'s: judged documents for
+    ±``half_width`` on r1 AND r2 with no independence assumption, unstratified and score-stratified.
+
+    Same cost model as :func:`cost_against_prevalence` (each region keeps its shares t_h of the relevant and
+    g_h of the off-topic documents); U is the rest of the corpus and holds the relevant documents the pair
+    misses, T_U = T − Σ_h t_h·T, with T the Lincoln–Petersen total at the topic's own prevalence (so the pair's
+    union recall is the same at every prevalence).  ``scorer_auc`` None: the unstratified curve only.
+    Example (tests/estimation/stats/test_stratified_plan.py): notes §2's worked pair at ρ ≈ 0.87%.
+    """
+    sizes = {"A12": int(size_a12), "B1": int(size_b1), "B2": int(size_b2)}
+    precision = {"A12": _check_unit(p12, "p12"), "B1": _check_unit(p_b1, "p_b1") if sizes["B1"] else 0.5,
+                 "B2": _check_unit(p_b2, "p_b2") if sizes["B2"] else 0.5}
+    universe = int(corpus_size)
+    relevant = {h: sizes[h] * precision[h] for h in sizes}
+    off_topic = {h: sizes[h] * (1.0 - precision[h]) for h in sizes}
+    t12, t1, t2 = relevant["A12"], relevant["A12"] + relevant["B1"], relevant["A12"] + relevant["B2"]
+    found = sum(relevant.values())
+    total = min(max(t1 * t2 / t12, found), universe - sum(off_topic.values()))
+    share_relevant = {h: relevant[h] / total for h in sizes}
+    share_off = {h: off_topic[h] / (universe - total) for h in sizes}
+    out = []
+    for prevalence in sorted(float(p) for p in prevalences):
+        if not 0.0 < prevalence < 1.0:
+            raise ValueError(f"every prevalence must be strictly between 0 and 1, got {prevalence!r}")
+        t = prevalence * universe
+        rel = {h: int(round(share_relevant[h] * t)) for h in sizes}
+        size = {h: max(rel[h], int(round(share_relevant[h] * t + share_off[h] * (universe - t)))) for h in sizes}
+        size["U"] = universe - sum(size.values())
+        rel["U"] = max(0, min(size["U"], int(round(t)) - sum(rel.values())))
+
+        kw = {"sizes": size, "relevant": rel, "strata_per_region": strata_per_region, "seed": seed,
+              "half_width": half_width, "confidence": confidence}
+        out.append(DesignBasedCostPoint(prevalence=prevalence, unstratified=_truth_plan_total(auc=None, **kw),
+                                        score_stratified=None if scorer_auc is None else
+                                        _truth_plan_total(auc=scorer_auc, **kw)))
+    return out
+
+
+def _truth_plan_total(*, sizes, relevant, auc, strata_per_region, seed, half_width, confidence) -> int:
+    strata = scored_pair_strata(sizes=sizes, relevant=relevant, auc=auc, strata_per_region=strata_per_region, seed=seed)
+    return stratified_sample_plan(
+        strata=[StratumGuess(s.region, s.size, s.relevant_true / s.size if s.size else 0.0, s.key) for s in strata],
+        half_width=half_width, confidence=confidence).total

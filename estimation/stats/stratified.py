@@ -21,18 +21,19 @@ documents is what cuts the ~42/ρ cost of a uniform sample of U.
 
 Intervals.  Never a normal approximation on small counts: each stratum has its own finite-population
 count distribution, ``design_based``'s per region — the posterior predictive k_s + Binomial(|s| − n_s, p_s),
-p_s ~ Beta(c_s + k_s, c_s + n_s − k_s) with c_s = ½·|s|/|h| (the region's Jeffreys prior split over its
-strata by size, so stratifying adds no prior mass: a full Jeffreys prior in each of S nearly empty strata of U
-pushed T_U up and the interval below the truth, coverage 0.78–0.86 at δ1 = 0.35) for the report's
-interval, and for the
-certification's conservative bound each stratum's Clopper–Pearson confidence distribution pushed the way
+p_s ~ Beta(c_s + k_s, c_s + n_s − k_s) with c_s = ½ in A12, B1, B2 and c_s = ½·|s|/|U| in U (U's Jeffreys
+prior split over its strata by size, so stratifying adds no prior mass: a full Jeffreys prior in each of S
+nearly empty strata of U pushed T_U up and the interval below the truth, coverage 0.78–0.86 at δ1 = 0.35)
+for the report's interval, and for the certification's conservative bound each stratum's Clopper–Pearson confidence distribution pushed the way
 that lowers the classifier's recall (Beta(k, n − k + 1) in A12 and the own region, Beta(k + 1, n − k) in
 the other region and U).  T_h per Monte Carlo draw is the sum of its strata's draws; an enumerated
 stratum (n_s = |s|) is exact.  Zero found in a stratum is evidence: its confidence distribution bounds it
 (≈ 3/n_s of it at 95%).  T_U's reported upper bound is, with one stratum, the exact Clopper–Pearson bound
 of ``design_based``; with several, the ``confidence`` quantile of Σ_s [k_s + (|s| − n_s)·q_s] with
 q_s ~ Beta(k_s + 1, n_s − k_s) (each stratum's upper confidence distribution).  Label error (notes §3):
-Rogan–Gladen per stratum per draw, as ``design_based`` does per region.  One Monte Carlo serves both
+Rogan–Gladen per stratum per draw, as ``design_based`` does per region, linear per stratum and truncated to
+[0, |h|] once per region (truncating each stratum at 0 adds S positive biases in a nearly empty U: coverage
+0.63–0.76 at δ1 = 0.35 with three workers at 0.85 before).  One Monte Carlo serves both
 modules (``design_based._design_recall``): with one stratum per region this *is*
 :func:`~estimation.stats.design_based.design_based_recall`, draw for draw.
 """
@@ -46,6 +47,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .design_based import (
+    _SPLIT_PRIOR_REGIONS,
     DEFAULT_DRAWS,
     REGIONS,
     DesignBasedArrays,
@@ -312,7 +314,7 @@ def stratified_sample_plan(*, strata: Sequence[StratumGuess], half_width: float 
     Shape — Neyman allocation (Neyman 1934; Cochran 1977 §5.5) for the sum of the two recalls' variances:
     n_s ∝ |s|·σ_s·√(g1_h² + g2_h²), with g_h = ∂r/∂T_h·N (1 − r for A12 and the classifier's own region, r for
     the other region and U, notes §2 generalised to four regions) and σ_s² the per-document variance of the
-    stratum's count under the report's posterior (the region's Jeffreys prior split over its strata by size)
+    stratum's count under the report's posterior (U's Jeffreys prior split over its strata by size)
     at the typical outcome k_s = n_s·p_s — so a stratum expected to hold nothing still costs what proving it
     nearly empty costs (≈ c/n_s², not p(1 − p) at p ≈ 0), solved
     by a few fixed-point ``iterations``.  This is the allocation Zrnic & Candès (2024)'s variance-optimal
@@ -355,7 +357,7 @@ def stratified_sample_plan(*, strata: Sequence[StratumGuess], half_width: float 
     g2 = np.array([{"A12": 1 - r2, "B1": r2, "B2": 1 - r2, "U": r2}[h] for h in region])
     slope = np.sqrt(g1 ** 2 + g2 ** 2)
     region_size = {h: float(size[region == h].sum()) for h in REGIONS}
-    several = {h: int((region == h).sum()) > 1 for h in REGIONS}
+    several = {h: h in _SPLIT_PRIOR_REGIONS and int((region == h).sum()) > 1 for h in REGIONS}
     prior = np.array([0.5 * (sz / region_size[h] if several[h] and region_size[h] > 0 else 1.0)
                       for h, sz in zip(region, size, strict=True)])
     floor = np.maximum(judged, np.minimum(size, float(min_per_stratum)))

@@ -144,3 +144,16 @@ def test_zero_found_in_strata_of_several_sizes_bounds_t_u():
         held += res.t_u.upper_bound >= sum(truth)
     limit = 0.05 + 3 * math.sqrt(0.05 * 0.95 / studies)
     assert 1 - held / studies <= limit, held
+
+
+def test_the_cost_curve_draws_the_stratified_design_beside_the_unstratified_one():
+    from estimation.stats.cost_curve import design_based_cost_against_prevalence
+
+    curve = design_based_cost_against_prevalence(size_a12=5000, size_b1=3000, size_b2=20000, p12=0.9, p_b1=0.5,
+                                                 p_b2=0.1, corpus_size=1_000_000, prevalences=[0.002, 0.01, 0.05],
+                                                 scorer_auc=0.95)
+    assert [p.prevalence for p in curve] == [0.002, 0.01, 0.05]
+    for point in curve:
+        assert point.score_stratified is not None and point.score_stratified < point.unstratified
+    # rarer topics cost more judged documents, with or without a scorer
+    assert curve[0].unstratified > curve[1].unstratified > curve[2].unstratified
