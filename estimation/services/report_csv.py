@@ -16,6 +16,9 @@ CSV_COLUMNS = [
     # Seed 001 Eq. 2 beside the extrapolated precision (classifier rows): documents to review to reach the target
     # recall, n = ρ·N·R_T/P(R_T); and why the row's recall is withheld, when it is ("Every figure honest" #4).
     "review_documents", "recall_withheld_reason",
+    # A figure that is neither a precision nor a recall (estimated_relevant, cost, certification rows; on pooled_recall
+    # rows the classifier's share of the pool's relevant documents), with its interval where it has one.
+    "value", "value_low", "value_high",
 ]
 
 
@@ -106,9 +109,68 @@ def multiclass_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, A
     return out.getvalue()
 
 
+def _summary_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows after the regions (issue 26 item 5; issue 24 item 6): seed 003's pooled recall per classifier, the
+    estimated relevant documents with their interval, the cost of the samples judged so far and against uniform
+    sampling, and the latest certification verdict; each only when the report has it."""
+    rows: list[dict[str, Any]] = []
+    pooled = report.get("pooled_recall")
+    if pooled:
+        refused = " ".join(str(pooled.get("pool_recall_refused") or "").split()) or None
+        for system in pooled.get("systems") or []:
+            rows.append({"row_type": "pooled_recall", "name": system.get("name"), "size": system.get("retrieved"),
+                         "judged": system.get("sampled"), "recall": system.get("true_recall"),
+                         "recall_low": system.get("true_recall_low"), "recall_high": system.get("true_recall_high"),
+                         "recall_method": "seed 003 pooled recall", "basis": pooled.get("basis"),
+                         "recall_withheld_reason": refused if system.get("true_recall") is None else None,
+                         "value": system.get("pooled_recall"), "value_low": system.get("pooled_recall_low"),
+                         "value_high": system.get("pooled_recall_high")})
+    relevant = report.get("estimated_relevant")
+    if relevant:
+        floor = relevant.get("floor")
+        rows.append({"row_type": "estimated_relevant", "name": "estimated relevant documents",
+                     "size": report.get("corpus_size"), "value": relevant.get("estimate"),
+                     "value_low": relevant.get("low"), "value_high": relevant.get("high"),
+                     "basis": f"the pair's model ({report.get('design') or 'no design'})",
+                     "statement": (f"at least {floor:.0f} relevant documents were found with certain labels"
+                                   if floor is not None else None),
+                     "recall_withheld_reason": relevant.get("withheld_reason")})
+    cost = report.get("cost")
+    if cost:
+        judged = report.get("judged_documents")
+        currency = cost.get("currency") or "USD"
+        for name, value in (("spent", cost.get("spent")),
+                            ("spent on the estimation samples", cost.get("estimation_spent")),
+                            ("spent on certification samples", cost.get("certification_spent")),
+                            ("per judged document of the estimation samples", cost.get("per_judged_document"))):
+            rows.append({"row_type": "cost", "name": f"{name} ({currency})", "judged": judged, "value": value,
+                         "basis": "rewards and crowd fees" if cost.get("includes_fees") else "rewards"})
+        uniform = report.get("uniform_sampling_judgments") or {}
+        if uniform.get("documents") is not None:
+            ratio = report.get("cost_ratio")
+            rows.append({"row_type": "cost", "name": "documents a uniform sample would need for the same interval",
+                         "judged": judged, "value": uniform.get("documents"),
+                         "statement": f"{ratio:.1f} times the documents the pair design judged" if ratio else None})
+    latest = (report.get("certification") or {}).get("latest")
+    if latest:
+        verdict = latest.get("verdict") or {}
+        outcome = ("passed" if verdict.get("passed") else "failed") if verdict else latest.get("state")
+        confidence = latest.get("confidence")
+        at = f" at {confidence:.2f} confidence" if confidence is not None else ""
+        rows.append({"row_type": "certification", "name": latest.get("classifier"), "role": latest.get("metric"),
+                     "value": verdict.get("estimate"), "value_low": verdict.get("lower_bound"),
+                     "basis": latest.get("state"),
+                     "statement": f"{latest.get('metric_label') or latest.get('metric')} ≥ {latest.get('target')}"
+                                  f"{at}: {outcome}"})
+    return rows
+
+
 def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] | None = None) -> str:
     """One row per classifier, a `headline` row per classifier (schema 3), a `design_based` row per pair
-    classifier when the report has the dependence check, then one per region (columns in docs/report.md). With `metadata`, a leading block of "#key,value" rows
+    classifier when the report has the dependence check, then one per region, then `pooled_recall` (per
+    classifier), `estimated_relevant`, `cost` and `certification` rows when the report has them (the last three
+    columns, value, value_low, value_high, carry their figures; columns in docs/report.md). With `metadata`, a
+    leading block of "#key,value" rows
     (skip them with pandas' comment="#", or any reader that drops lines starting with "#"). A topic set's report
     (kind "multiclass") is written by ``multiclass_report_csv``."""
     if report.get("kind") == "multiclass":
@@ -119,8 +181,14 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
         text = " ".join(str(value).split()) if value is not None else ""
         writer.writerow(["#" + key, csv_cell(text)])
     writer.writerow(CSV_COLUMNS)
+    width = len(CSV_COLUMNS)
+
+    def write(cells: list[Any]) -> None:
+        """A row given by position, padded to the header's width (the value columns come last)."""
+        writer.writerow(cells + [""] * (width - len(cells)))
+
     for c in report.get("classifiers") or []:
-        writer.writerow([_csv_cell(v) for v in (
+        write([_csv_cell(v) for v in (
             "classifier", c["name"], c["role"], c["retrieved"], c["precision"]["judged"], None,
             c["precision"]["estimate"], c["precision"]["low"], c["precision"]["high"],
             c["recall"]["estimate"], c["recall"]["low"], c["recall"]["high"], c["recall"]["method"],
@@ -133,7 +201,7 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
         if not headline:
             continue  # a snapshot older than schema 3
         # The figure the page leads with (design-based, δ1 band or pair model) and its statement in words.
-        writer.writerow([_csv_cell(v) for v in (
+        write([_csv_cell(v) for v in (
             "headline", c["name"], c["role"], None, headline.get("judged"), None, None, None, None,
             headline.get("estimate"), headline.get("low"), headline.get("high"), None,
             None, None, None, None, None,
@@ -146,14 +214,18 @@ def topic_report_csv(*, report: dict[str, Any], metadata: list[tuple[str, Any]] 
         if not recall:
             continue
         # The dependence check (issue 11): recall without the independence assumption.
-        writer.writerow([_csv_cell(v) for v in (
+        write([_csv_cell(v) for v in (
             "design_based", pair.get(role), role, None, None, None, None, None, None,
             recall.get("estimate"), recall.get("low"), recall.get("high"), recall.get("method"),
             None, None, None, None, None, None, None, None, None,
         )])
     for r in report.get("regions") or []:
-        writer.writerow([_csv_cell(v) for v in (
+        write([_csv_cell(v) for v in (
             "region", r["name"], None, r["size"], r["judged"], r["relevant"], r["precision"],
             None, None, None, None, None, None, None, None, None, None, None, None, None, None, None,
         )])
+    for cells in _summary_rows(report):
+        if isinstance(cells.get("statement"), str):
+            cells["statement"] = " ".join(cells["statement"].split())
+        writer.writerow([_csv_cell(cells.get(column)) for column in CSV_COLUMNS])
     return out.getvalue()
