@@ -348,7 +348,7 @@ LATENT_TECHNICAL = ("Model: Zhang, Wang & Zhao (ICTIR 2015; seed 002) Dirichlet-
                     "router's confusion matrix, with each judged document's true class latent and the crowd's "
                     "confusion matrix pooled over workers (Dawid & Skene 1979), Dirichlet priors 1/K per class "
                     "share, 1/K^2 per router cell, 2 (right) and 1/(K-1) (each wrong answer) per crowd row; "
-                    "Gibbs sampling, 10 chains x 50 kept states after 60 burn-in, then exact draws given each "
+                    "Gibbs sampling, 10 chains x 30 kept states after 30 burn-in, then exact draws given each "
                     "state. Intervals: 95% highest-density intervals; points: medians of the draws.")
 
 

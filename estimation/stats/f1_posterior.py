@@ -34,9 +34,13 @@ def hdi(draws: np.ndarray, mass: float = 0.95) -> tuple[float, float]:
     Seed 002, Table 1 ("95% HDI"); notes §5: not the 2.5/97.5 percentiles.
     For a unimodal posterior the shortest interval is the HDI.
     """
+    return _hdi_sorted(np.sort(np.asarray(draws, dtype=float).ravel()), mass)
+
+
+def _hdi_sorted(values: np.ndarray, mass: float) -> tuple[float, float]:
+    """``hdi`` of draws already sorted ascending."""
     if not 0.0 < mass < 1.0:
         raise ValueError(f"mass must lie strictly between 0 and 1 (got {mass!r})")
-    values = np.sort(np.asarray(draws, dtype=float).ravel())
     if values.size == 0:
         raise ValueError("hdi needs at least one draw")
     inside = max(1, math.ceil(mass * values.size))
@@ -255,26 +259,32 @@ def average_f1_posterior(*, confusion: Any, draws: int = _DEFAULT_DRAWS, seed: i
 
 def _class_summary(row: np.ndarray, mass: float) -> dict[str, Any]:
     """Mean, median, sd and HDI of one class's draws; NaN draws (class absent in a draw) are left out."""
-    values = row[np.isfinite(row)]
+    values = np.sort(row[np.isfinite(row)])
     if values.size < 2:
         return {"mean": math.nan, "median": math.nan, "sd": math.nan, "hdi": (math.nan, math.nan)}
-    return {"mean": float(values.mean()), "median": float(np.median(values)), "sd": float(values.std(ddof=1)),
-            "hdi": hdi(values, mass)}
+    middle = values.size // 2
+    median = values[middle] if values.size % 2 else 0.5 * (values[middle - 1] + values[middle])
+    return {"mean": float(values.mean()), "median": float(median), "sd": float(values.std(ddof=1)),
+            "hdi": _hdi_sorted(values, mass)}
 
 
 def _sample_margins_mixture(rng: np.random.Generator, *, count: int, states: np.ndarray, alpha: np.ndarray,
                             beta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_sample_margins`` with each draw's confusion matrix one of ``states`` (S x K x K), chosen uniformly."""
+    """``_sample_margins`` with each draw's confusion matrix one of ``states`` (S x K x K), chosen uniformly.
+
+    Same model and margins; the row sums go through a matrix product and the column sums through a sum over
+    the middle axis (numpy reduces a short last axis slowly), with theta never normalised in place.
+    """
     size = states.shape[1]
     chosen = states[rng.integers(0, states.shape[0], size=count)]
-    rows = rng.standard_gamma((alpha + chosen).astype(np.float32), dtype=np.float32)
-    rows /= rows.sum(axis=-1, keepdims=True)
-    classes = rng.standard_gamma((beta + chosen.sum(axis=-1)).astype(np.float32), dtype=np.float32)
-    classes /= classes.sum(axis=-1, keepdims=True)
-    diagonal = np.diagonal(rows, axis1=-2, axis2=-1) * classes
-    cols = np.matmul(classes[:, None, :], rows)[:, 0, :]
-    assert diagonal.shape[-1] == size
-    return diagonal, classes, cols
+    gammas = rng.standard_gamma((alpha + chosen).astype(np.float32), dtype=np.float32)  # theta_j unnormalised
+    row_totals = (gammas.reshape(-1, size) @ np.ones(size, dtype=np.float32)).reshape(count, size)
+    shares = rng.standard_gamma((beta + chosen.sum(axis=-1)).astype(np.float32), dtype=np.float32)
+    shares /= (shares @ np.ones(size, dtype=np.float32))[:, None]
+    weights = shares / row_totals  # mu_j / sum_k gamma_jk
+    diagonal = np.diagonal(gammas, axis1=-2, axis2=-1) * weights
+    cols = (gammas * weights[:, :, None]).sum(axis=1)
+    return diagonal, shares, cols
 
 
 def average_f1_posterior_mixture(*, states: Any, draws: int = 20_000, seed: int | None = None,

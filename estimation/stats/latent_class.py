@@ -17,7 +17,7 @@ is not identified. A document with a gold answer has its z_i fixed.
 Gibbs sampling (vectorised over chains with numpy): given z the three Dirichlet posteriors are conjugate
 (seed 002's for mu and theta, Dawid–Skene's for phi); given (mu, theta, phi) each z_i is drawn from
 P(z_i = j) oc mu_j theta_{j r_i} prod_l phi_jl^{v_il}. Documents with the same (router class, votes)
-pattern share that probability, so the draw is done per document with one uniform each. The result is a
+pattern share that probability, so the class counts of a pattern are one multinomial draw per chain. The result is a
 set of kept latent states: the confusion matrix C(z, r) of each state; the F1 posterior is then the
 mixture over states of seed 002's exact Dirichlet posterior given C (``f1_posterior.
 average_f1_posterior_mixture``), so the interval widens with the crowd's disagreement instead of shifting.
@@ -39,8 +39,10 @@ PHI_DIAGONAL = 2.0  # prior votes for "the crowd answers the true class" per cla
 PHI_OFF = 1.0  # prior votes spread over the K - 1 wrong answers of a row
 IDENTIFIED_PROBABILITY = 0.5
 CHAINS = 10
-BURN_IN = 60
-KEPT = 50  # states kept per chain (CHAINS x KEPT states in all)
+BURN_IN = 30
+KEPT = 30  # states kept per chain (CHAINS x KEPT states in all)
+_TINY = 1e-300
+MULTINOMIAL_FROM = 16
 
 
 @dataclass(frozen=True)
@@ -95,28 +97,43 @@ def latent_class_fit(*, votes: np.ndarray, predicted: np.ndarray, classes: int, 
     inverse = np.asarray(inverse).ravel()
     pattern_router = patterns[:, 0].astype(int)
     pattern_votes = patterns[:, 1:]
+    pattern_votes_t = np.ascontiguousarray(pattern_votes.T)  # (K, G)
     pattern_router_onehot = np.eye(classes)[pattern_router]  # (G, K)
     n = r.size
     n_patterns = patterns.shape[0]
 
-    def allocation(z: np.ndarray) -> np.ndarray:
-        """Documents per chain, pattern and latent class: A[c, g, j]."""
-        flat = ((np.arange(chains)[:, None] * n_patterns + inverse[None, :]) * classes + z).ravel()
-        return np.bincount(flat, minlength=chains * n_patterns * classes).reshape(chains, n_patterns, classes)
+    # A pattern held by many documents gets its class counts from one multinomial draw per chain; the documents
+    # of the other patterns each draw their class with one uniform against the cumulative probabilities (per
+    # document that is cheaper than a multinomial call below about MULTINOMIAL_FROM documents).
+    pattern_size = np.bincount(inverse, minlength=n_patterns) if n else np.zeros(0, dtype=int)
+    shared = np.flatnonzero(pattern_size >= MULTINOMIAL_FROM)
+    small_documents = inverse[pattern_size[inverse] < MULTINOMIAL_FROM] if n else np.zeros(0, dtype=int)
+    flat_base = (np.arange(chains)[:, None] * classes * n_patterns + small_documents[None, :])  # (chains, docs)
 
-    def draw(probabilities: np.ndarray) -> np.ndarray:
-        """One latent class per chain and document from its pattern's probabilities (chains, G, K)."""
-        cumulative = np.cumsum(probabilities, axis=-1)[:, inverse, :]
-        u = rng.random((chains, n))[..., None] * cumulative[..., -1:]
-        return np.minimum((u > cumulative).sum(axis=-1), classes - 1)
+    def allocation(probabilities: np.ndarray) -> np.ndarray:
+        """Documents per chain, latent class and pattern A[c, j, g], drawn given P(class j | pattern g).
+
+        The class axis is the middle one throughout: numpy reduces a short last axis slowly."""
+        counts = np.zeros((chains, classes, n_patterns))
+        if small_documents.size:
+            cumulative = np.cumsum(probabilities, axis=1)[:, :, small_documents]  # (chains, K, docs)
+            u = rng.random((chains, 1, small_documents.size)) * cumulative[:, -1:, :]
+            chosen = np.minimum((u > cumulative).sum(axis=1), classes - 1)  # (chains, docs)
+            flat = (flat_base + chosen * n_patterns).ravel()
+            counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
+        if shared.size:
+            drawn = rng.multinomial(np.broadcast_to(pattern_size[shared], (chains, shared.size)),
+                                    probabilities[:, :, shared].transpose(0, 2, 1))
+            counts[:, :, shared] = drawn.transpose(0, 2, 1)
+        return counts
 
     # Start: each chain draws every document's class from its vote shares (plus a little of each class).
     start = (pattern_votes + 0.05) / (pattern_votes + 0.05).sum(axis=1, keepdims=True)
-    z = draw(np.broadcast_to(start, (chains, n_patterns, classes))) if n else np.zeros((chains, 0), dtype=int)
+    allocated = allocation(np.broadcast_to(start.T, (chains, classes, n_patterns)))
     states, phis, mus = [], [], []
     for step in range(burn_in + kept):
         # Counts per chain: C[c, j, k] (true j, router k) and V[c, j, l] (votes l given true j).
-        counts_by_pattern = allocation(z).transpose(0, 2, 1).astype(float)  # (chains, K, G)
+        counts_by_pattern = allocated  # (chains, K, G)
         counts = counts_by_pattern @ pattern_router_onehot + fixed
         vote_totals = counts_by_pattern @ pattern_votes
         theta = rng.standard_gamma(alpha + counts)
@@ -131,12 +148,13 @@ def latent_class_fit(*, votes: np.ndarray, predicted: np.ndarray, classes: int, 
             mus.append(mu)
         if not n:
             continue
-        # log P(z = j | pattern) = log mu_j + log theta_{j, r} + sum_l v_l log phi_jl, per chain and pattern.
-        log_p = (np.log(mu)[:, None, :] + np.log(theta[:, :, pattern_router]).transpose(0, 2, 1)
-                 + np.matmul(pattern_votes, np.log(phi).transpose(0, 2, 1)))
-        log_p -= log_p.max(axis=-1, keepdims=True)
+        # log P(z = j | pattern) = log mu_j + log theta_{j, r} + sum_l v_l log phi_jl, per chain, class, pattern.
+        # Gamma variates with shape 1/K^2 underflow to 0 now and then: floor them before the log.
+        log_p = (np.log(np.maximum(mu, _TINY))[:, :, None] + np.log(np.maximum(theta, _TINY))[:, :, pattern_router]
+                 + np.log(np.maximum(phi, _TINY)) @ pattern_votes_t)
+        log_p -= log_p.max(axis=1, keepdims=True)
         p = np.exp(log_p)
-        z = draw(p / p.sum(axis=-1, keepdims=True))
+        allocated = allocation(p / p.sum(axis=1, keepdims=True))
 
     state_array = np.concatenate(states, axis=0)
     phi_array = np.concatenate(phis, axis=0)

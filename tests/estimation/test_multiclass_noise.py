@@ -9,7 +9,8 @@ F1 over the whole corpus.
 
 Before (majority label taken as the truth, seed 002's model on it): the 95% interval misses the truth
 (reproduces the defect). After (latent true class, Dawid & Skene 1979 inside seed 002's posterior):
-coverage >= 0.9 over 100 studies per accuracy.
+coverage >= 0.9 over 100 studies per accuracy (0.9: test_multiclass_noise_09.py, split to keep each
+module near a minute).
 """
 from __future__ import annotations
 
@@ -72,12 +73,14 @@ def _table(accuracy: float, studies: int) -> dict:
     summary = {key: float(np.mean([row[key] for row in rows])) for key in rows[0]}
     print(f"accuracy {accuracy}, {studies} studies, none {NONE_SHARES}: " +
           ", ".join(f"{k} {v:.3f}" for k, v in summary.items()))
+    for i, none in enumerate(NONE_SHARES):
+        part = rows[i::len(NONE_SHARES)]
+        print(f"  none {none}: {len(part)} studies, " + ", ".join(
+            f"{k} {np.mean([row[k] for row in part]):.3f}" for k in rows[0]))
     return summary
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("accuracy", [0.8, 0.9])
-def test_latent_class_covers_the_true_corpus_f1_under_crowd_noise(accuracy, capsys):
+def check_coverage(accuracy: float) -> None:
     summary = _table(accuracy, 100)
     # The defect: majority labels as the truth miss the router's corpus F1.
     assert summary["before_macro_covered"] < 0.9
@@ -87,6 +90,11 @@ def test_latent_class_covers_the_true_corpus_f1_under_crowd_noise(accuracy, caps
     assert summary["after_micro_covered"] >= 0.9
     assert summary["after_macro_covered"] >= 0.9
     assert abs(summary["after_macro_bias"]) < 0.03
+
+
+@pytest.mark.slow
+def test_latent_class_covers_the_true_corpus_f1_at_worker_accuracy_08():
+    check_coverage(0.8)
 
 
 @pytest.mark.slow
