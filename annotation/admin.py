@@ -10,12 +10,16 @@ import json
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation import models
+from annotation.services.corpora.corpus_delete import DELETE_BATCH, corpus_delete_refusal, corpus_delete_start
 from annotation.services.corpora.corpus_import import corpus_totals_refresh
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes
 from annotation.services.crowd.workers import worker_block, worker_unblock
+from core.errors import ApplicationError
 
 
 def bitmap_summary(data) -> str:
@@ -60,10 +64,50 @@ class CorpusAdmin(admin.ModelAdmin):
     search_fields = ["name", "description"]
     fields = ["name", "description", "document_count", "documents", "created_at"]
     readonly_fields = ["document_count", "documents", "created_at"]
-    actions = ["refresh_totals"]
+    actions = ["refresh_totals", "delete_in_background"]
 
     def has_add_permission(self, request):
         return False  # corpora come from an import
+
+    # Deleting a corpus is a task, in batches (annotation/services/corpora/corpus_delete.py): Django's own
+    # delete collected and listed every document in the request (60,000: a timeout, nothing deleted).
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def get_deleted_objects(self, objs, request):
+        """The confirmation page's summary, from counts kept on the corpus: no row of it is collected."""
+        corpora = list(objs)
+        protected = [refusal for corpus in corpora if (refusal := corpus_delete_refusal(corpus=corpus))]
+        summary = [f"Corpus “{corpus.name}”: its {corpus.document_count:,} documents and its classifiers, deleted "
+                   f"in the background, {DELETE_BATCH:,} documents at a time" for corpus in corpora]
+        counts = {"corpora": len(corpora), "documents": sum(corpus.document_count for corpus in corpora)}
+        return summary, counts, set(), protected
+
+    def _delete_start(self, request, corpus) -> None:
+        try:
+            deletion = corpus_delete_start(corpus=corpus)
+        except ApplicationError as exc:
+            self.message_user(request, exc.message, messages.ERROR)
+            return
+        self.message_user(request, f"Deleting corpus “{deletion.name}” ({deletion.documents:,} documents, "
+                                   f"{deletion.classifiers:,} classifiers) in the background: its document count "
+                                   "falls as it goes, and it leaves this list when it is done.", messages.SUCCESS)
+
+    def delete_model(self, request, obj):
+        self._delete_start(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for corpus in queryset.defer("documents_bitmap"):
+            self._delete_start(request, corpus)
+
+    def response_delete(self, request, obj_display, obj_id):
+        return HttpResponseRedirect(reverse("admin:annotation_corpus_changelist"))
+
+    @admin.action(description="Delete the selected corpora (in the background, in batches)", permissions=["delete"])
+    def delete_in_background(self, request, queryset):
+        self.delete_queryset(request, queryset)
 
     @admin.display(description="documents bitmap")
     def documents(self, obj):
