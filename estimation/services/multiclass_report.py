@@ -148,7 +148,7 @@ def _class_posterior(value: Any, size: int) -> tuple[float, ...] | None:
 def _votes(value: Any, size: int) -> tuple[int, ...]:
     if not isinstance(value, list):
         return (0,) * size
-    counts = [int(x) if isinstance(x, int | float) else 0 for x in value[:size]]
+    counts = [int(x) if isinstance(x, (int, float)) else 0 for x in value[:size]]
     return tuple(counts + [0] * (size - len(counts)))
 
 
@@ -199,7 +199,7 @@ def multiclass_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None 
         else:
             label = int(np.argmax(probs))
         judged[document_id] = (label, probs)
-        votes[document_id] = _votes(class_votes, size)
+        votes[document_id] = sure
     document_ids = tuple(sorted(judged))
     index = {d: i for i, d in enumerate(document_ids)}
     crowd_ids = tuple(sorted(crowd))
