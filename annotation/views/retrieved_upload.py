@@ -19,6 +19,7 @@ from annotation.services.classifiers.retrieved_upload import (
     UNKNOWN_SHARE_MAX,
     classifier_retrieved_upload_result,
     classifier_retrieved_upload_start,
+    parquet_max_rows,
     retrieved_upload_max_bytes,
     retrieved_upload_too_large,
 )
@@ -65,7 +66,7 @@ def classifier_retrieved_upload(request: HttpRequest, corpus_id: int) -> HttpRes
     corpus = get_object_or_404(Corpus.objects.defer("documents_bitmap"), pk=corpus_id)
     max_bytes = retrieved_upload_max_bytes()
     context = {"corpus": corpus, "max_bytes": max_bytes, "bitmap_max_bytes": BITMAP_MAX_BYTES,
-               "unknown_share_max": UNKNOWN_SHARE_MAX}
+               "unknown_share_max": UNKNOWN_SHARE_MAX, "parquet_max_rows": parquet_max_rows()}
     if request.method == "POST":
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > max_bytes + MULTIPART_SLACK:  # refuse before Django reads the body to disk

@@ -194,3 +194,10 @@ def test_without_a_broker_the_api_answers_as_before(api, corpus):
     """Eager (no broker, the test settings): the job ran before the answer: 201 with the classifier."""
     response = _post(api, corpus, _parquet(_ids(corpus)[:7]), "seven.parquet")
     assert response.status_code == 201 and response.json()["classifier"]["retrieved_count"] == 7
+
+
+def test_the_page_says_the_file_is_resolved_in_the_background_and_the_row_limit(corpus):
+    client = Client()
+    client.force_login(user_with_role("retrieved-page-get", "analyst"))
+    html = client.get(reverse("analyst:classifier_retrieved_upload", args=[corpus.pk])).content.decode()
+    assert "resolved in the background" in html and "at most 100,000,000 rows" in html
