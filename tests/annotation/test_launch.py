@@ -23,6 +23,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import Hit, SampleDraw, Topic
+from annotation.services.sampling.complement import complement_default
 from annotation.services.sampling.draws import samples_launch
 from annotation.services.topics.topic import topic_create
 from annotation.services.topics.topic_sets import topic_set_launch
@@ -152,7 +153,9 @@ def _drawn_meanwhile(topic: Topic) -> None:
     if topic.is_multiclass:
         topic_set_launch(topic=topic, documents=SET_DOCUMENTS, seed=1)
     else:
-        samples_launch(topic=topic, half_width=HALF_WIDTH, seed=1)
+        # The launch now includes the dependence check by default (issue 23): what "the same sample" draws.
+        samples_launch(topic=topic, half_width=HALF_WIDTH, seed=1,
+                       complement=complement_default(topic=topic, half_width=HALF_WIDTH))
 
 
 def _budget_cut(topic: Topic) -> None:

@@ -461,11 +461,11 @@ def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
     assert "assumes nothing about whether the two classifiers are independent" in html
     assert "a test of that assumption" in html and "Without it" in html
     assert "a conservative prior, not the pair" in html  # issue 23: N is no longer sized from δ1 = 1.25
-    # Its cost next to the plan's, and the launch form offers it unticked.
+    # Its cost next to the plan's, and the launch form offers it ticked by default (issue 23), with an opt-out.
     # (the figures are the launch quote's with the check: tests/web/test_one_quote.py)
     assert 'id="dependence-cost"' in html and f"({planned.judged} of them in region N)" in html
-    assert f'name="complement" value="{planned.judged}" id="launch-complement"> Include' in html
-    assert 'id="launch-complement" checked' not in html
+    assert f'name="complement" value="{planned.judged}" id="launch-complement" checked> With the dependence check' in html
+    assert 'id="launch-no-complement"' in html
     assert "csrfmiddlewaretoken" in html.split('id="dependence-check"')[1]
 
 
