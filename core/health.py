@@ -84,7 +84,7 @@ def probe_host(allowed_hosts: str) -> str:
 def probe_web(environ: dict[str, str]) -> int:
     """0 when GET /healthz on this machine's gunicorn (GUNICORN_BIND's port) answers 200, else 1."""
     port = int(environ.get("GUNICORN_BIND", "0.0.0.0:8000").rsplit(":", 1)[1])
-    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection_ = http.client.HTTPConnection("127.0.0.1", port, timeout=8)  # compose's healthcheck timeout: 10 s
     try:
         connection_.request("GET", "/healthz", headers={
             "Host": probe_host(environ.get("DJANGO_ALLOWED_HOSTS", "localhost"))})

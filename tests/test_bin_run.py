@@ -137,12 +137,14 @@ def test_bin_run_keeps_sessions_and_runs_tasks_on_its_own_worker(tmp_path):
     try:
         wait_for(lambda: (r := get(port, "/healthz")) is not None and r.status == 200, "/healthz", process, log)
         started = children(process.pid)
-        assert len(started) == 3, f"web, worker and beat under bin/run: {started}"
 
         # The session made before the start still signs its user in: home sends the analyst on, not to sign-in.
         home = get(port, "/", cookie=f"sessionid={before['session']}")
         assert home is not None and home.status == 302
-        assert "/accounts/login/" not in home.headers["Location"], home.headers["Location"]
+        assert "/accounts/login/" not in home.headers["Location"], "the start signed the analyst out"
+        password = sql(var, "SELECT password FROM auth_user WHERE username = 'analyst'")
+        assert password == [(before["password"],)], "the start reset a password"
+        assert len(started) == 3, f"web, worker and beat under bin/run: {started}"
 
         # Another process queues an import (as the upload page does) and returns at once: pending, not done.
         queued = shell({**env, "CELERY_BROKER_URL": "filesystem://"}, ENQUEUE)
@@ -152,8 +154,6 @@ def test_bin_run_keeps_sessions_and_runs_tasks_on_its_own_worker(tmp_path):
         worker_log = (var / "log" / "worker.log").read_text()
         assert "corpus_import_task" in worker_log and "succeeded" in worker_log
         assert "beat: Starting" in (var / "log" / "beat.log").read_text()
-        password = sql(var, "SELECT password FROM auth_user WHERE username = 'analyst'")
-        assert password == [(before["password"],)], "the start reset a password"
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

@@ -160,7 +160,10 @@ def test_the_compose_healthchecks_pass_and_healthz_answers_plain_http(stack: Sta
     200, not the 301 to an HTTPS port that it answered before; any other page still redirects."""
     assert stack.processes["worker"].args == compose_command("worker")
     for service in ("web", "worker", "beat"):
-        result = stack.healthcheck(service)
+        # As Docker does (start_period, retries): a process still booting may fail the first probes.
+        deadline = time.monotonic() + 180
+        while (result := stack.healthcheck(service)).returncode != 0 and time.monotonic() < deadline:
+            time.sleep(3)
         assert result.returncode == 0, (service, result.stdout[-2000:], result.stderr[-2000:])
     import requests
 
