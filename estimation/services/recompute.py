@@ -5,18 +5,34 @@ inside its transaction.  After commit, one Celery task per burst recomputes the
 report and stores an EstimateSnapshot (`topic_snapshot_create`), which is
 idempotent: identical inputs never make a new version.
 
-Coalescing (a hundred labels in a second → a few recomputes, not a hundred):
+Coalescing (a hundred labels in a second → a few recomputes, not a hundred), and a
+bounded rate per topic (issue 30: a recompute per second under load was a third of the
+server's CPU):
 
 * within one transaction, a topic is scheduled once (the on_commit list is the
   record, so a rolled-back savepoint forgets its schedule along with its labels);
-* across transactions, a "recompute pending" flag per topic, set with SET NX,
-  lets only the first of a burst enqueue the task (with a short countdown so the
-  rest of the burst lands first).  The task clears the flag as its first step,
-  so labels committed while it runs schedule exactly one more run — and labels
-  committed before that step are read by it.  The flag has a TTL so a lost task
-  cannot block recomputes for long.  The flag lives in the broker's Redis (the
-  Django cache when the broker is not Redis, e.g. in tests).
+* after each commit that scheduled a topic, its "labels seen" counter is incremented
+  and a "recompute pending" flag per topic is set with SET NX: only the first of a
+  burst enqueues the task.  The countdown is short (RECOMPUTE_COUNTDOWN_SECONDS) when
+  the topic was not recomputed lately, so a lone label reaches a snapshot within a
+  second; otherwise the task waits until the topic's interval has passed since its
+  last run: max(MIN_INTERVAL_SECONDS, last run's duration / RECOMPUTE_SHARE), so
+  one topic's recomputes take at most RECOMPUTE_SHARE of a core however fast labels
+  arrive, and at most one runs per interval;
+* the task reads the counter *before* it gathers the inputs, stores the snapshot,
+  and only then clears the flag — and only if the counter has not moved (an atomic
+  compare-and-delete).  If labels landed meanwhile it keeps the flag and enqueues
+  itself once more (after the interval): the last label is always reflected, and a
+  worker that dies between the flag and the snapshot leaves the flag set and the
+  message unacknowledged (acks_late), so nothing is lost;
+* the flag has a TTL (PENDING_TTL_SECONDS) so a lost message cannot block recomputes
+  for long; the counter and the flag live in the broker's Redis (the Django cache
+  when the broker is not Redis, e.g. in tests);
 * with eager Celery (no broker) the task runs in-process after each commit.
+
+The stored snapshot does not depend on when it was computed: it is a function of its
+inputs (checksummed; identical inputs never make a new version), so coalescing changes
+how many versions are stored, never what a version says.
 
 Redis down: scheduling logs and returns; the label has committed already and is
 never affected.  The periodic `snapshots_refresh_stale` sweep (beat, every
@@ -26,6 +42,7 @@ snapshot (snapshots_stale_topic_ids), so nothing is lost for longer than a sweep
 from __future__ import annotations
 
 import logging
+import time
 from functools import lru_cache
 from typing import Any
 
@@ -58,9 +75,15 @@ from estimation.services.reports import (
 logger = logging.getLogger(__name__)
 
 PENDING_KEY = "estimation:recompute-pending:{topic_id}"
+SEEN_KEY = "estimation:recompute-seen:{topic_id}"
+LAST_KEY = "estimation:recompute-last:{topic_id}"
 PENDING_TTL_SECONDS = 120
 # Long enough for a burst of submissions to land, short enough to keep label → snapshot under a second.
 RECOMPUTE_COUNTDOWN_SECONDS = 0.25
+# While labels keep arriving, a topic is recomputed at most once per interval: at least this many seconds...
+MIN_INTERVAL_SECONDS = 2.0
+# ...and long enough that its recomputes take at most this share of one core (duration / interval).
+RECOMPUTE_SHARE = 0.1
 _VERSION_RETRIES = 3
 
 
@@ -146,13 +169,27 @@ def topic_snapshot_latest_or_create(*, topic: Topic) -> EstimateSnapshot:
 
 
 def topic_recompute_run(*, topic_id: int) -> int | None:
-    """The body of the recompute task: clear the pending flag, then snapshot.  Returns the version."""
-    _pending_clear(topic_id)
+    """The body of the recompute task: snapshot, then clear the pending flag if no label landed meanwhile.
+
+    Returns the version stored (or found unchanged).  Safe to run twice: identical inputs make no new
+    version.  Labels seen after the counter was read make it enqueue one more run (after the topic's
+    interval) instead of clearing the flag.
+    """
+    seen = _seen_get(topic_id)
+    started = time.time()
     try:
-        return topic_snapshot_create(topic_id=topic_id).version
+        version = topic_snapshot_create(topic_id=topic_id).version
     except Topic.DoesNotExist:
         logger.info("recompute skipped: topic %s no longer exists", topic_id)
+        _pending_clear(topic_id)
         return None
+    duration = time.time() - started
+    _last_set(topic_id, started=started, duration=duration)
+    if not _pending_clear_if_unchanged(topic_id, seen):
+        # Labels landed after `seen` was read: the flag stays set (so they enqueue nothing) and this
+        # run asks for the next one, after the interval.
+        _send(topic_id, countdown=max(RECOMPUTE_COUNTDOWN_SECONDS, _interval(duration) - duration))
+    return version
 
 
 def snapshots_stale_topic_ids() -> list[int]:
@@ -248,22 +285,44 @@ def recompute_enqueue(*, topic_id: int) -> bool:
             logger.exception("eager recompute of topic %s failed", topic_id)
         return True
     try:
-        if not _pending_set(topic_id):
-            return False  # a queued task has not started yet and will read this label
+        if not _seen_and_pending_set(topic_id):
+            return False  # a queued (or running) task will read this label, or run once more for it
+        countdown = _countdown(topic_id)
     except Exception:  # Redis down: the sweep picks the topic up
         logger.warning("recompute of topic %s not scheduled: flag store unavailable", topic_id, exc_info=True)
         return False
-    try:
-        topic_recompute_task.apply_async(kwargs={"topic_id": topic_id}, countdown=RECOMPUTE_COUNTDOWN_SECONDS,
-                                         retry=False)
-    except Exception:  # broker down: the sweep picks the topic up
-        logger.warning("recompute of topic %s not enqueued: broker unavailable", topic_id, exc_info=True)
+    if not _send(topic_id, countdown=countdown):
         try:
             _pending_clear(topic_id)
         except Exception:  # noqa: BLE001
             pass
         return False
     return True
+
+
+def _send(topic_id: int, *, countdown: float) -> bool:
+    from estimation.tasks import topic_recompute_task  # noqa: PLC0415 — a task module imports this service
+
+    try:
+        topic_recompute_task.apply_async(kwargs={"topic_id": topic_id}, countdown=countdown, retry=False)
+    except Exception:  # broker down: the sweep picks the topic up
+        logger.warning("recompute of topic %s not enqueued: broker unavailable", topic_id, exc_info=True)
+        return False
+    return True
+
+
+def _interval(duration: float) -> float:
+    """Seconds between two runs for one topic whose last recompute took `duration` seconds."""
+    return max(MIN_INTERVAL_SECONDS, duration / RECOMPUTE_SHARE)
+
+
+def _countdown(topic_id: int) -> float:
+    """Short after a quiet spell (a lone label is in a snapshot within a second); else wait out the interval."""
+    last = _last_get(topic_id)
+    if last is None:
+        return RECOMPUTE_COUNTDOWN_SECONDS
+    started, duration = last
+    return max(RECOMPUTE_COUNTDOWN_SECONDS, started + _interval(duration) - time.time())
 
 
 @lru_cache(maxsize=4)
@@ -283,21 +342,98 @@ def _flag_store() -> Any:
     return None
 
 
-def _pending_set(topic_id: int) -> bool:
-    key = PENDING_KEY.format(topic_id=topic_id)
+def _keys(topic_id: int) -> tuple[str, str, str]:
+    return (PENDING_KEY.format(topic_id=topic_id), SEEN_KEY.format(topic_id=topic_id),
+            LAST_KEY.format(topic_id=topic_id))
+
+
+# Clear the pending flag only if the counter still holds what the run read before gathering its inputs;
+# else hold it anew (full TTL: a long burst must not let it expire and start a second chain of runs).
+_CLEAR_IF_UNCHANGED = """
+local seen = redis.call('GET', KEYS[2]) or '0'
+if seen == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[2])
+return 0
+"""
+
+
+def _seen_and_pending_set(topic_id: int) -> bool:
+    """Count this commit's labels as seen, then try to take the pending flag; True when this call took it."""
+    pending, seen, _last = _keys(topic_id)
     client = _flag_store()
     if client is None:
-        return bool(cache.add(key, 1, timeout=PENDING_TTL_SECONDS))
-    return bool(client.set(key, b"1", nx=True, ex=PENDING_TTL_SECONDS))
+        cache.add(seen, 0, timeout=None)
+        cache.incr(seen)
+        return bool(cache.add(pending, 1, timeout=PENDING_TTL_SECONDS))
+    pipe = client.pipeline(transaction=True)
+    pipe.incr(seen)
+    pipe.expire(seen, 24 * 3600)
+    pipe.set(pending, b"1", nx=True, ex=PENDING_TTL_SECONDS)
+    return bool(pipe.execute()[2])
 
 
-def _pending_clear(topic_id: int) -> None:
-    key = PENDING_KEY.format(topic_id=topic_id)
+def _seen_get(topic_id: int) -> str:
+    _pending, seen, _last = _keys(topic_id)
+    try:
+        client = _flag_store()
+        value = cache.get(seen) if client is None else client.get(seen)
+    except Exception:  # the flag store is down: the run compares against nothing and runs again
+        logger.warning("could not read the recompute counter of topic %s", topic_id, exc_info=True)
+        return "unknown"
+    if value is None:
+        return "0"
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _pending_clear_if_unchanged(topic_id: int, seen: str) -> bool:
+    """Clear the flag if no label was seen since `seen` was read; False when one was (or the store is down)."""
+    pending, seen_key, _last = _keys(topic_id)
     try:
         client = _flag_store()
         if client is None:
-            cache.delete(key)
+            now = cache.get(seen_key)
+            if str(now if now is not None else 0) != seen:
+                cache.set(pending, 1, timeout=PENDING_TTL_SECONDS)
+                return False
+            cache.delete(pending)
+            return True
+        return bool(client.eval(_CLEAR_IF_UNCHANGED, 2, pending, seen_key, seen, PENDING_TTL_SECONDS))
+    except Exception:  # a stuck flag expires after PENDING_TTL_SECONDS; the sweep covers the rest
+        logger.warning("could not clear the recompute flag of topic %s", topic_id, exc_info=True)
+        return True
+
+
+def _last_set(topic_id: int, *, started: float, duration: float) -> None:
+    _pending, _seen, last = _keys(topic_id)
+    value = f"{started:.3f} {duration:.3f}"
+    try:
+        client = _flag_store()
+        if client is None:
+            cache.set(last, value, timeout=3600)
         else:
-            client.delete(key)
+            client.set(last, value.encode(), ex=3600)
+    except Exception:  # only the rate limit is lost
+        logger.warning("could not record the recompute time of topic %s", topic_id, exc_info=True)
+
+
+def _last_get(topic_id: int) -> tuple[float, float] | None:
+    _pending, _seen, last = _keys(topic_id)
+    client = _flag_store()
+    value = cache.get(last) if client is None else client.get(last)
+    if value is None:
+        return None
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    started, duration = text.split()
+    return float(started), float(duration)
+
+
+def _pending_clear(topic_id: int) -> None:
+    pending, _seen, _last = _keys(topic_id)
+    try:
+        client = _flag_store()
+        if client is None:
+            cache.delete(pending)
+        else:
+            client.delete(pending)
     except Exception:  # a stuck flag expires after PENDING_TTL_SECONDS
         logger.warning("could not clear the recompute flag of topic %s", topic_id, exc_info=True)
