@@ -27,6 +27,7 @@ from estimation.services.extrapolation import STATS_ERRORS
 from estimation.services.inputs import ClassifierInputs, SampleInputs, TopicInputs
 from estimation.services.report_common import diagnostic
 from estimation.stats.capture_recapture import HISTORIES, RegionCount, capture_recapture_interval
+from estimation.stats.design_based import label_error_from_votes
 from estimation.stats.pooled_recall import CorpusSample, StratumSample, SystemSample, pooled_recall
 
 # Draws of the capture–recapture bootstrap: each refits up to seven log-linear models, so the
@@ -103,6 +104,11 @@ def dependence_block(
         return None, []
     diagnostics: list[dict[str, str]] = []
     rows = []
+    # Majority labels err (issue 24): the counts are corrected with the workers' accuracy from their agreement on
+    # every judged non-gold document (Dawid–Skene posteriors already allow for the errors).
+    label_error = (None if inputs.soft_labels or not inputs.votes
+                   else label_error_from_votes(votes=list(inputs.votes), draws=min(int(draws), CAPTURE_RECAPTURE_DRAWS),
+                                               seed=seed))
     for info in inputs.extras:
         regions = dependence_regions(inputs=inputs, classifier_id=info.id)
         missing = [h for h, r in regions.items() if r.size > 0 and r.judged == 0]
@@ -122,7 +128,8 @@ def dependence_block(
             continue
         try:
             result = capture_recapture_interval(regions=regions, selection="aic", confidence=confidence,
-                                                draws=min(int(draws), CAPTURE_RECAPTURE_DRAWS), seed=seed)
+                                                draws=min(int(draws), CAPTURE_RECAPTURE_DRAWS), seed=seed,
+                                                label_error=label_error)
         except STATS_ERRORS as exc:
             row["refused"] = str(exc)
             rows.append(row)

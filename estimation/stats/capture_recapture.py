@@ -45,6 +45,7 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import norm
 
+from .design_based import LabelError, _noisy_count_draws, _rogan_gladen
 from .proportions import jsonable
 
 HISTORIES = tuple("".join(map(str, h)) for h in itertools.product((0, 1), repeat=3) if any(h))
@@ -451,6 +452,7 @@ def capture_recapture_interval(
     confidence: float = 0.95,
     draws: int = DEFAULT_INTERVAL_DRAWS,
     seed: int | None = None,
+    label_error: LabelError | None = None,
 ) -> CaptureRecaptureInterval:
     """Capture–recapture (Rcapture-style, as :func:`capture_recapture`) with intervals that include sampling variance.
 
@@ -474,6 +476,14 @@ def capture_recapture_interval(
        δ from the table the parameters β* imply.
 
     The interval is the equal-tailed percentile interval of the draws.
+
+    Label error (issue 24, "n̂'s interval covers the true count ≥ 0.93 with 0.85-accurate workers"):
+    majority labels of such workers are wrong 6.1% of the time, and in the regions of low precision (one
+    classifier alone) the false positives inflated every count — N̂'s interval covered the true total in
+    96 of 200 simulated studies.  With ``label_error`` (``design_based.label_error_from_votes``: fp = fn
+    from the workers' agreement, with draws) step 1 draws each region's count as the design-based estimate
+    does (``design_based._noisy_count_draws``: Rogan–Gladen per draw plus the finite-population noise of
+    the true labels), and the point counts are |h|·RG(k/n) at the plug-in rates.
 
     Model selection.  Plain AIC on scaled counts mistakes sampling noise for
     structure (three independent classifiers: Mt chosen in 17% of studies),
@@ -514,7 +524,15 @@ def capture_recapture_interval(
     missing = [h for h in HISTORIES if parsed[h].size > 0 and parsed[h].judged == 0]
     if missing:
         raise ValueError(f"no judged document in the region(s) {', '.join(missing)}: their relevant counts are unknown")
-    point_counts = {h: (r.size * r.relevant / r.judged if r.judged else 0.0) for h, r in parsed.items()}
+    noisy = label_error is not None and not label_error.perfect
+    if noisy:
+        # Label error (issue 24): each region's share corrected by Rogan–Gladen at the plug-in rates.
+        assert label_error is not None
+        point_counts = {h: (r.size * float(_rogan_gladen(r.relevant / r.judged, float(np.mean(label_error.fp_point)),
+                                                          float(np.mean(label_error.fn_point))))
+                            if r.judged else 0.0) for h, r in parsed.items()}
+    else:
+        point_counts = {h: (r.size * r.relevant / r.judged if r.judged else 0.0) for h, r in parsed.items()}
     point = capture_recapture(counts=point_counts, models=models)
     dispersion = _dispersion(parsed, point_counts)
     criterion, starts = _design_aic(point_counts, dispersion, models)
@@ -539,6 +557,11 @@ def capture_recapture_interval(
     for column, h in enumerate(HISTORIES):
         r = parsed[h]
         if r.size == 0:
+            continue
+        if noisy:
+            assert label_error is not None
+            counts[:, column] = _noisy_count_draws(size=r.size, judged=r.judged, relevant=np.asarray(r.relevant),
+                                                   prior=(0.5, 0.5), rng=rng, draws=draws, error=label_error)
             continue
         if r.judged >= r.size:
             counts[:, column] = r.relevant
