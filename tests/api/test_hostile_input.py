@@ -131,3 +131,11 @@ def test_json_at_the_limit_reaches_the_view(analyst, objects):
     at_limit = ("[" * 64 + "]" * 64).encode()
     response = analyst.client.post("/api/v1/topics/", at_limit, content_type="application/json")
     assert response.status_code == 400 and "nested" not in response.json()["detail"]
+
+
+@pytest.mark.parametrize("offset", ["100001", "99999999999999999999"])
+def test_an_offset_past_the_ceiling_is_a_400_not_a_walk_over_the_table_or_a_500(analyst, objects, offset):
+    """Before: 200 (an empty page after the database walked the offset)."""
+    response = analyst.client.get(f"/api/v1/topics/{objects['topic_id']}/judgments/?offset={offset}")
+    assert response.status_code == 400 and response.json()["errors"]["offset"][0].startswith("An offset past 100,000")
+    assert analyst.client.get(f"/api/v1/topics/{objects['topic_id']}/judgments/?offset=100000").status_code == 200
