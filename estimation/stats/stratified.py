@@ -90,7 +90,7 @@ class Stratum:
     region: str  # "A12", "B1", "B2" or "U"
     size: int  # documents in the stratum (>= 0)
     judged: int  # simple random sample without replacement from it (0..size; == size: enumerated)
-    relevant: float  # judged relevant (majority labels)
+    relevant: float | np.ndarray  # judged relevant (majority labels); an array only for the _arrays function
     key: str = ""  # the stratum's name, e.g. "score:3"; unique within a region
 
     def as_dict(self) -> dict:
