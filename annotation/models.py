@@ -680,3 +680,94 @@ class CorpusUpload(Job):
                 condition=Q(status__in=["pending", "running", "done", "failed"]), name="corpus_upload_status_valid"
             ),
         ]
+
+
+class ModelJudgeRun(Job):
+    """A model judge's run over documents of a binary pair topic (issue 28): a crowd member of its own kind.
+
+    The judge reads the topic's instructions and each document and answers a class and P(relevant); its answers
+    (ModelJudgment) are stored apart from human judgments: they never fill an assignment slot, never count as
+    votes, never reach a Label.  ``kind`` "endpoint": an OpenAI-compatible chat endpoint (``model`` and
+    ``base_url`` recorded, never the key); "classifier": a scores classifier's stored scores used as P(relevant).
+    ``plan`` is the documents asked per region ({"A12": 1500, ...}); ``seed`` draws them (the topic's human
+    samples first, then a simple random sample of the rest of the region).  ``cost_confirmed`` is the quote the
+    analyst confirmed; tokens and ``cost_spent`` are counted as answers arrive.  Status and progress are those
+    of every background job (core.jobs.Job).
+    """
+
+    class Kind(models.TextChoices):
+        ENDPOINT = "endpoint", "Chat endpoint (OpenAI-compatible)"
+        CLASSIFIER = "classifier", "Scores classifier"
+
+    Status = BuildStatus
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judge_runs")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ENDPOINT)
+    model = models.CharField(max_length=200, blank=True, default="")
+    base_url = models.CharField(max_length=500, blank=True, default="")
+    classifier = models.ForeignKey(Classifier, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    plan = models.JSONField(default=dict)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    processed = models.PositiveBigIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    tokens_quoted = models.PositiveBigIntegerField(default=0)
+    cost_confirmed = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
+    cost_spent = models.DecimalField(max_digits=12, decimal_places=4, default=Decimal("0"))
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]), name="model_judge_run_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(kind__in=["endpoint", "classifier"]), name="model_judge_run_kind_valid"),
+            models.CheckConstraint(condition=Q(cost_spent__gte=0), name="model_judge_run_cost_nonnegative"),
+        ]
+
+
+class ModelJudgment(models.Model):
+    """One document's answer from a model judge run: never a Judgment, never a vote (issue 28).
+
+    ``status`` pending → ok | failed; a failed answer keeps its ``reason`` ("timeout", "rate-limited",
+    "server-error", "malformed", "unreachable", "no-score") and ``attempts``; it is left out of every estimate.
+    ``region`` is the pair region the document was drawn from."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        OK = "ok", "Answered"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(ModelJudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    region = models.CharField(max_length=4, choices=Region.choices)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    relevant = models.BooleanField(null=True, blank=True)
+    probability = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=32, blank=True, default="")
+    detail = models.TextField(blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "document"], name="model_judgment_once_per_run"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "ok", "failed"]), name="model_judgment_status_valid"),
+            models.CheckConstraint(
+                condition=Q(probability__isnull=True) | (Q(probability__gte=0) & Q(probability__lte=1)),
+                name="model_judgment_probability_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="ok") | Q(relevant__isnull=False, probability__isnull=False),
+                name="model_judgment_ok_has_answer",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"]), models.Index(fields=["topic", "document"])]

@@ -36,6 +36,7 @@ from estimation.services.report_dependence import (
     design_based_block,
 )
 from estimation.services.report_headline import classifier_headlines
+from estimation.services.report_judge import judge_block
 from estimation.stats import aggregation, f1_posterior, pair_recall, planning, proportions
 
 logger = logging.getLogger(__name__)
@@ -219,6 +220,8 @@ class _ReportBuilder:
         for row, headline in zip(classifiers, classifier_headlines(report=report, inputs=inputs), strict=True):
             row["headline"] = headline
         report["diagnostics"] = self.diagnostics
+        # The model judge's block (issue 28, estimation/services/report_judge.py): None without a finished run.
+        report["model_judge"] = judge_block(inputs=inputs, answers=getattr(inputs, "model_judge", None))
         return report
 
     def _corpus_size_for_eq2(self) -> int | None:

@@ -57,6 +57,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -209,7 +210,7 @@ def ppi_stratum(
     n, size = int(y.size), int(s.size)
     m = n + int(g.size)
     k = float(y.sum())
-    base = dict(region=s.region, key=s.key, size=size, labelled=n, judged=m, relevant=k)
+    base: dict[str, Any] = dict(region=s.region, key=s.key, size=size, labelled=n, judged=m, relevant=k)
     if size == 0:
         return StratumPPI(**base, point=0.0, variance=0.0, human_point=0.0, human_variance=0.0, lam=None,
                           correlation=None, effective_labels=0.0, method="enumerated", reason="empty stratum")
@@ -227,7 +228,7 @@ def ppi_stratum(
     # not claim zero variance; used for the comparison and the fall-back decision only.
     s2y_floor = (s2y * (n - 1) + 0.5 * (ybar ** 2 + (1 - ybar) ** 2)) / n if n > 1 else 0.25
     human_var = (1.0 / n - 1.0 / size) * s2y_floor
-    human = dict(human_point=ybar, human_variance=human_var)
+    human: dict[str, Any] = dict(human_point=ybar, human_variance=human_var)
     if n < min_labels:
         return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=None, correlation=None,
                           effective_labels=float(n), method="human-only",
