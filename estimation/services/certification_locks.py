@@ -17,16 +17,18 @@ from django.db import transaction
 from django.utils import timezone
 from pyroaring import BitMap
 
-from annotation.models import Classifier, SampledDocument, SampleDraw, Topic
+from annotation.models import Classifier, Region, SampledDocument, SampleDraw, Topic
 from annotation.services.classifiers.classifier import classifier_freeze
 from annotation.services.corpora.retrieved_sets import bitmap_from_ids
 from annotation.services.sampling.draws import draw_seed_derive, draws_launch, region_bitmap, region_sample_draw
+from annotation.services.sampling.strata import score_stratum_documents
 from estimation.models import CertificationPlan, CertificationPlanDraw
 from estimation.selectors import certification_attempt_family, certification_family_declaration
 from estimation.services.certification_plans import (
     CertificationError,
     Status,
     _excluded_documents,
+    certification_stratum_draw_key,
     certification_stratum_key,
 )
 
@@ -67,6 +69,33 @@ def _refuse_beyond_declared_attempts(plan: CertificationPlan) -> None:
             "at its Šidák share), then lock it. Nothing was drawn.")
 
 
+# The score strata of N of a stratified plan are drawn with streams from this offset (the regions use 0–3).
+STRATUM_STREAM_OFFSET = 100
+
+
+def _stratum_draws(*, plan: CertificationPlan, topic: Topic, exclude: BitMap, key: str) -> list[SampleDraw]:
+    """N of a plan sized by score strata (``pilot["n_plan"]``): one simple random sample per stratum, its
+    population re-derived exactly from the stratum's key and the scorer the plan was made with."""
+    scorer = topic.scorer
+    recorded = plan.pilot.get("scorer") or {}
+    if scorer is None or scorer.pk != recorded.get("id") or scorer.fingerprint != recorded.get("fingerprint"):
+        raise CertificationError("The topic's scorer changed since the plan was made (the plan's strata of N are "
+                                 "its score strata): update the plan first. Nothing was drawn.")
+    neither = region_bitmap(topic=topic, region=Region.NEITHER)
+    assert plan.seed is not None  # chosen by the lock before the draws
+    draws = []
+    for j, row in enumerate(plan.pilot["n_plan"]):
+        if int(row["planned"]) <= 0:
+            continue
+        population = score_stratum_documents(scorer=scorer, documents=neither, key=row["key"])
+        draws.append(region_sample_draw(
+            topic=topic, region=Region.NEITHER, bitmap=population, k=int(row["planned"]),
+            seed=draw_seed_derive(seed=plan.seed, stream=STRATUM_STREAM_OFFSET + j, shift=LOCK_SEED_SHIFT),
+            purpose=SampleDraw.Purpose.CERTIFICATION,
+            stratum_key=certification_stratum_draw_key(plan_key=key, position=j + 1), exclude=exclude))
+    return draws
+
+
 def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
                             publish: bool = True) -> CertificationPlan:
     """Lock a draft plan, choose its seed, draw the fresh certification sample and publish its HITs.
@@ -102,8 +131,12 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
         exclude = _excluded_documents(topic=topic)
         key = certification_stratum_key(plan_id=plan.pk)
         draws = []
+        n_plan = plan.pilot.get("n_plan") or []
         for index, (region, k) in enumerate(sorted((r, n) for r, n in plan.sample_size.items() if r != "total")):
             if k <= 0:
+                continue
+            if region == Region.NEITHER and n_plan:
+                draws.extend(_stratum_draws(plan=plan, topic=topic, exclude=exclude, key=key))
                 continue
             draws.append(region_sample_draw(
                 topic=topic, region=region, bitmap=region_bitmap(topic=topic, region=region), k=int(k),

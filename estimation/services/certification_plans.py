@@ -65,6 +65,7 @@ from annotation.services.sampling.draws import (
     region_bitmap,
     region_sample_labels,
 )
+from annotation.services.sampling.strata import region_score_strata, strata_pilot
 from core.errors import ApplicationError
 from estimation.models import CertificationPlan
 from estimation.selectors import certification_attempt_family, certification_family_declaration
@@ -106,6 +107,13 @@ def certification_stratum_key(*, plan_id: int) -> str:
     return f"certification-plan:{plan_id}"
 
 
+def certification_stratum_draw_key(*, plan_key: str, position: int) -> str:
+    """The stratum key of the certification draw of N's score stratum at ``position`` (1-based) of the plan's
+    ``pilot["n_plan"]``: "certification-plan:<id>/s<position>" (the score key itself is in the frozen plan; the
+    column holds 64 characters)."""
+    return f"{plan_key}/s{position}"
+
+
 # =========================================================================== pilot
 
 
@@ -144,16 +152,23 @@ def _pair_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
 
 
 def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]:
-    """The pilot of a plan with a dependence check: all four regions A12, B1, B2 and N (retrieved by neither)."""
+    """The pilot of a plan with a dependence check: all four regions A12, B1, B2 and N (retrieved by neither).
+
+    With a scorer on the topic (``Topic.scorer``), N is planned, drawn and decided by its score strata
+    (``annotation.services.sampling.strata``: the keys of the topic's dependence-check draws, or the cut
+    points of ``estimation.stats.stratified``): ``n_strata`` holds each stratum's key, size and pilot."""
     pair, which, other = _pair_role(topic=topic, classifier=classifier)
     venn = pair_regions(c1=pair.c1, c2=pair.c2)
-    sizes = {**venn.counts(), Region.NEITHER: len(venn.by_code(Region.NEITHER))}
+    neither = venn.by_code(Region.NEITHER)
+    sizes = {**venn.counts(), Region.NEITHER: len(neither)}
     counted = region_sample_labels(topic=topic, regions=DEPENDENCE_REGIONS)
     regions = {region: {"size": sizes[region], "judged": counted[region].judged,
                         "relevant": counted[region].relevant} for region in DEPENDENCE_REGIONS}
     guesses = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
                for r in ("A12", "B1", "B2")}
-    prevalences, source = _complement_prior(n_region=regions[Region.NEITHER], sizes=sizes, guesses=guesses)
+    n_strata = _n_strata(topic=topic, neither=neither)
+    prevalences, source = _complement_prior(n_region=regions[Region.NEITHER], sizes=sizes, guesses=guesses,
+                                            n_strata=n_strata)
     own = "B1" if which == "r1" else "B2"
     pair_relevant = sum(sizes[r] * guesses[r] for r in guesses)
     # The pilot's estimate at the prior's least prevalence (the most favourable N the prior allows): the
@@ -163,20 +178,46 @@ def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]
     estimate = (sizes["A12"] * guesses["A12"] + sizes[own] * guesses[own]) / total if total > 0 else None
     return {"source": "pair regions and the complement N", "which": which, "other_region": other,
             "regions": regions, "estimate": estimate, "guesses": guesses, "prevalences_n": list(prevalences),
-            "prevalence_n_source": source}
+            "prevalence_n_source": source, "n_strata": n_strata,
+            "scorer": ({"id": scorer.pk, "fingerprint": scorer.fingerprint, "name": scorer.name}
+                       if n_strata and (scorer := topic.scorer) is not None else None)}
 
 
-def _complement_prior(*, n_region: dict, sizes: dict, guesses: dict) -> tuple[tuple[float, ...], str]:
+def _n_strata(*, topic: Topic, neither: BitMap) -> list[dict[str, Any]]:
+    """N's score strata by the topic's scorer, each with its size and its pilot (judged, relevant) from the
+    topic's dependence-check draws; [] without a scorer (N is then one simple random sample)."""
+    strata = region_score_strata(topic=topic, region=Region.NEITHER, documents=neither)
+    if not strata:
+        return []
+    pilot = strata_pilot(topic=topic, region=Region.NEITHER)
+    return [{"key": s.key, "size": s.size, "judged": pilot[s.key].judged if s.key in pilot else 0,
+             "relevant": pilot[s.key].relevant if s.key in pilot else 0} for s in strata]
+
+
+def _complement_prior(*, n_region: dict, sizes: dict, guesses: dict,
+                      n_strata: list[dict[str, Any]] | None = None) -> tuple[tuple[float, ...], str]:
     """The shares of relevant documents in N the plan is sized for, and what they rest on (issue 23, notes §9).
 
     Never the pair's own recall or a guessed δ1: before N has PILOT_MIN_JUDGED judged documents, the
     conservative prior ``design_based.complement_prior_prevalences`` (N holding 0.1, 1/3 or 1 times the
     relevant documents the pair's regions hold); after, N's own pilot: its Jeffreys mean and its one-sided
-    95% Clopper–Pearson upper bound.
+    95% Clopper–Pearson upper bound.  With score strata every one of them judged, N's pilot is weighed by
+    stratum (Σ|s|·share_s/|N|; the upper bound the sum of each stratum's 95% upper bound: conservative).
     """
     size_n = int(n_region["size"])
     judged, relevant = int(n_region["judged"]), int(n_region["relevant"])
-    if judged >= PILOT_MIN_JUDGED:
+    if n_strata and all(s["judged"] > 0 for s in n_strata) and sum(s["judged"] for s in n_strata) >= PILOT_MIN_JUDGED:
+        means = [planning.precision_guess_from_pilot(relevant=s["relevant"], judged=s["judged"]) for s in n_strata]
+        uppers = [float(beta_dist.ppf(0.95, s["relevant"] + 1, s["judged"] - s["relevant"]))
+                  if s["relevant"] < s["judged"] else 1.0 for s in n_strata]
+        mean = sum(s["size"] * m for s, m in zip(n_strata, means, strict=True)) / max(size_n, 1)
+        upper = min(1.0, sum(s["size"] * u for s, u in zip(n_strata, uppers, strict=True)) / max(size_n, 1))
+        judged = sum(s["judged"] for s in n_strata)
+        relevant = sum(s["relevant"] for s in n_strata)
+        return (mean, upper), (f"N's own pilot by score stratum ({relevant} relevant of {judged} judged in "
+                               f"{len(n_strata)} strata): its stratified Jeffreys mean {mean:.4%} and the sum of "
+                               f"each stratum's 95% upper bound {upper:.4%}")
+    if judged >= PILOT_MIN_JUDGED and not n_strata:
         mean = planning.precision_guess_from_pilot(relevant=relevant, judged=judged)
         upper = float(beta_dist.ppf(0.95, relevant + 1, judged - relevant)) if relevant < judged else 1.0
         return (mean, upper), (f"N's own pilot ({relevant} relevant of {judged} judged): its Jeffreys mean "
@@ -279,32 +320,43 @@ def pair_sizing_target(*, target: float, delta1_high: float) -> float:
 
 def _dependence_sizes(*, pilot: dict, target: float, alpha: float, power: float,
                       seed: int) -> tuple[dict[str, int], float | None, str | None]:
-    """Sizes of A12, B1, B2 and N for the design-based verdict (no independence assumption)."""
+    """Sizes of A12, B1, B2 and N for the design-based verdict (no independence assumption).
+
+    ``certification_sizing.design_basis_certification_plan``: at every prevalence of N's prior under which
+    the recall is above the target, the largest plan (power where passing is right; a prevalence under which
+    it is not is one where failing is right).  With score strata (``pilot["n_strata"]``) N is sized stratum
+    by stratum, the prior's relevant documents of N spread over the strata as their pilot shares spread
+    them (evenly before every stratum is judged); ``pilot["n_plan"]`` then holds each stratum's planned size.
+    """
     regions, estimate = pilot["regions"], pilot["estimate"]
     for region in ("A12", "B1", "B2"):
         if regions[region]["judged"] == 0 and regions[region]["size"] > 0:
             return {}, estimate, (f"No pilot labels in region {region} yet: judge a pilot sample of the pair's "
                                   "regions first, so the certification sample can be sized.")
-    sizes = {"A12": regions["A12"]["size"], "B1": regions["B1"]["size"], "B2": regions["B2"]["size"],
-             "U": regions[Region.NEITHER]["size"]}
-    # Power where passing is right: at every prevalence of N's prior under which the recall is above the
-    # target, the largest plan is the plan (a prevalence under which it is not is one where failing is right).
-    plans, refused = [], []
-    for prevalence in pilot.get("prevalences_n") or [pilot.get("prevalence_n", 0.0)]:
-        try:
-            plans.append((prevalence, sizing.design_based_certification_size(
-                sizes=sizes, precisions={**pilot["guesses"], "U": prevalence}, target=target, alpha=alpha,
-                power=power, which=pilot["which"], seed=seed % (2**32))))
-        except cert_stats.CertificationImpossible as exc:
-            refused.append((prevalence, str(exc.reason)))
-    pilot["sized_for"] = [{"prevalence_n": p, "documents": sum(int(r[h]) for h in ("A12", "B1", "B2", "U")),
-                           "truth": float(r["truth"])} for p, r in plans]
-    if not plans:
-        return {}, estimate, refused[0][1] if refused else "N's prior gave no prevalence to plan for."
-    prevalence, planned = max(plans, key=lambda pr: sum(int(pr[1][h]) for h in ("A12", "B1", "B2", "U")))
-    pilot["prevalence_n"] = prevalence
-    return ({"A12": int(planned["A12"]), "B1": int(planned["B1"]), "B2": int(planned["B2"]),
-             Region.NEITHER: int(planned["U"])}, float(planned["truth"]), None)
+    n_strata = pilot.get("n_strata") or []
+    if n_strata:
+        u_strata = [(s["key"], int(s["size"])) for s in n_strata]
+        weights = ([planning.precision_guess_from_pilot(relevant=s["relevant"], judged=s["judged"]) for s in n_strata]
+                   if all(s["judged"] > 0 for s in n_strata) else None)
+    else:
+        u_strata, weights = [("N", int(regions[Region.NEITHER]["size"]))], None
+    pair = {h: (int(regions[h]["size"]), float(pilot["guesses"][h])) for h in ("A12", "B1", "B2")}
+    planned = sizing.design_basis_certification_plan(
+        pair=pair, u_strata=u_strata, u_weights=weights, target=target, alpha=alpha, power=power,
+        which=pilot["which"], seed=seed % (2**32),
+        prevalences=pilot.get("prevalences_n") or [pilot.get("prevalence_n", 0.0)])
+    pilot["sized_for"] = [{"prevalence_n": p, "documents": documents, "truth": truth}
+                          for p, documents, truth in planned.per_prevalence]
+    if planned.sized is None:
+        return {}, estimate, planned.refused[-1][1] if planned.refused else "N's prior gave no prevalence to plan for."
+    sized = planned.sized
+    pilot["prevalence_n"] = planned.prevalence_u
+    pilot["sizing"] = {"power": sized.power, "simulations": sized.evaluations, "analytic_total": sized.analytic_total}
+    if n_strata:
+        pilot["n_plan"] = [{"key": key, "size": size, "planned": int(n)}
+                           for (key, size), n in zip(u_strata, sized.judged[3:], strict=True)]
+    return ({"A12": sized.regions["A12"], "B1": sized.regions["B1"], "B2": sized.regions["B2"],
+             Region.NEITHER: sized.regions["U"]}, float(sized.truth), None)
 
 
 def _plan_sizes(*, metric: str, pilot: dict, target: float, alpha: float, power: float, seed: int,
@@ -492,6 +544,24 @@ def _fit_to_fresh(*, metric: str, monitoring: bool, sizes: dict[str, int],
     return fitted, sorted(enumerated), None
 
 
+def n_stratum_populations(*, topic: Topic) -> dict[str, BitMap]:
+    """N's documents by score stratum key (the topic's scorer; {} without one)."""
+    neither = region_bitmap(topic=topic, region=Region.NEITHER)
+    return {s.key: BitMap(s.documents) for s in region_score_strata(topic=topic, region=Region.NEITHER,
+                                                                     documents=neither)}
+
+
+def _fit_strata_to_fresh(*, topic: Topic, pilot: dict, sizes: dict[str, int]) -> dict[str, int]:
+    """Each score stratum of N capped at its fresh documents (one whose plan reaches them is judged whole among
+    them: its count over the fresh documents is then exact); N's size the strata's sum."""
+    excluded = _excluded_documents(topic=topic)
+    populations = n_stratum_populations(topic=topic)
+    for row in pilot["n_plan"]:
+        row["fresh"] = len(populations.get(row["key"], BitMap()) - excluded)
+        row["planned"] = min(int(row["planned"]), row["fresh"])
+    return {**sizes, Region.NEITHER: sum(int(row["planned"]) for row in pilot["n_plan"])}
+
+
 def _fill(plan: CertificationPlan) -> None:
     """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed)."""
     warnings: list[str] = []
@@ -514,9 +584,13 @@ def _fill(plan: CertificationPlan) -> None:
                                           dependence_check=plan.dependence_check)
     fresh = _fresh_counts(topic=plan.topic, regions=sorted(sizes)) if sizes else {}
     enumerated: list[str] = []
+    if reason is None and pilot.get("n_plan"):
+        sizes = _fit_strata_to_fresh(topic=plan.topic, pilot=pilot, sizes=sizes)
     if reason is None:
         sizes, enumerated, reason = _fit_to_fresh(metric=plan.metric, monitoring=plan.monitoring, sizes=sizes,
                                                   fresh=fresh)
+        if pilot.get("n_plan"):  # N's strata are each drawn (or taken whole) on their own: never N as one region
+            enumerated = [region for region in enumerated if region != Region.NEITHER]
     total = sum(sizes.values())
     sizing_target = (pair_sizing_target(target=plan.target, delta1_high=plan.delta1_high)
                      if plan.metric == Metric.PAIR_RECALL and not plan.dependence_check else plan.target)

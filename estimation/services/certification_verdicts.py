@@ -33,7 +33,12 @@ from core.events import event_send_on_commit
 from estimation.events import CertificationDecided
 from estimation.models import CertificationPlan, CertificationVerdict
 from estimation.selectors import certification_sampled_documents, certification_shortfall
-from estimation.services.certification_plans import CertificationError, json_safe
+from estimation.services.certification_plans import (
+    CertificationError,
+    certification_stratum_draw_key,
+    certification_stratum_key,
+    json_safe,
+)
 from estimation.services.recompute import topic_recompute_schedule
 from estimation.services.reports import code_version_get
 from estimation.stats import certification as cert_stats
@@ -41,6 +46,7 @@ from estimation.stats import confidence_sequence as cs
 from estimation.stats.design_based import design_based_recall, label_error_from_votes
 from estimation.stats.pair_recall import stratified_pair_recall
 from estimation.stats.proportions import clopper_pearson_interval
+from estimation.stats.stratified import Stratum, stratified_design_recall
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +64,8 @@ VERDICT_SCHEMA = 1
 def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]:
     """The locked sample: per document its region, the population it was drawn from, and its label."""
     rows = list(certification_sampled_documents(plan=plan)
-                .values_list("document_id", "region", "inclusion_probability").order_by("document_id"))
+                .values_list("document_id", "region", "inclusion_probability", "draw__stratum_key")
+                .order_by("document_id"))
     retrieved = classifier_bitmap(classifier=plan.classifier)
     found = list(Label.objects.filter(topic_id=plan.topic_id, document_id__in=[r[0] for r in rows])
                  .values_list("document_id", "majority", "gold", "votes_total", "votes_relevant", "votes_unsure"))
@@ -67,15 +74,17 @@ def _certification_documents(*, plan: CertificationPlan) -> list[dict[str, Any]]
     # Sure votes of crowd-judged documents (gold answers are known): the label error of the design bound.
     votes = {doc_id: (int(relevant), int(total) - int(unsure)) for doc_id, majority, gold, total, relevant, unsure
              in found if gold is None and majority is not None}
-    drawn_by_region: dict[str, int] = {}
-    for _, region, _ in rows:
-        drawn_by_region[region] = drawn_by_region.get(region, 0) + 1
+    # Each draw's stratum is its own simple random sample: a region's, or one score stratum of N's (a plan
+    # sized by score strata draws N stratum by stratum, "certification-plan:<id>/s<k>").
+    drawn_by_stratum: dict[tuple[str, str], int] = {}
+    for _, region, _, key in rows:
+        drawn_by_stratum[(region, key)] = drawn_by_stratum.get((region, key), 0) + 1
     documents = []
-    for doc_id, region, probability in rows:
+    for doc_id, region, probability, key in rows:
         label, undecided = labels.get(doc_id, (None, False))
         documents.append({"id": doc_id, "region": region, "label": label, "undecided": undecided,
-                          "population": int(round(drawn_by_region[region] / probability)),
-                          "votes": votes.get(doc_id)})
+                          "population": int(round(drawn_by_stratum[(region, key)] / probability)),
+                          "stratum": key, "votes": votes.get(doc_id)})
     return documents
 
 
@@ -171,6 +180,23 @@ def _region_triples(*, plan: CertificationPlan, documents: list[dict],
     return regions
 
 
+def _n_strata_counts(*, plan: CertificationPlan, documents: list[dict]) -> list[dict[str, Any]] | None:
+    """Per score stratum of N of a plan sized by strata (``pilot["n_plan"]``): its key, its population (the
+    stratum's fresh documents, from the draw's inclusion probability), judged and relevant; None otherwise."""
+    n_plan = plan.pilot.get("n_plan") or []
+    if not n_plan:
+        return None
+    plan_key = certification_stratum_key(plan_id=plan.pk)
+    counts = []
+    for position, row in enumerate(n_plan, start=1):
+        key = certification_stratum_draw_key(plan_key=plan_key, position=position)
+        judged = [d for d in documents if d["region"] == Region.NEITHER and d.get("stratum") == key]
+        population = judged[0]["population"] if judged else int(row.get("fresh", row["size"]))
+        counts.append({"key": row["key"], "population": population, "judged": len(judged),
+                       "relevant": sum(bool(d["label"]) for d in judged)})
+    return counts
+
+
 def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
                            whole: dict[str, tuple[int, int, int]] | None) -> dict[str, Any]:
     """Pair recall with a dependence check: ``design_based``'s conservative bound (notes §8), no δ1 assumed."""
@@ -182,9 +208,21 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
     # agreement (or no document with two sure votes) leaves the bound as it was.
     label_error = label_error_from_votes(votes=[d["votes"] for d in documents if d.get("votes") and d["votes"][1] >= 2],
                                          draws=VERDICT_DRAWS, seed=seed + 1)
-    result = design_based_recall(a12=regions["A12"], b1=regions["B1"], b2=regions["B2"], u=regions[Region.NEITHER],
-                                 confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS, seed=seed,
-                                 label_error=label_error)
+    n_strata = _n_strata_counts(plan=plan, documents=documents)
+    if n_strata is not None:
+        # N decided by its score strata (stratified.stratified_design_recall; the pair's regions one stratum each)
+        strata = [Stratum(region=r, size=regions[r][0], judged=regions[r][1], relevant=regions[r][2], key=r)
+                  for r in ("A12", "B1", "B2")]
+        strata += [Stratum(region="U", size=c["population"], judged=c["judged"], relevant=c["relevant"],
+                           key=c["key"]) for c in n_strata]
+        result = stratified_design_recall(strata=strata, confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS,
+                                          seed=seed, label_error=label_error)
+        regions[Region.NEITHER] = (sum(c["population"] for c in n_strata), sum(c["judged"] for c in n_strata),
+                                   sum(c["relevant"] for c in n_strata))
+    else:
+        result = design_based_recall(a12=regions["A12"], b1=regions["B1"], b2=regions["B2"],
+                                     u=regions[Region.NEITHER], confidence=1.0 - plan.alpha, draws=VERDICT_DRAWS,
+                                     seed=seed, label_error=label_error)
     recall = result.r1 if which == "r1" else result.r2
     low = recall.conservative_lower_bound
     delta1 = result.delta1
@@ -195,6 +233,10 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
         assumes += (f" Their dependence measured from it: δ1 = {delta1.point:.2f} [{delta1.low:.2f}, "
                     f"{delta1.high:.2f}]" + (" — independence is rejected." if result.independence_rejected
                                               else "."))
+    if n_strata is not None:
+        assumes += (f" N was sampled by the scorer's {len(n_strata)} score strata, each a simple random sample "
+                    "weighed by its own size: the scores only chose where to look, so a poor scorer costs "
+                    "documents, never the verdict's validity.")
     if label_error is not None and not label_error.perfect:
         assumes += (f" The crowd's majority labels err: every region's share is corrected for the error rates "
                     f"measured from the votes' agreement (Rogan–Gladen, {len(documents)} certification documents; "
@@ -203,9 +245,12 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
     else:
         assumes += (" It takes the crowd's majority labels as right (the workers' votes showed no disagreement to "
                     "correct for).")
-    return {"method": "design-based conservative one-sided bound with a complement sample (design_based_recall: "
-                      "Clopper–Pearson confidence distributions, exact on the complement); no independence "
-                      "assumption",
+    return {"method": ("design-based conservative one-sided bound with a complement sample drawn by score strata "
+                       "(stratified_design_recall: Clopper–Pearson confidence distributions per stratum); no "
+                       "independence assumption" if n_strata is not None else
+                       "design-based conservative one-sided bound with a complement sample (design_based_recall: "
+                       "Clopper–Pearson confidence distributions, exact on the complement); no independence "
+                       "assumption"),
             "counts": {r: {"population": v[0], "judged": v[1], "relevant": v[2]} for r, v in regions.items()},
             "estimate": recall.point if recall.point is not None else math.nan,
             "lower_bound": 0.0 if low is None else float(low),
@@ -213,6 +258,7 @@ def _dependence_evaluation(*, plan: CertificationPlan, documents: list[dict],
             "pair_estimand": recall.pair_estimand, "delta1_estimate": delta1.as_dict(),
             "elusion": result.elusion.as_dict(), "independence_rejected": result.independence_rejected,
             "dependence_check": True, "enumerated": enumerated, "whole_regions": whole is not None,
+            "n_strata": n_strata,
             "label_error": None if label_error is None else {
                 "false_positive": float(label_error.fp_point),
                 "false_negative": float(label_error.fn_point), "perfect": bool(label_error.perfect)},
