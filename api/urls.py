@@ -71,6 +71,7 @@ v1 = [
          name="certification_lock"),
     path("certification-plans/<int:plan_id>/verdict/", reports.CertificationVerdict.as_view(),
          name="certification_verdict"),
+    path("", include("api.views.model_judge")),  # the model judge (issue 28): quote, runs, report
 ]
 
 urlpatterns = [
