@@ -8,17 +8,23 @@ The HIT page's script (static/js/annotator.js) keeps the answers in the
 browser until the server acknowledges them and submits with
 ``Accept: application/json``: the submit view then answers with JSON
 (``{"ok", "location", "error"}``) instead of a redirect, so the script knows
-the answers were recorded before it forgets them. Without the script the form
-posts as usual.
+the answers were recorded before it forgets them. "Submit and take the next HIT"
+answers, when the script asks for it (``swap=1``), with the next HIT's content too
+(``"next"``: its address, deadline, queue line and documents as plain strings, and
+``"notice"``, the thank-you line), which the script swaps into the page in place:
+one request per HIT, no page to parse (issue 30). Without the script the form
+posts as usual and the answer is the next HIT's page.
+
+The page's CSS and script are static files (hashed names and far-future caching
+with WhiteNoise's manifest storage in production), fetched once per browser, not
+inlined into every page.
 """
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
-from django.contrib.staticfiles import finders
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -52,10 +58,6 @@ ANSWER_CODES = {value: code for code, value in ANSWER_VALUES.items()}
 # A topic set's answers are "c<position>" (0: none of these; "u" is unsure there too): the POST can be read
 # without knowing the topic, and a binary "1" is never taken for class 1.
 CLASS_CODE = re.compile(r"c(\d{1,2})")
-# The HIT page's stylesheets, inlined into the page (no request before its first paint).
-HIT_PAGE_STYLESHEETS = ("css/app.css", "css/annotator.css")
-# Its script, inlined too (with the response's CSP nonce): a first HIT of a session paints without fetching it.
-HIT_PAGE_SCRIPT = "js/annotator.js"
 STALE_TAB_MESSAGE = (
     "This HIT had already been submitted (from another tab or window) with different answers. "
     "The answers submitted first are the ones recorded; the ones you just sent were not."
@@ -131,71 +133,80 @@ def _codes(topic: Topic, recorded: dict) -> dict[str, str]:
     return {str(doc_id): ANSWER_CODES[value] for doc_id, value in recorded.items()}
 
 
-def _read_static(path: str) -> str:
-    found = finders.find(path)
-    if not found:
-        return ""
-    with open(found if isinstance(found, str) else found[0], encoding="utf-8") as handle:
-        return handle.read()
-
-
-@lru_cache(maxsize=1)
-def _hit_page_css_cached() -> str:
-    css = "\n".join(_read_static(path) for path in HIT_PAGE_STYLESHEETS)
-    # Comments out (they name analyst features, e.g. gold documents, that a worker's page must not mention),
-    # runs of white space made one space: about a third smaller.
-    return re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", "", css, flags=re.S)).strip()
-
-
-def hit_page_css() -> str:
-    """The HIT page's CSS, inlined in its <head>: the page paints with its HTML alone (no stylesheet request).
-
-    Read once per process (again on every request with DEBUG, so edits show). Our own files, with no url()
-    and no "</style>": safe to place inside <style>.
-    """
-    if settings.DEBUG:
-        _hit_page_css_cached.cache_clear()
-    return _hit_page_css_cached()
-
-
 def _submit(request: HttpRequest, worker: Worker, assignment_id: int, chosen: dict[str, str]) -> HttpResponse | str:
     """Record the answers; a response to send, or the message of a refusal to show above the form."""
     answers = _answers(chosen)
+    json_answer = _wants_json(request)
     try:
         result = assignment_submit(assignment_id=assignment_id, worker=worker, answers=answers)
     except AssignmentNotFound:
         raise Http404("No such assignment.") from None
     except AssignmentExpired as exc:
         messages.error(request, str(exc))
-        if _wants_json(request):
+        if json_answer:
             return JsonResponse({"ok": False, "error": str(exc), "location": reverse("annotator:home")}, status=409)
         return redirect("annotator:home")
     except SubmitRefused as exc:
         return str(exc)
+    notice: tuple[int, str] | None = None
     if result.replayed and result.differs:
-        messages.warning(request, STALE_TAB_MESSAGE)
+        notice = (messages.WARNING, STALE_TAB_MESSAGE)
     elif not result.replayed:
-        messages.success(
-            request,
-            f"Thank you: {result.judgments} answers recorded. Until the other workers have finished these "
-            "documents you can change them (\"Change my answers\" on the Annotate page).",
-        )
-    if request.POST.get("then") != "next":
-        location = reverse("annotator:home")
-    else:
+        notice = (messages.SUCCESS,
+                  f"Thank you: {result.judgments} answers recorded. Until the other workers have finished these "
+                  "documents you can change them (\"Change my answers\" on the Annotate page).")
+    upcoming = None
+    if request.POST.get("then") == "next":
         # Submit and take the next HIT in this one request (issue 15 item 8): the claim runs here.
         upcoming = _claim_next(request, worker)
-        if upcoming is None:
-            location = reverse("annotator:home")
-        elif not _wants_json(request):
-            # The form (no script): the next HIT's page is the answer to this POST, with no
-            # redirect and no second request; its form posts to its own address.
-            return _hit_page(request, worker, upcoming)
-        else:
-            location = reverse("annotator:assignment", args=[upcoming.pk])
-    if _wants_json(request):
+    if upcoming is not None and json_answer and request.POST.get("swap") == "1":
+        # The script swaps the next HIT in place: the notice goes with it (not to a page shown later).
+        payload: dict[str, Any] = {"ok": True, "replayed": result.replayed,
+                                   "location": reverse("annotator:assignment", args=[upcoming.pk]),
+                                   "next": _hit_payload(worker, upcoming)}
+        if notice is not None:
+            payload["notice"] = notice[1]
+        return JsonResponse(payload)
+    if notice is not None:
+        messages.add_message(request, *notice)
+    if upcoming is not None and json_answer:
+        return JsonResponse({"ok": True, "replayed": result.replayed,
+                             "location": reverse("annotator:assignment", args=[upcoming.pk])})
+    if upcoming is not None:
+        # The form (no script): the next HIT's page is the answer to this POST, with no
+        # redirect and no second request; its form posts to its own address.
+        return _hit_page(request, worker, upcoming)
+    location = reverse("annotator:home")
+    if json_answer:
         return JsonResponse({"ok": True, "replayed": result.replayed, "location": location})
     return redirect(location)
+
+
+def _queue_line(worker: Worker) -> tuple[Any, str]:
+    """The worker's queue, and the line the HIT page shows of it: "HIT 4 of about 30 for you"."""
+    queue = annotator_queue(worker=worker)
+    # The HITs done, this one, and those still open for this worker.
+    total = queue.hits_done + 1 + min(queue.hits_left, queue.cap)
+    return queue, f"HIT {queue.hits_done + 1} of {'more than' if queue.hits_left_capped else 'about'} {total} for you"
+
+
+def _hit_payload(worker: Worker, assignment: Assignment) -> dict[str, Any]:
+    """A freshly claimed HIT as the script swaps it into the page: plain strings, placed with textContent."""
+    if not Assignment._meta.get_field("hit").is_cached(assignment):
+        assignment = assignment_for_worker(worker=worker, assignment_id=assignment.pk)
+    _queue, line = _queue_line(worker)
+    return {
+        "assignment": assignment.pk,
+        "topic": assignment.hit.topic_id,
+        "action": reverse("annotator:assignment", args=[assignment.pk]),
+        "release": reverse("annotator:release", args=[assignment.pk]),
+        "deadline": assignment.deadline.isoformat() if assignment.deadline else "",
+        "queue": line,
+        "documents": [
+            {"id": item.document_id, "title": item.document.title or "", "paragraphs": paragraphs(item.document.text)}
+            for item in assignment_items(assignment=assignment)
+        ],
+    }
 
 
 @role_required(ANNOTATE)
@@ -223,20 +234,6 @@ def annotator_assignment(request: HttpRequest, assignment_id: int) -> HttpRespon
     return _hit_page(request, worker, assignment, chosen=chosen, error=error, status=status)
 
 
-@lru_cache(maxsize=1)
-def _hit_page_js_cached() -> str:
-    script = _read_static(HIT_PAGE_SCRIPT)
-    # Our own file: refuse to inline one that could close the <script> element early.
-    return "" if "</" in script.lower() else script
-
-
-def hit_page_js() -> str:
-    """The HIT page's script, inlined at the end of its <body> ("" falls back to the static file)."""
-    if settings.DEBUG:
-        _hit_page_js_cached.cache_clear()
-    return _hit_page_js_cached()
-
-
 def _topic_context(topic: Topic) -> dict:
     """What the HIT page needs of its topic: a topic set's classes are read here, once (no query per document)."""
     return {
@@ -244,8 +241,6 @@ def _topic_context(topic: Topic) -> dict:
         "allow_unsure": topic.allow_unsure,
         "multiclass": topic.is_multiclass,
         "classes": topic_set_classes(topic=topic) if topic.is_multiclass else [],
-        "inline_css": hit_page_css(),
-        "inline_js": hit_page_js(),
     }
 
 
@@ -258,7 +253,7 @@ def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, c
     items = assignment_items(assignment=assignment)
     rows = [(item, chosen.get(str(item.document_id), ""), paragraphs(item.document.text)) for item in items]
     returned = assignment.status == Assignment.Status.EXPIRED and assignment.feedback == RELEASED_FEEDBACK
-    queue = annotator_queue(worker=worker)
+    queue, queue_line = _queue_line(worker)
     return render(
         request,
         "annotator/assignment.html",
@@ -270,9 +265,7 @@ def _hit_page(request: HttpRequest, worker: Worker, assignment: Assignment, *, c
             "error": error,
             "returned": returned,
             "progress": queue,
-            # "HIT 4 of about 30": the HITs done, this one, and those still open for this worker.
-            "queue_position": queue.hits_done + 1,
-            "queue_total": queue.hits_done + 1 + min(queue.hits_left, queue.cap),
+            "queue_line": queue_line,
             # An expired assignment may still be submitted while its place is free (the service decides).
             "editable": assignment.status == Assignment.Status.CLAIMED
             or (assignment.status == Assignment.Status.EXPIRED and not returned),

@@ -8,6 +8,9 @@
 // choose class 12, and a lone 1 or 2 is applied when no second digit follows within TWO_DIGIT_MS.
 // Answers are kept in localStorage (keyed by assignment) until the server acknowledges the submit:
 // an expired session, a stale CSRF token or a lost connection loses nothing.
+// "Submit and take the next HIT" answers with the next HIT's content (JSON): when it is of the same topic, it is
+// swapped into this page in place (one request per HIT); its texts are placed with textContent only, never parsed
+// as HTML. Otherwise (another topic, no HIT left, an error) the browser goes to the address the server gives.
 // Both pages: the deadline in local time with a countdown.
 (function () {
   "use strict";
@@ -33,9 +36,11 @@
   }
 
   // ------------------------------------------------------------------ deadline
+  var deadlineTimer = null;
   function deadline() {
     var time = document.getElementById("deadline");
     var countdown = document.getElementById("countdown");
+    if (deadlineTimer) { window.clearTimeout(deadlineTimer); deadlineTimer = null; }
     if (!time) { return; }
     var end = new Date(time.getAttribute("datetime"));
     if (isNaN(end.getTime())) { return; }
@@ -49,7 +54,7 @@
       }
       var minutes = Math.floor(left / 60), seconds = left % 60;
       countdown.textContent = "(" + minutes + " min " + (seconds < 10 ? "0" : "") + seconds + " s left)";
-      window.setTimeout(tick, 1000);
+      deadlineTimer = window.setTimeout(tick, 1000);
     }
     tick();
   }
@@ -59,7 +64,7 @@
 
   var form = document.getElementById("hit-form");
   if (!form) { return; }
-  var key = PREFIX + form.getAttribute("data-assignment");
+  var key = PREFIX + form.getAttribute("data-assignment");  // changes when the next HIT is swapped in
   var store = storage();
   if (form.getAttribute("data-editable") !== "1") {
     if (store) { store.removeItem(key); }  // submitted or returned: nothing left to keep
@@ -67,6 +72,7 @@
   }
   var docs = Array.prototype.slice.call(form.querySelectorAll("article.document"));
   if (!docs.length) { return; }
+  var blank = docs[0].cloneNode(true);  // the pattern of a document card, for the next HIT swapped in place
   var current = 0;
   var multiclass = form.getAttribute("data-kind") === "multiclass";
   var classCount = parseInt(form.getAttribute("data-classes") || "0", 10);
@@ -157,8 +163,9 @@
     var index = cardOf(event.target);
     if (index >= 0 && index !== current) { show(index, false); }
   });
-  docs.forEach(function (doc, i) {
-    doc.addEventListener("click", function () { show(i, false); });
+  form.addEventListener("click", function (event) {
+    var index = cardOf(event.target);
+    if (index >= 0) { show(index, false); }
   });
   form.addEventListener("change", function () { save(); updateProgress(); });
 
@@ -272,6 +279,75 @@
     window.history.replaceState(null, "", own);
   }
 
+  // ------------------------------------------------------------------ the next HIT, in place
+  function card(doc, i, n) {
+    var el = blank.cloneNode(true);
+    var number = i + 1;
+    el.id = "doc-" + number;
+    el.className = "card document";
+    el.removeAttribute("aria-current");
+    el.setAttribute("data-index", String(i));
+    el.setAttribute("data-doc", String(doc.id));
+    el.setAttribute("aria-labelledby", "doc-" + number + "-title");
+    var heading = el.querySelector("h2");
+    heading.id = "doc-" + number + "-title";
+    heading.textContent = "Document " + number + " of " + n + (doc.title ? " \u00b7 " + doc.title : "");
+    var text = el.querySelector(".document-text");
+    while (text.firstChild) { text.removeChild(text.firstChild); }
+    (doc.paragraphs.length ? doc.paragraphs : [null]).forEach(function (para) {
+      var p = document.createElement("p");
+      if (para === null) { p.className = "help"; p.textContent = "(no text)"; } else { p.textContent = para; }
+      text.appendChild(p);
+    });
+    var legend = el.querySelector("legend");
+    if (legend) {
+      legend.textContent = legend.textContent.replace(/^Document \d+ of \d+/, "Document " + number + " of " + n);
+    }
+    Array.prototype.forEach.call(radios(el), function (radio) {
+      radio.name = "doc-" + doc.id;
+      radio.checked = false;
+      radio.defaultChecked = false;
+    });
+    return el;
+  }
+
+  function swapIn(next, notice) {
+    var n = next.documents.length;
+    var fresh = next.documents.map(function (doc, i) { return card(doc, i, n); });
+    var bar = form.querySelector(".submit-bar");
+    docs.forEach(function (doc) { doc.parentNode.removeChild(doc); });
+    fresh.forEach(function (el) { form.insertBefore(el, bar); });
+    docs = fresh;
+    form.setAttribute("action", next.action);
+    form.setAttribute("data-assignment", String(next.assignment));
+    key = PREFIX + next.assignment;
+    var skip = form.querySelector("button.skip");
+    if (skip) { skip.setAttribute("formaction", next.release); }
+    var queueLine = document.getElementById("queue");
+    if (queueLine) { queueLine.textContent = next.queue; }
+    var time = document.getElementById("deadline");
+    if (time && next.deadline) { time.setAttribute("datetime", next.deadline); }
+    deadline();
+    Array.prototype.forEach.call(document.querySelectorAll("p.notice.bad[role=alert]"), function (old) {
+      old.parentNode.removeChild(old);
+    });
+    if (window.history && window.history.replaceState) { window.history.replaceState(null, "", next.action); }
+    if (document.activeElement && document.activeElement.blur) { document.activeElement.blur(); }
+    window.scrollTo(0, 0);
+    var restoredHere = restore();
+    if (restoredHere) {
+      say(saveStatus, restoredHere + (restoredHere === 1 ? " answer" : " answers") +
+          " kept in this browser were restored.");
+    } else if (notice) {
+      say(saveStatus, notice);
+    } else {
+      saveStatus.hidden = true;
+    }
+    updateProgress();
+    var first = firstUnanswered();
+    show(first >= 0 ? first : 0, false);
+  }
+
   var buttons = Array.prototype.slice.call(form.querySelectorAll("button[type=submit]"));
   function busy(on) { buttons.forEach(function (b) { b.disabled = on; }); }
 
@@ -287,6 +363,7 @@
     save();
     var body = new FormData(form);
     body.set("then", submitter && submitter.value ? submitter.value : "next");
+    body.set("swap", "1");  // the next HIT's content in the answer, to swap in place
     var headers = { "Accept": "application/json" };
     var token = cookie("csrftoken");
     if (token) {
@@ -310,6 +387,12 @@
       return response.json().then(function (data) {
         if (response.ok && data.ok) {
           if (store) { store.removeItem(key); }
+          if (data.next && String(data.next.topic) === form.getAttribute("data-topic") &&
+              data.next.documents && data.next.documents.length) {
+            busy(false);
+            swapIn(data.next, data.notice);
+            return;
+          }
           window.location.assign(data.location);
           return;
         }
