@@ -1,36 +1,43 @@
-"""Open-loop load test of the annotator pages through HTTP: judgments/s at p95 latency (issue 15 item 8).
+"""Open-loop load test of the annotator pages through HTTP, as users load them: judgments/s at p95 (issues 15, 30).
 
 Run:  cd /work/main && .venv/bin/python bench/bench_load.py [--database w5] [--redis-db 10]
           [--rates 100,150,200,250] [--duration 20] [--annotators 200] [--workers 4] [--threads 1]
-Target: >= 200 judgments/s with p95 submit <= 300 ms (five-document HITs, PostgreSQL, 2 cores).
+          [--hit-size 5] [--cycles script,swap] [--roots after=.,before=/tmp/old-checkout] [--rounds 1]
+Targets (quiet machine, issue 30): five-document HITs >= 250 judgments/s at p95 <= 300 ms with 200 annotators;
+one-document HITs >= 80 judgments/s. This machine is shared: every line prints its load average.
 
 What it does:
 1. (Re)creates the PostgreSQL database ``--database`` (it must be a throw-away name: it is dropped),
-   migrates it under the production settings and builds one sampling topic of five-document HITs
+   migrates it under the production settings and builds one sampling topic of ``--hit-size``-document HITs
    (three places each), big enough for every step, plus ``--annotators`` accounts with the annotator
    role. Each account gets a signed-in session made directly in the session store (signing in
    200 accounts through the sign-in page would spend minutes of PBKDF2 and trip the throttle).
-2. Starts gunicorn (``--workers`` sync workers; gthread ones with ``--threads`` > 1) with the production
-   settings (DEBUG off, WhiteNoise, django-axes, CSP), DATABASE_URL on that database and REDIS_URL
-   on ``--redis-db`` (so LabelsCompleted schedules real Celery messages, and the cache holds sessions
-   and permission sets; no worker consumes the messages, the Redis database is flushed at the end).
-   SSL redirect is off (no TLS proxy on loopback); the client keeps its own cookies, so the Secure
-   flag of the cookies does not matter.
-3. For each offered rate (judgments/s), for ``--duration`` seconds: arrivals are Poisson at
-   rate/hit-size HITs per second (open loop: the schedule never waits for the server). Each
-   arrival is served by an idle virtual annotator (one thread each, std-lib http.client: no
-   aiohttp or httpx in this venv) who submits the five answers of the HIT on its screen with the
-   CSRF token of that page, exactly as the form posts them ("Submit and take the next HIT"), and
-   follows the answer to the next HIT's page. Latencies:
+2. For each code root of ``--roots`` (name=path: a checkout of this project; "." is this one — so an older
+   commit can be measured against the same database, interleaved, under the same load) starts gunicorn
+   (``--workers`` sync workers) AND a Celery worker and beat with the production settings, on
+   DATABASE_URL and REDIS_URL ``--redis-db`` (the broker: every completed label schedules the report
+   recompute as in production, and the worker runs it; beat runs the sweeps). ``--no-celery`` measures
+   without them (what the bench of issue 15 did: no consumer, so only the first recompute was ever enqueued).
+3. For each round, rate and (root, cycle): ``--duration`` seconds of Poisson arrivals at rate/hit-size HITs per
+   second (open loop: the schedule never waits for the server), each served by an idle virtual annotator
+   (one thread each, std-lib http.client). The cycle is how a browser submits:
 
-   * submit  — from the arrival's scheduled time (so queueing in the client counts: no
-     coordinated omission) until the next HIT's page is on screen, all requests included;
-   * post    — the POST alone; next — the GET of the next HIT's page after a redirect (none when
-     the POST renders it directly);
-   * claim   — "Take the next HIT" from the home page (each annotator's first HIT of a step).
+   * ``script`` — what static/js/annotator.js did before issue 30 and what any client without swap does: a
+     JSON submit (``Accept: application/json``, "then=next"), then a GET of the next HIT's page at the
+     ``location`` it answers (two requests per HIT, the page parsed for its documents);
+   * ``swap``   — the one-request cycle of issue 30: the JSON submit with ``swap=1`` answers with the next
+     HIT's documents, which the script swaps in place (no page fetched);
+   * ``form``   — the no-script form: the POST answers with the next HIT's page.
 
-   A cycle that fails (status >= 400, a page without a HIT, a connection error) counts as an
-   error; the achieved rate counts only judgments of successful submits.
+   Latencies: submit — from the arrival's scheduled time (queueing in the client counts: no coordinated
+   omission) until the next HIT is on screen, all requests included; post — the POST alone; next — the GET
+   of the next page. A cycle that fails (status >= 400, no HIT, a connection error) is an error; an arrival
+   no annotator could take within the drain time is dropped. Both count against the p95: "p95 all" is taken
+   over every arrival, failed and dropped ones as infinitely late ("inf" when more than 5 % of arrivals failed).
+   Per step: server CPU (gunicorn, Celery worker and beat process groups; PostgreSQL and Redis are shared with
+   other users of the machine and not counted), the Celery worker's share of it (the recomputes), the
+   snapshots stored, and label → snapshot freshness (each label completed in the step: from its updated_at
+   to the first snapshot created after it; p50/p95). ``--timeline`` adds p50/p95 per 5 s.
 4. After all steps: judgments stored, documents with more than three judgments (must be 0),
    duplicate (assignment, document) pairs (must be 0), and the answers the client sent that
    are not in the database (must be 0).
@@ -40,6 +47,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import os
 import pathlib
 import queue
@@ -76,6 +84,7 @@ def _env(args) -> dict[str, str]:
         "DATABASE_CONN_MAX_AGE": "60",
         # Its own var/ (collected static files, media), apart from the developer's.
         "APP_VAR_DIR": str(ROOT / "var" / f"bench-load-{args.database}"),
+        "CELERY_WORKER_CONCURRENCY": str(args.celery_concurrency),
     }
 
 
@@ -90,7 +99,7 @@ def _recreate_database(name: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _build(*, sample_documents: int, annotators: int, text_chars: int) -> tuple[int, list[str]]:
+def _build(*, sample_documents: int, annotators: int, text_chars: int, hit_size: int = 5) -> tuple[int, list[str]]:
     """One sampling topic whose HITs hold about `sample_documents` documents; session keys of the annotators."""
     import hashlib
 
@@ -122,12 +131,12 @@ def _build(*, sample_documents: int, annotators: int, text_chars: int) -> tuple[
                                    retrieved_bitmap=bitmap_to_bytes(bitmap_from_ids(ids[: n // 2])))
     c2 = Classifier.objects.create(corpus=corpus, name="c2", kind="ids", fingerprint="2",
                                    retrieved_bitmap=bitmap_to_bytes(bitmap_from_ids(ids[n // 4: 3 * n // 4])))
-    topic = Topic.objects.create(corpus=corpus, name="bench-load-topic", hit_size=5,
+    topic = Topic.objects.create(corpus=corpus, name="bench-load-topic", hit_size=hit_size,
                                  instructions="Is the document about recall estimation?")
     ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
     samples_launch(topic=topic, per_region=sample_documents // 3, seed=1)
     hits = Hit.objects.filter(topic=topic).count()
-    print(f"built: {n:,} documents, {hits:,} HITs of 5 documents ({hits * 3:,} places)", flush=True)
+    print(f"built: {n:,} documents, {hits:,} HITs of {hit_size} documents ({hits * 3:,} places)", flush=True)
 
     User = get_user_model()
     group = Group.objects.get(name="annotator")
@@ -280,30 +289,72 @@ class Annotator:
             self.conn = None
             return False
 
+    cycle = "form"  # "form" (no script), "script" (JSON submit + GET of the next page), "swap" (one request)
+
+    def _submit_json(self, body: dict[str, str], stats: Stats) -> None:
+        """The script's submit: JSON answer; then the next page's GET ("script") or the swapped-in HIT ("swap")."""
+        self.accept = "application/json"
+        try:
+            status, _, text = self._request("POST", self.page_url, body)
+        finally:
+            self.accept = "text/html"
+        if status >= 400:
+            raise RuntimeError(f"submit HTTP {status}")
+        data = json.loads(text)
+        if not data.get("ok"):
+            raise RuntimeError(f"submit refused: {data.get('error', '')[:40]}")
+        self._posted = time.perf_counter()
+        self._acknowledged()
+        nxt = data.get("next")
+        if nxt is not None:
+            self.page_url, self.docs = nxt["action"], [int(d["id"]) for d in nxt["documents"]]
+            if not self.docs:
+                raise RuntimeError("swap without documents")
+            return
+        location = data["location"]
+        started = time.perf_counter()
+        status, _, text = self._request("GET", location)
+        with stats.lock:
+            stats.next.append(time.perf_counter() - started)
+        if status != 200:
+            raise RuntimeError(f"next HTTP {status}")
+        if not self._read_page(location, text):
+            with stats.lock:
+                stats.no_hit += 1
+
     def submit(self, scheduled: float, stats: Stats) -> None:
         if not self.docs and not self.claim(stats):
             return
         body = {"csrfmiddlewaretoken": self.csrf, "then": "next"}
+        if self.cycle == "swap":
+            body["swap"] = "1"
         answers = {doc: (doc * 7919) % 3 == 0 for doc in self.docs}
         body.update({f"doc-{doc}": "1" if value else "0" for doc, value in answers.items()})
         assignment = int(re.search(r"/assignments/(\d+)/", self.page_url).group(1))  # type: ignore[union-attr]
-        try:
-            started = time.perf_counter()
-            status, location, text = self._request("POST", self.page_url, body)
-            posted = time.perf_counter()
-            if status >= 400:
-                raise RuntimeError(f"submit HTTP {status}")
+
+        def acknowledged() -> None:
             for doc, value in answers.items():
                 self.sent[(assignment, doc)] = value
-            done = len(answers)
-            self._follow(status, location, self.page_url, text, stats, "next")
+
+        self._acknowledged = acknowledged
+        try:
+            started = time.perf_counter()
+            if self.cycle == "form":
+                status, location, text = self._request("POST", self.page_url, body)
+                self._posted = time.perf_counter()
+                if status >= 400:
+                    raise RuntimeError(f"submit HTTP {status}")
+                acknowledged()
+                self._follow(status, location, self.page_url, text, stats, "next")
+            else:
+                self._submit_json(body, stats)
             finished = time.perf_counter()
             with stats.lock:
-                stats.post.append(posted - started)
+                stats.post.append(self._posted - started)
                 stats.submit.append(finished - scheduled)
                 stats.timeline.append((scheduled, finished - scheduled))
                 stats.lag.append(max(0.0, started - scheduled))
-                stats.judgments += done
+                stats.judgments += len(answers)
         except Exception as exc:  # noqa: BLE001 - counted
             stats.error(f"submit: {type(exc).__name__}: {exc}"[:80])
             self.conn = None
@@ -315,6 +366,11 @@ def _pct(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def p95_all(stats: Stats) -> float:
+    """p95 over every arrival of the step: failed and dropped ones count as infinitely late."""
+    return _pct(stats.submit + [math.inf] * (stats.errors + stats.dropped), 0.95)
 
 
 def run_step(annotators: list[Annotator], rate: float, duration: float, hit_size: int, seed: int,
@@ -451,8 +507,12 @@ def app_prepare(args: argparse.Namespace) -> tuple[dict[str, str], int, list[str
     call_command("collectstatic", interactive=False, verbosity=0)
     from django.conf import settings
 
-    needed = int(sum(rates) * args.duration * 1.3 / 3) + args.annotators * 5 * 2 * len(rates)
-    topic_id, keys = _build(sample_documents=needed, annotators=args.annotators, text_chars=args.text_chars)
+    steps = (len(getattr(args, "roots", "x").split(",")) * len(getattr(args, "cycles", "x").split(","))
+             * getattr(args, "rounds", 1))
+    hit_size = getattr(args, "hit_size", 5)
+    needed = int(sum(rates) * args.duration * 1.3 * steps / 3) + args.annotators * hit_size * 2 * len(rates) * steps
+    topic_id, keys = _build(sample_documents=needed, annotators=args.annotators, text_chars=args.text_chars,
+                            hit_size=getattr(args, "hit_size", 5))
     from django.db import connection
 
     connection.close()
@@ -486,12 +546,47 @@ def server_start(command: list[str], *, port: int, cwd: str | pathlib.Path, env:
     return server
 
 
-def app_start(args: argparse.Namespace, env: dict[str, str]) -> subprocess.Popen:
+def app_start(args: argparse.Namespace, env: dict[str, str], root: pathlib.Path = ROOT) -> subprocess.Popen:
     return server_start(
         gunicorn_command(str(ROOT / ".venv/bin/gunicorn"), "config.wsgi:application", port=args.port,
                          workers=args.workers, threads=args.threads),
-        port=args.port, cwd=ROOT, env=env,
+        port=args.port, cwd=root, env=env,
     )
+
+
+def celery_start(env: dict[str, str], root: pathlib.Path = ROOT) -> list[subprocess.Popen]:
+    """A Celery worker (prefork, CELERY_WORKER_CONCURRENCY processes) and beat, each in its own process group."""
+    celery = str(ROOT / ".venv/bin/celery")
+    schedule = pathlib.Path(env["APP_VAR_DIR"]) / f"celerybeat-{root.name}"
+    worker = subprocess.Popen([celery, "-A", "config", "worker", "--loglevel", "warning", "--without-gossip",
+                               "--without-mingle", "-n", f"bench-load-{os.getpid()}@%h"],
+                              cwd=root, env=env, start_new_session=True)
+    beat = subprocess.Popen([celery, "-A", "config", "beat", "--loglevel", "warning", "--schedule", str(schedule)],
+                            cwd=root, env=env, start_new_session=True)
+    time.sleep(4)  # the worker's pool forks and connects
+    for proc in (worker, beat):
+        if proc.poll() is not None:
+            sys.exit(f"celery exited with {proc.returncode}")
+    return [worker, beat]
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_seconds(pgid: int) -> float:
+    """CPU seconds (user + system) of the live processes of one process group, and of their reaped children."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields[0] is the state: pgrp is the 5th field of stat, [2] here
+            total += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+    return total / _TICK
 
 
 def server_stop(server: subprocess.Popen) -> None:
@@ -513,22 +608,38 @@ def redis_flush(env: dict[str, str]) -> None:
         print("redis clean-up failed:", exc)
 
 
-STEP_HEADER = ("offered j/s | achieved j/s | submit p50/p95/p99 ms | post p95 | next p95 | claim p95 | "
-               "client lag p95 | errors | load")
+STEP_HEADER = ("code/cycle | offered j/s | achieved j/s | submit p50/p95/p99 ms | p95 all | post p95 | next p95 | "
+               "errors+dropped | server CPU % | recompute % of it | snapshots | label->snapshot p50/p95 ms | load")
 
 
 def achieved_rate(stats: Stats, duration: float) -> float:
     return stats.judgments / max(duration, stats.elapsed)  # a backlog served late counts late
 
 
-def step_report(rate: float, stats: Stats, duration: float) -> str:
+@dataclass
+class StepServer:
+    """What a step cost the server: CPU seconds of gunicorn and of Celery (worker + beat), snapshots, freshness."""
+
+    web_cpu: float = 0.0
+    celery_cpu: float = 0.0
+    snapshots: int = 0
+    fresh: list[float] = field(default_factory=list)
+
+
+def step_report(rate: float, stats: Stats, duration: float, *, label: str = "", server: StepServer | None = None,
+                wall: float = 0.0) -> str:
     """One table line for a step, and up to three lines of its most frequent errors."""
     load = os.getloadavg()[0]
+    server = server or StepServer()
+    cpu = server.web_cpu + server.celery_cpu
+    cores = os.cpu_count() or 1
+    share = f"{100 * server.celery_cpu / cpu:5.1f}" if cpu else "    -"
     lines = [
-        f"{rate:11.0f} | {achieved_rate(stats, duration):12.1f} | {_pct(stats.submit, .5):5.0f}/"
-        f"{_pct(stats.submit, .95):5.0f}/{_pct(stats.submit, .99):5.0f} | {_pct(stats.post, .95):8.0f} | "
-        f"{_pct(stats.next, .95):8.0f} | {_pct(stats.claim_before, .95):9.0f} | {_pct(stats.lag, .95):14.0f} | "
-        f"{stats.errors:6d} | {load:.2f}"
+        f"{label:>10} | {rate:11.0f} | {achieved_rate(stats, duration):12.1f} | {_pct(stats.submit, .5):5.0f}/"
+        f"{_pct(stats.submit, .95):5.0f}/{_pct(stats.submit, .99):5.0f} | {p95_all(stats):7.0f} | "
+        f"{_pct(stats.post, .95):8.0f} | {_pct(stats.next, .95):8.0f} | {stats.errors:6d}+{stats.dropped:<6d} | "
+        f"{100 * cpu / max(wall, 1e-9) / cores:12.0f} | {share:>17} | {server.snapshots:9d} | "
+        f"{_pct(server.fresh, .5):6.0f}/{_pct(server.fresh, .95):6.0f} | {load:.2f}"
         f"{f'  (drained in {stats.elapsed:.1f} s)' if stats.elapsed > duration + 2 else ''}"
     ]
     for kind, count in sorted(stats.error_kinds.items(), key=lambda kv: -kv[1])[:3]:
@@ -540,31 +651,85 @@ def step_report(rate: float, stats: Stats, duration: float) -> str:
     return "\n".join(lines)
 
 
+def snapshots_since(topic_id: int, since, until) -> StepServer:
+    """Snapshots stored in [since, until + 10 s], and for each label completed in [since, until] the delay to the
+    first snapshot created after it (labels never followed by one within the window count as infinitely late)."""
+    import datetime as dt
+
+    from annotation.models import Label
+    from estimation.models import EstimateSnapshot
+
+    late = until + dt.timedelta(seconds=10)
+    created = sorted(EstimateSnapshot.objects.filter(topic_id=topic_id, created_at__gte=since, created_at__lte=late)
+                     .values_list("created_at", flat=True))
+    labels = Label.objects.filter(topic_id=topic_id, updated_at__gte=since, updated_at__lte=until,
+                                  majority__isnull=False).values_list("updated_at", flat=True)
+    fresh = []
+    for at in labels:
+        after = next((c for c in created if c >= at), None)
+        fresh.append((after - at).total_seconds() if after else math.inf)
+    return StepServer(snapshots=len(created), fresh=fresh)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     arguments_add(parser)
-    parser.add_argument("--keep-server", action="store_true", help="leave gunicorn running (prints its pid)")
+    parser.add_argument("--hit-size", type=int, default=5, help="documents per HIT")
+    parser.add_argument("--cycles", default="script,swap", help="form, script, swap (see the docstring)")
+    parser.add_argument("--roots", default="after=.", help="name=path of the checkouts to serve, interleaved")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the whole interleaved sequence")
+    parser.add_argument("--no-celery", action="store_true", help="no Celery worker or beat (the old bench)")
+    parser.add_argument("--celery-concurrency", type=int, default=2)
     parser.add_argument("--timeline", action="store_true", help="per 5 s of each step: submits, p50, p95")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the servers are stopped (finally)
     rates = [float(r) for r in args.rates.split(",")]
+    roots = [(name, (ROOT / path).resolve()) for name, _, path in (r.partition("=") for r in args.roots.split(","))]
+    cycles = args.cycles.split(",")
     env, topic_id, keys = app_prepare(args)
-    server = app_start(args, env)
     sent: dict[tuple[int, int], bool] = {}
+    import datetime as dt
+
+    print(f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores; HITs of {args.hit_size}; "
+          f"celery {'off' if args.no_celery else f'worker ({args.celery_concurrency} processes) + beat'}; "
+          f"roots {', '.join(f'{n}={p}' for n, p in roots)}", flush=True)
+    print(STEP_HEADER, flush=True)
+    seed = 0
     try:
-        annotators = [Annotator(args.port, key, sent) for key in keys]
-        print(STEP_HEADER, flush=True)
-        for i, rate in enumerate(rates):
-            stats = run_step(annotators, rate, args.duration, 5, seed=i)
-            print(step_report(rate, stats, args.duration), flush=True)
-            if args.timeline:
-                print(timeline_report(stats), flush=True)
+        for _round in range(args.rounds):
+            for rate in rates:
+                for name, root in roots:
+                    server = app_start(args, env, root)
+                    workers = [] if args.no_celery else celery_start(env, root)
+                    try:
+                        for cycle in cycles:
+                            annotators = [Annotator(args.port, key, sent) for key in keys]
+                            for annotator in annotators:
+                                annotator.cycle = cycle
+                            since = dt.datetime.now(dt.UTC)
+                            cpu0 = group_cpu_seconds(server.pid), sum(group_cpu_seconds(w.pid) for w in workers)
+                            wall0 = time.perf_counter()
+                            stats = run_step(annotators, rate, args.duration, args.hit_size, seed=seed)
+                            seed += 1
+                            wall = time.perf_counter() - wall0
+                            cpu1 = group_cpu_seconds(server.pid), sum(group_cpu_seconds(w.pid) for w in workers)
+                            until = dt.datetime.now(dt.UTC)
+                            time.sleep(3)  # the last labels' recompute
+                            step = snapshots_since(topic_id, since, until)
+                            step.web_cpu, step.celery_cpu = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+                            print(step_report(rate, stats, args.duration, label=f"{name}/{cycle}", server=step,
+                                              wall=wall), flush=True)
+                            if args.timeline:
+                                print(timeline_report(stats), flush=True)
+                            for annotator in annotators:  # release the connections of this step's clients
+                                if annotator.conn is not None:
+                                    annotator.conn.close()
+                    finally:
+                        server_stop(server)
+                        for worker in workers:
+                            server_stop(worker)
         print(_check(topic_id, sent), flush=True)
     finally:
-        if args.keep_server:
-            print(f"gunicorn pid {server.pid}")
-        else:
-            server_stop(server)
         redis_flush(env)
 
 
