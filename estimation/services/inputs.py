@@ -113,6 +113,9 @@ class SampleInputs:
     votes: tuple[tuple[int, int], ...] = ()
     # Drawn documents whose label is complete but undecided (no sure vote, or the sure votes tie): not judged.
     undecided: int = 0
+    # gold[i]: document_ids[i] carries a gold answer (its label is the truth); empty when none does, so the
+    # inputs (and their checksum) of topics without gold in their samples are as before.
+    gold: tuple[bool, ...] = ()
 
     @property
     def judged(self) -> int:
@@ -442,6 +445,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
             votes=tuple(votes[d] for d in judged_ids),
             undecided=sum(1 for d in drawn[key] if d in labels.undecided),
+            gold=tuple(d in gold for d in judged_ids) if any(d in gold for d in judged_ids) else (),
         )
 
     strata = _strata(samples=samples, stratum_drawn=stratum_drawn, topic=topic)

@@ -332,7 +332,9 @@ class _ReportBuilder:
           A majority label therefore counts only when that accuracy makes a false positive unlikely: at
           accuracy 0.8 a 2–1 vote never counts below a stratum prevalence of 0.69, a 3–0 vote counts down to
           0.12; when the votes never disagree (accuracy 1, or unknown) every majority label counts.
-          Gold answers enter with unanimous votes (inputs.py), so they count by the same rule.
+          A gold answer counts whatever the one-coin probability of its (synthetic, unanimous) votes: at
+          accuracy 0.8 in a 6%-relevant sample that probability is 0.80, below the threshold, and a known
+          relevant document was left out of the floor (SampleInputs.gold).
         The stats scale each count to its region (|h|·certain/judged) as they scale the relevant count.
         Noisy positives (Reuters `gold`: n̂ 156 (144–187) against a truth of 135) no longer lift n̂.
         """
@@ -357,8 +359,9 @@ class _ReportBuilder:
         out, start = {}, 0
         for key, sample in samples.items():
             chunk = probabilities[start:start + sample.judged]
-            out[key] = float(sum(1 for label, p in zip(sample.labels, chunk, strict=True)
-                                 if label >= 0.5 and p >= threshold))
+            gold = sample.gold or (False,) * sample.judged
+            out[key] = float(sum(1 for label, p, known in zip(sample.labels, chunk, gold, strict=True)
+                                 if label >= 0.5 and (known or p >= threshold)))
             start += sample.judged
         return out
 

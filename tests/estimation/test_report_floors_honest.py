@@ -192,3 +192,35 @@ def test_a_contradicted_pair_model_leaves_no_headline_figure_either():
         assert (h["estimate"], h["low"], h["high"]) == (None, None, None)
         assert h["statement"] == CONTRADICTED_STATEMENT
 
+
+
+def test_gold_answers_count_toward_the_floor_whatever_their_votes_say():
+    """A gold answer is the truth.  It enters the sample with synthetic unanimous votes (3, 3), whose one-coin
+    probability at accuracy 0.8 in a sparse sample is about 0.8: below the 0.9 threshold, so a known relevant
+    document was left out of the floor.  Now SampleInputs.gold makes it count."""
+    from dataclasses import replace
+
+    from estimation.services.reports import _ReportBuilder
+
+    rng = np.random.default_rng(8)
+    truth = {"A12": (270, 216), "B1": (288, 144), "B2": (288, 144)}
+    regions = {k: _crowd([1] * r + [0] * (n - r), accuracy=0.8, rng=rng) for k, (n, r) in truth.items()}
+    # A sparse further classifier: 5% of its 1,000 judged documents relevant, three workers at 0.8.
+    labels, votes = _crowd([1] * 50 + [0] * 950, accuracy=0.8, rng=rng)
+    inputs = _inputs(regions=regions, sizes={k: v[0] for k, v in truth.items()},
+                     extras=[(3, 3_000, labels, votes)], corpus_size=50_000)
+    sample = inputs.samples["R:3"]
+    # Make ten judged documents gold relevant (label 1, votes (3, 3), as inputs.py gathers them).
+    chosen = list(range(10))
+    labels = list(sample.labels)
+    votes = list(sample.votes)
+    for i in chosen:
+        labels[i], votes[i] = 1.0, (3, 3)
+    plain = replace(sample, labels=tuple(labels), votes=tuple(votes))
+    flagged = replace(plain, gold=tuple(i in chosen for i in range(sample.judged)))
+    without = _ReportBuilder(replace(inputs, samples={**inputs.samples, "R:3": plain}))._certain_relevant()["3"]
+    with_gold = _ReportBuilder(replace(inputs, samples={**inputs.samples, "R:3": flagged}))._certain_relevant()["3"]
+    # Before the fix the ten gold documents' unanimous votes did not make them certain in this sparse sample.
+    probabilities_uncertain = with_gold - without
+    assert probabilities_uncertain > 0, (without, with_gold)
+    assert with_gold <= without + len(chosen)
