@@ -1,5 +1,5 @@
 """Analyst pages (every view requires annotation.configure_topics)."""
-from django.urls import path
+from django.urls import include, path
 
 from annotation.views import classifier_kinds, classifiers, corpora, quality, topic_sets, topics
 from annotation.views import retrieved_upload as retrieved_upload_views
@@ -9,6 +9,7 @@ urlpatterns = [
     path("", topics.topics_list, name="topics"),
     path("topics/new/", topics.topic_new, name="topic_new"),
     path("topics/<int:topic_id>/", topics.topic_detail, name="topic"),
+    path("", include("annotation.views.model_judge")),  # the model judge (issue 28)
     path("topics/<int:topic_id>/edit/", topics.topic_edit, name="topic_edit"),
     path("topics/<int:topic_id>/hit-preview/", topics.topic_hit_preview, name="topic_hit_preview"),
     path("topics/<int:topic_id>/launch/", topics.topic_launch, name="topic_launch"),

@@ -104,6 +104,8 @@ def judge_block_from(*, inputs: TopicInputs, answers: JudgeAnswers) -> dict[str,
                              seed=int(inputs.parameters.get("seed", 0)))
     saved_documents = result.human_labels_saved
     data = result.as_dict()
+    for name in ("r1", "r2", "r1_human", "r2_human"):
+        data[name]["estimate"] = data[name]["point"]  # the key reports/_interval.html reads
     for s in data["strata"]:
         s["region"] = "N" if s["region"] == "U" else s["region"]
     base.update({
