@@ -248,7 +248,7 @@ class HdiWidthForm(forms.Form):
     router = forms.IntegerField(widget=forms.HiddenInput)
     average = forms.ChoiceField(choices=[("macro", "macro-F1"), ("micro", "micro-F1")], initial="macro",
                                 label="Average")
-    width = forms.FloatField(min_value=0.005, max_value=0.5, label="HDI width wanted",
+    width = forms.FloatField(min_value=0.005, max_value=0.5, label="Width of the 95% range wanted",
                              help_text="Full width of the 95% interval, e.g. 0.05 for ±0.025.")
 
 
