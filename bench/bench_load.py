@@ -507,8 +507,7 @@ def app_prepare(args: argparse.Namespace) -> tuple[dict[str, str], int, list[str
     call_command("collectstatic", interactive=False, verbosity=0)
     from django.conf import settings
 
-    steps = (len(getattr(args, "roots", "x").split(",")) * len(getattr(args, "cycles", "x").split(","))
-             * getattr(args, "rounds", 1))
+    steps = len(getattr(args, "roots", "x").split(",")) * 2 * getattr(args, "rounds", 1)
     hit_size = getattr(args, "hit_size", 5)
     needed = int(sum(rates) * args.duration * 1.3 * steps / 3) + args.annotators * hit_size * 2 * len(rates) * steps
     topic_id, keys = _build(sample_documents=needed, annotators=args.annotators, text_chars=args.text_chars,
@@ -560,7 +559,7 @@ def celery_start(env: dict[str, str], root: pathlib.Path = ROOT) -> list[subproc
     schedule = pathlib.Path(env["APP_VAR_DIR"]) / f"celerybeat-{root.name}"
     worker = subprocess.Popen([celery, "-A", "config", "worker", "--loglevel", "warning", "--without-gossip",
                                "--without-mingle", "-n", f"bench-load-{os.getpid()}@%h"],
-                              cwd=root, env=env, start_new_session=True)
+                              cwd=root, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
     beat = subprocess.Popen([celery, "-A", "config", "beat", "--loglevel", "warning", "--schedule", str(schedule)],
                             cwd=root, env=env, start_new_session=True)
     time.sleep(4)  # the worker's pool forks and connects
@@ -676,7 +675,8 @@ def main() -> None:
     arguments_add(parser)
     parser.add_argument("--hit-size", type=int, default=5, help="documents per HIT")
     parser.add_argument("--cycles", default="script,swap", help="form, script, swap (see the docstring)")
-    parser.add_argument("--roots", default="after=.", help="name=path of the checkouts to serve, interleaved")
+    parser.add_argument("--roots", default="after=.",
+                        help="name=path[@cycle+cycle] of the checkouts to serve, interleaved (cycles: default --cycles)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat the whole interleaved sequence")
     parser.add_argument("--no-celery", action="store_true", help="no Celery worker or beat (the old bench)")
     parser.add_argument("--celery-concurrency", type=int, default=2)
@@ -684,25 +684,29 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))  # so the servers are stopped (finally)
     rates = [float(r) for r in args.rates.split(",")]
-    roots = [(name, (ROOT / path).resolve()) for name, _, path in (r.partition("=") for r in args.roots.split(","))]
     cycles = args.cycles.split(",")
+    roots = []
+    for item in args.roots.split(","):
+        name, _, rest = item.partition("=")
+        path, _, own = rest.partition("@")
+        roots.append((name, (ROOT / path).resolve(), own.split("+") if own else cycles))
     env, topic_id, keys = app_prepare(args)
     sent: dict[tuple[int, int], bool] = {}
     import datetime as dt
 
     print(f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores; HITs of {args.hit_size}; "
           f"celery {'off' if args.no_celery else f'worker ({args.celery_concurrency} processes) + beat'}; "
-          f"roots {', '.join(f'{n}={p}' for n, p in roots)}", flush=True)
+          "roots " + ", ".join(f"{n}={p} ({'+'.join(c)})" for n, p, c in roots), flush=True)
     print(STEP_HEADER, flush=True)
     seed = 0
     try:
         for _round in range(args.rounds):
             for rate in rates:
-                for name, root in roots:
+                for name, root, root_cycles in roots:
                     server = app_start(args, env, root)
                     workers = [] if args.no_celery else celery_start(env, root)
                     try:
-                        for cycle in cycles:
+                        for cycle in root_cycles:
                             annotators = [Annotator(args.port, key, sent) for key in keys]
                             for annotator in annotators:
                                 annotator.cycle = cycle
