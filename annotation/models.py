@@ -771,3 +771,52 @@ class ModelJudgment(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["run", "status"]), models.Index(fields=["topic", "document"])]
+
+
+class ExternalCorpusSource(models.Model):
+    """A corpus that stays in the team's engine (issue 29): where its documents are, and the state last seen.
+
+    Only the sampled documents are copied into Document rows of ``corpus`` (so a corpus with a source holds its
+    sample, not its documents); sizes, region counts and draws run in the engine
+    (annotation.services.corpora.backends). ``connection_env`` names an environment variable (e.g. a Spark
+    master URL or a storage credential) read at use: no secret is stored here.
+    """
+
+    class Engine(models.TextChoices):
+        DUCKDB = "duckdb", "DuckDB over Parquet files"
+        SPARK = "spark", "Apache Spark over Parquet files"
+
+    corpus = models.OneToOneField(Corpus, on_delete=models.CASCADE, related_name="external_source")
+    engine = models.CharField(max_length=16, choices=Engine.choices)
+    location = models.CharField(max_length=1000)
+    connection_env = models.CharField(max_length=100, blank=True, default="")
+    id_field = models.CharField(max_length=200, default="id")
+    title_field = models.CharField(max_length=200, blank=True, default="title")
+    text_fields = models.JSONField(default=list)
+    document_count = models.PositiveBigIntegerField(default=0)
+    snapshot = models.CharField(max_length=100, blank=True, default="")
+    # [[file name, size, mtime_ns], ...] of the snapshot: explains what changed when the corpus changes.
+    snapshot_manifest = models.JSONField(default=list, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(engine__in=["duckdb", "spark"]), name="external_source_engine_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.corpus} ({self.engine})"
+
+
+class ExternalDraw(models.Model):
+    """The corpus state a draw of an external corpus measured: its snapshot at the draw, and at the plan."""
+
+    draw = models.OneToOneField(SampleDraw, on_delete=models.CASCADE, related_name="external")
+    engine = models.CharField(max_length=16)
+    snapshot = models.CharField(max_length=100)
+    plan_snapshot = models.CharField(max_length=100, blank=True, default="")
+    # The region as the engine evaluated it (classifier definitions, membership, stratum): what was drawn from.
+    region_query = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)

@@ -1,0 +1,32 @@
+"""The Parquet files of a file corpus and their snapshot (names, sizes, modification times).
+
+Shared by the DuckDB and Spark backends, so both name the same state of the same files alike.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from annotation.services.corpora.backends.base import BackendError, Snapshot, snapshot_token
+
+
+def parquet_files(location: str) -> tuple[Path, list[Path]]:
+    """(root, files): every *.parquet under a folder (recursively, sorted), or the one file given."""
+    path = Path(location).expanduser()
+    if path.is_file():
+        return path.parent, [path]
+    if not path.is_dir():
+        raise BackendError(f"No Parquet file or folder at {location!r} (as seen by the server).")
+    files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+    if not files:
+        raise BackendError(f"The folder {location!r} holds no .parquet file.")
+    return path, files
+
+
+def parquet_snapshot(location: str) -> Snapshot:
+    root, files = parquet_files(location)
+    manifest = []
+    for p in files:
+        stat = p.stat()
+        manifest.append((str(p.relative_to(root)), int(stat.st_size), int(stat.st_mtime_ns)))
+    manifest.sort()
+    return Snapshot(engine="parquet", token=snapshot_token("parquet", manifest), manifest=tuple(manifest))
