@@ -407,7 +407,7 @@ _SPLIT_PRIOR_REGIONS = ("U",)
 
 
 def _draw(*, strata, priors, rng, draws, label_error: LabelError | None = None,
-          split_prior: bool = False) -> dict[str, np.ndarray]:
+          split_prior: bool = False, regions: tuple[str, ...] = REGIONS) -> dict[str, np.ndarray]:
     """Each region's count draws: the sum of its strata's (``priors[h]`` for every stratum of region h).
 
     ``split_prior`` (the Jeffreys posterior): in U (``_SPLIT_PRIOR_REGIONS``) the region's Beta(½, ½) prior is
@@ -416,10 +416,11 @@ def _draw(*, strata, priors, rng, draws, label_error: LabelError | None = None,
     S strata each with a full Jeffreys prior put S half-documents' worth of relevance into every nearly
     empty stratum, which pushed T_U up and the recall's interval below the truth (coverage 0.78–0.86 at
     δ1 = 0.35, tests/estimation/stats/test_stratified_coverage.py).  One stratum: w = 1, today's prior.
-    Confidence distributions (Clopper–Pearson) are exact per stratum and never split."""
+    Confidence distributions (Clopper–Pearson) are exact per stratum and never split.  ``regions``: draw
+    only these (the conservative bounds of r1 and r2 share A12's and U's draws, ``_design_recall``)."""
     shape = _strata_shape(strata)
     out = {}
-    for h in REGIONS:
+    for h in regions:
         total = np.zeros(shape + (draws,))
         region_size = sum(int(st[0]) for st in strata[h])
         for size, judged, rel in strata[h]:
@@ -493,10 +494,15 @@ def _effective(label_error: LabelError | None) -> LabelError | None:
     return None if label_error is None or label_error.perfect else label_error
 
 
-def _quantile(values: np.ndarray, q: float, *, fill: float | None = None) -> np.ndarray:
-    """Quantile over the last axis; NaN draws (0/0) become ``fill`` (least favourable) or are skipped."""
+def _quantile(values: np.ndarray, q, *, fill: float | None = None) -> np.ndarray:
+    """Quantile over the last axis; NaN draws (0/0) become ``fill`` (least favourable) or are skipped.
+
+    ``q`` may be a sequence (one partition for all of them; the quantiles lead the result's axes).  Without
+    NaN draws ``np.quantile`` gives what ``np.nanquantile`` would, without its per-row loop."""
     if fill is not None:
         return np.quantile(np.nan_to_num(values, nan=fill), q, axis=-1)
+    if not np.isnan(values).any():
+        return np.quantile(values, q, axis=-1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows (a region not judged) give NaN
         return np.nanquantile(values, q, axis=-1)
@@ -553,10 +559,9 @@ def _recall_arrays(*, strata, which: str, confidence: float, draws: int, rng: np
     central = _draw(strata=strata, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng, draws=draws, label_error=error,
                     split_prior=True)
     r = _recall(central, which)
-    low, high = _quantile(r, alpha / 2.0), _quantile(r, 1.0 - alpha / 2.0)
-    lower_bound = _quantile(r, alpha)
+    low, high, lower_bound = _quantile(r, [alpha / 2.0, 1.0 - alpha / 2.0, alpha])
     delta = _delta1(central)
-    delta_low, delta_high = _quantile(delta, alpha / 2.0), _quantile(delta, 1.0 - alpha / 2.0)
+    delta_low, delta_high = _quantile(delta, [alpha / 2.0, 1.0 - alpha / 2.0])
     pushed = _draw(strata=strata, priors=_conservative_priors(which), rng=rng, draws=draws, label_error=error)
     conservative = _quantile(_recall(pushed, which), alpha, fill=0.0)
     if _unknown(strata):
@@ -680,17 +685,25 @@ def _design_recall(*, strata, summary: dict, confidence: float, draws: int, seed
     central = _draw(strata=strata, priors=dict.fromkeys(REGIONS, _JEFFREYS), rng=rng, draws=draws, label_error=error,
                     split_prior=True)
 
+    # The conservative bounds of r1 and r2 push A12 down and U up alike (``_conservative_priors``): one draw
+    # of those two regions serves both bounds (each bound's draws keep their distribution; only B1 and B2
+    # differ between them).
+    shared = _draw(strata=strata, priors=_conservative_priors("r1"), rng=rng, draws=draws, label_error=error,
+                   regions=("A12", "U"))
+
     def recall(which: str) -> DesignRecall:
         own, other = _own(which)
         r = _recall(central, which)
-        pushed = _draw(strata=strata, priors=_conservative_priors(which), rng=rng, draws=draws, label_error=error)
+        pushed = {**shared, **_draw(strata=strata, priors=_conservative_priors(which), rng=rng, draws=draws,
+                                    label_error=error, regions=("B1", "B2"))}
         pair = _ratio(point_counts["A12"], point_counts["A12"] + point_counts[other])
         if unknown:
             return DesignRecall(None, None, None, None, None, _f(pair), "not available: a region was not judged")
+        low, high, lower_bound = _quantile(r, [alpha / 2.0, 1.0 - alpha / 2.0, alpha])
         return DesignRecall(
             point=_f(_recall(point_counts, which)),
-            low=_f(_quantile(r, alpha / 2.0)), high=_f(_quantile(r, 1.0 - alpha / 2.0)),
-            lower_bound=_f(_quantile(r, alpha)),
+            low=_f(low), high=_f(high),
+            lower_bound=_f(lower_bound),
             conservative_lower_bound=_f(_quantile(_recall(pushed, which), alpha, fill=0.0)),
             pair_estimand=_f(pair),
             method="design-based: Jeffreys posterior Monte Carlo (interval, lower_bound); Clopper–Pearson "
@@ -705,8 +718,10 @@ def _design_recall(*, strata, summary: dict, confidence: float, draws: int, seed
     total_draws = central["A12"] + central["B1"] + central["B2"] + central["U"]
     total_point = sum(point_counts[h] for h in REGIONS)
     relevant_total = DesignRecall(
-        point=_f(total_point), low=_f(_quantile(total_draws, alpha / 2.0)), high=_f(_quantile(total_draws, 1 - alpha / 2.0)),
-        lower_bound=_f(_quantile(total_draws, alpha)), conservative_lower_bound=None, pair_estimand=None,
+        point=_f(total_point), **dict(zip(("low", "high", "lower_bound"),
+                                          map(_f, _quantile(total_draws, [alpha / 2.0, 1 - alpha / 2.0, alpha])),
+                                          strict=True)),
+        conservative_lower_bound=None, pair_estimand=None,
         method="design-based: Jeffreys posterior Monte Carlo of T12 + T_B1 + T_B2 + T_U" + _CORRECTED_NOTE * (error is not None),
     ) if not unknown else DesignRecall(None, None, None, None, None, None, "not available: a region was not judged")
 
@@ -740,7 +755,7 @@ def _design_recall(*, strata, summary: dict, confidence: float, draws: int, seed
         )
 
     delta_draws = _delta1(central)
-    d_low, d_high = _f(_quantile(delta_draws, alpha / 2.0)), _f(_quantile(delta_draws, 1.0 - alpha / 2.0))
+    d_low, d_high = map(_f, _quantile(delta_draws, [alpha / 2.0, 1.0 - alpha / 2.0]))
     rejected = (not unknown) and d_low is not None and d_high is not None and (d_low > 1.0 or d_high < 1.0)
     delta1 = DependenceEstimate(point=None if unknown else _f(_delta1(point_counts)), low=None if unknown else d_low,
                                 high=None if unknown else d_high, independence_rejected=bool(rejected))

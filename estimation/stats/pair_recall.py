@@ -374,52 +374,83 @@ def _count_draws_one(
         return np.zeros(draws)
     if judged == 0:
         return np.full(draws, np.nan)
-    a = prior[0] + relevant
-    b = prior[1] + judged - relevant
-    p = rng.beta(max(a, 1e-12), max(b, 1e-12), size=draws)
-    if a <= 0:
-        p = np.zeros(draws)
-    elif b <= 0:
-        p = np.ones(draws)
     remainder = size - judged
     if remainder <= 0:
         return np.full(draws, relevant)
-    if remainder >= _NORMAL_REMAINDER * judged:
-        sd = np.sqrt(remainder * p * (1.0 - p))
-        unjudged: np.ndarray = np.clip(remainder * p + sd * rng.standard_normal(draws), 0.0, remainder)
-    else:
-        unjudged = rng.binomial(remainder, p)
-    return relevant + unjudged
+    a = prior[0] + relevant
+    b = prior[1] + judged - relevant
+    # Beta(0, ·) and Beta(·, 0) are point masses at 0 and 1 (Clopper–Pearson distributions at k = 0 or
+    # k = n): the unjudged count is then exactly 0 or all of them, with no draw at all.
+    if a <= 0:
+        return np.full(draws, relevant)
+    if b <= 0:
+        return np.full(draws, relevant + remainder)
+    p = rng.beta(a, b, size=draws)
+    return relevant + _unjudged_draws(remainder=remainder, judged=judged, p=p, rng=rng)
+
+
+# Binomial(m, p) with m·p·(1 − p) at least this is drawn as a rounded normal (``_unjudged_draws``).
+_NORMAL_BINOMIAL_VARIANCE = 50.0
+
+
+def _unjudged_draws(*, remainder: int, judged: int, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Binomial(|h| − n, p) per draw of p: the relevant documents among the unjudged ones.
+
+    Where |h| − n ≥ 20·n (``_NORMAL_REMAINDER``) the whole draw is the normal N(m·p, m·p·(1 − p)) clipped to
+    [0, m] (the binomial then carries at most ~1/20 of the count's variance, ratio ≈ n/(N − n)).  Otherwise
+    each draw whose variance m·p·(1 − p) is at least 50 (``_NORMAL_BINOMIAL_VARIANCE``) is the rounded
+    normal ⌊m·p + √(m·p·(1 − p))·Z + ½⌋ clipped to [0, m] (the continuity-corrected normal approximation),
+    and the others — small counts, p near 0 or 1 — stay exact binomial draws.  Accuracy: the Kolmogorov
+    distance between Binomial(m, p) and the rounded normal is at most 0.4748/√(m·p·(1 − p)) ≤ 0.067 at
+    variance ≥ 50 (Berry–Esseen with Shevtsova's constant: I. Shevtsova, "On the absolute constants in the
+    Berry–Esseen type inequalities for identically distributed summands", arXiv:1111.6554, 2011), and
+    measured over m = 60 … 20,000, p on a 0.0005 grid it is at most 0.0091 (largest at m = 5,000, p ≈ 0.01);
+    that error is on the conditional binomial noise only, which the Beta spread of p dominates
+    (m²·Var(p) against m·E[p(1 − p)]).  tests/estimation/stats/test_speed_equivalence.py holds the report's
+    interval ends to the exact-binomial reference within Monte Carlo error.  A rounded normal draw costs
+    about a seventh of numpy's binomial with a different p per draw (BTPE set-up per call), which made the
+    count draws nearly all of the stratified report's time."""
+    m = remainder
+    if m >= _NORMAL_REMAINDER * judged:
+        sd = np.sqrt(m * p * (1.0 - p))
+        return np.clip(m * p + sd * rng.standard_normal(p.shape), 0.0, m)
+    variance = m * p * (1.0 - p)
+    big = variance >= _NORMAL_BINOMIAL_VARIANCE
+    if not big.any():
+        return rng.binomial(m, p).astype(float)
+    out = np.floor(m * p + np.sqrt(variance) * rng.standard_normal(p.shape) + 0.5)
+    np.clip(out, 0.0, m, out=out)
+    small = ~big
+    if small.any():
+        out[small] = rng.binomial(m, p[small])
+    return out
 
 
 def _count_draws_array(
     *, size: int, judged: int, relevant: np.ndarray, prior: tuple[float, float], rng: np.random.Generator, draws: int
 ) -> np.ndarray:
-    """:func:`_count_draws` for an array of relevant counts (one per run): shape relevant.shape + (draws,)."""
+    """:func:`_count_draws` for an array of relevant counts (one per run): shape relevant.shape + (draws,).
+
+    relevant + Binomial(|h| − n, p), p ~ Beta(a + k, b + n − k); the binomial as :func:`_unjudged_draws`
+    (a normal approximation where accurate, exact on small counts)."""
     relevant = np.asarray(relevant, dtype=float)
+    if relevant.ndim == 0:
+        return _count_draws_one(size=size, judged=judged, relevant=float(relevant), prior=prior, rng=rng, draws=draws)
     shape = relevant.shape + (draws,)
     if size == 0:
         return np.zeros(shape)
     if judged == 0:
         return np.full(shape, np.nan)
+    remainder = size - judged
+    if remainder <= 0:
+        return np.broadcast_to(relevant[..., None], shape).copy()
     a = (prior[0] + relevant)[..., None]
     b = (prior[1] + judged - relevant)[..., None]
     # Beta(0, ·) and Beta(·, 0) are point masses at 0 and 1 (Clopper–Pearson
     # distributions at k = 0 or k = n); numpy's beta needs positive shapes.
     p = rng.beta(np.broadcast_to(np.maximum(a, 1e-12), shape), np.broadcast_to(np.maximum(b, 1e-12), shape))
     p = np.where(a <= 0, 0.0, np.where(b <= 0, 1.0, p))
-    remainder = size - judged
-    if remainder <= 0:
-        return np.broadcast_to(relevant[..., None], shape).copy()
-    if remainder >= _NORMAL_REMAINDER * judged:
-        # The binomial noise of the unjudged documents is then at most ~1/20 of
-        # the variance (ratio ≈ n/(N − n)), so its normal approximation changes
-        # nothing visible and is several times faster than exact binomial draws.
-        sd = np.sqrt(remainder * p * (1.0 - p))
-        unjudged: np.ndarray = np.clip(remainder * p + sd * rng.standard_normal(shape), 0.0, remainder)
-    else:
-        unjudged = rng.binomial(remainder, p)
-    return relevant[..., None] + unjudged
+    return relevant[..., None] + _unjudged_draws(remainder=remainder, judged=judged, p=p, rng=rng)
 
 
 def pair_recall_interval(

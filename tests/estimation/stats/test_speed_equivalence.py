@@ -1,0 +1,162 @@
+"""The faster count draws keep the report's figures (issues 23, 24, 30).
+
+``pair_recall._count_draws_array`` now skips the Beta draw where the Clopper–Pearson distribution is a point
+mass, draws Binomial(|h| − n, p) as a rounded normal where its variance is at least 50 (exact below), and
+``design_based._design_recall`` draws A12 and U once for both conservative bounds.  These tests hold the new
+figures to a reference copy of the old implementation (kept below, verbatim but for names):
+
+* points (plug-in figures) are identical;
+* every Monte Carlo figure (interval ends, one-sided bounds, T_U's bound, δ1's interval) has the same mean
+  over seeds within Monte Carlo error: |mean_new − mean_old| ≤ 4·√(s_new²/S + s_old²/S), S seeds each, s the
+  seed-to-seed standard deviation of that figure.  At 4 standard errors a figure whose distribution did
+  not move fails with probability ≈ 0.003 (t with ~2S − 2 degrees of freedom, a little more), and the seeds
+  are fixed, so the test is deterministic; a shift of one run's Monte Carlo error (s) would be caught at
+  S = 8 with probability ≈ 0.5 per figure, and there are 13 figures per scenario.
+* the count draw's distribution itself matches the exact Beta-binomial (scipy.stats.betabinom) within the
+  Kolmogorov distance of 200,000 draws.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from estimation.stats import design_based
+from estimation.stats.design_based import design_based_recall
+from estimation.stats.pair_recall import _CP_HIGH, _CP_LOW, _JEFFREYS, _NORMAL_REMAINDER, _count_draws_one
+from estimation.stats.stratified import Stratum, stratified_design_recall
+
+
+def _old_count_draws_array(*, size, judged, relevant, prior, rng, draws):
+    """The count draws before the speed-up (commit 1e15ebb): always a Beta draw, exact binomials below the
+    20·n remainder."""
+    relevant = np.asarray(relevant, dtype=float)
+    shape = relevant.shape + (draws,)
+    if size == 0:
+        return np.zeros(shape)
+    if judged == 0:
+        return np.full(shape, np.nan)
+    a = (prior[0] + relevant)[..., None]
+    b = (prior[1] + judged - relevant)[..., None]
+    p = rng.beta(np.broadcast_to(np.maximum(a, 1e-12), shape), np.broadcast_to(np.maximum(b, 1e-12), shape))
+    p = np.where(a <= 0, 0.0, np.where(b <= 0, 1.0, p))
+    remainder = size - judged
+    if remainder <= 0:
+        return np.broadcast_to(relevant[..., None], shape).copy()
+    if remainder >= _NORMAL_REMAINDER * judged:
+        sd = np.sqrt(remainder * p * (1.0 - p))
+        unjudged = np.clip(remainder * p + sd * rng.standard_normal(shape), 0.0, remainder)
+    else:
+        unjudged = rng.binomial(remainder, p)
+    return relevant[..., None] + unjudged
+
+
+@pytest.fixture
+def old_implementation(monkeypatch):
+    """design_based with the old count draws and no shared draws (every pass draws all four regions; the
+    pushed pass's own four regions then replace the shared ones, as before)."""
+    original_draw = design_based._draw
+
+    def draw_all(**kwargs):
+        kwargs.pop("regions", None)
+        return original_draw(**kwargs)
+
+    def use():
+        monkeypatch.setattr(design_based, "_count_draws_array", _old_count_draws_array)
+        monkeypatch.setattr(design_based, "_draw", draw_all)
+
+    return use
+
+
+def _bench_strata():
+    """bench/bench_stratified_cost.py's timing case: 4 regions × 5 strata (k = 0 … n in A12's top strata)."""
+    rng = np.random.default_rng(0)
+    strata = []
+    for h, size, p in (("A12", 5000, 0.9), ("B1", 3000, 0.5), ("B2", 20000, 0.1), ("U", 972000, 0.0007)):
+        for j in range(5):
+            n = 60 if h != "U" else 800
+            strata.append(Stratum(h, size // 5, n, float(rng.binomial(n, min(1.0, p * (0.2 + 0.4 * j)))), f"score:{j}"))
+    return strata
+
+
+def _wide_strata():
+    """Binomial variances on both sides of 50 in one region: large strata judged lightly."""
+    return [Stratum("A12", 4000, 250, 230.0, "hi"), Stratum("A12", 2000, 150, 75.0, "mid"),
+            Stratum("B1", 3000, 200, 100.0, "a"), Stratum("B1", 900, 60, 3.0, "b"),
+            Stratum("B2", 6000, 400, 40.0, "a"), Stratum("B2", 2500, 125, 0.0, "b"),
+            Stratum("U", 500_000, 2000, 1.0, "low"), Stratum("U", 40_000, 1500, 9.0, "high")]
+
+
+FIGURES = ("r1.low", "r1.high", "r1.lower_bound", "r1.conservative_lower_bound",
+           "r2.low", "r2.high", "r2.lower_bound", "r2.conservative_lower_bound",
+           "t_u.low", "t_u.high", "t_u.upper_bound", "delta1.low", "delta1.high")
+POINTS = ("r1.point", "r2.point", "r1.pair_estimand", "t_u.point", "delta1.point", "relevant_total.point")
+
+
+def _get(result, name):
+    part, field = name.split(".")
+    return getattr(getattr(result, part), field)
+
+
+def _compare(run, use_old, seeds=8):
+    new = [run(seed) for seed in range(seeds)]
+    use_old()
+    old = [run(seed) for seed in range(seeds)]
+    for name in POINTS:
+        assert {_get(r, name) for r in new} == {_get(r, name) for r in old}, name
+    for name in FIGURES:
+        a = np.array([_get(r, name) for r in new], dtype=float)
+        b = np.array([_get(r, name) for r in old], dtype=float)
+        se = np.sqrt(a.var(ddof=1) / seeds + b.var(ddof=1) / seeds)
+        assert abs(a.mean() - b.mean()) <= 4.0 * se + 1e-12 * max(1.0, abs(b.mean())), (
+            name, a.mean(), b.mean(), se)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [_bench_strata, _wide_strata])
+def test_stratified_report_figures_match_the_old_draws(make, old_implementation):
+    strata = make()
+    _compare(lambda seed: stratified_design_recall(strata=strata, draws=20_000, seed=seed), old_implementation)
+
+
+@pytest.mark.slow
+def test_design_based_report_figures_match_the_old_draws(old_implementation):
+    regions = {"a12": (5000, 300, 270.0), "b1": (3000, 200, 100.0), "b2": (20000, 400, 40.0),
+               "u": (972_000, 3000, 2.0)}
+    _compare(lambda seed: design_based_recall(**regions, draws=20_000, seed=seed), old_implementation)
+
+
+@pytest.mark.parametrize("size, judged, relevant", [
+    (1000, 60, 58.0),    # p near 1: variance straddles 50
+    (1000, 60, 30.0),    # variance ≈ 235: all rounded normal
+    (600, 60, 2.0),      # small counts: exact binomial
+    (4000, 60, 13.0),    # remainder ≥ 20·n: the old normal path
+    (5000, 300, 30.0),   # variance ≈ 420 at p ≈ 0.1
+])
+@pytest.mark.parametrize("prior", [_JEFFREYS, _CP_LOW, _CP_HIGH])
+def test_count_draws_follow_the_exact_beta_binomial(size, judged, relevant, prior):
+    """relevant + Binomial(|h| − n, p), p ~ Beta(a + k, b + n − k) is k + BetaBinomial(|h| − n, a + k, b + n − k):
+    the draws' Kolmogorov distance to it stays within what 200,000 exact draws would show (1.63/√n, the 99%
+    point of the Kolmogorov distribution, plus the 0.0091 bound of the rounded normal on the binomial part
+    where the remainder is below 20·n; the older normal path of larger remainders gets 0.01)."""
+    draws = 200_000
+    x = _count_draws_one(size=size, judged=judged, relevant=relevant, prior=prior,
+                         rng=np.random.default_rng(7), draws=draws)
+    m = size - judged
+    a, b = prior[0] + relevant, prior[1] + judged - relevant
+    unjudged = np.sort(x - relevant)
+    grid = np.arange(m + 1)
+    empirical = np.searchsorted(unjudged, grid + 0.5, side="left") / draws  # P(X ≤ j) for integer j
+    if m >= _NORMAL_REMAINDER * judged:  # continuous draws: compare at the half-integers, as a rounding would
+        empirical = np.searchsorted(unjudged, grid + 0.5, side="right") / draws
+    exact = np.cumsum(stats.betabinom.pmf(grid, m, a, b))
+    assert np.max(np.abs(empirical - exact)) <= 1.63 / np.sqrt(draws) + 0.0091 + 0.01 * (m >= _NORMAL_REMAINDER * judged)
+
+
+def test_point_masses_draw_nothing():
+    """Beta(0, ·) and Beta(·, 0) are point masses: the count is exactly k or |h|, and the stream is untouched."""
+    rng = np.random.default_rng(3)
+    low = _count_draws_one(size=800, judged=30, relevant=0.0, prior=_CP_LOW, rng=rng, draws=100)
+    high = _count_draws_one(size=800, judged=30, relevant=30.0, prior=_CP_HIGH, rng=rng, draws=100)
+    assert np.all(low == 0.0) and np.all(high == 800.0)
+    assert rng.random() == np.random.default_rng(3).random()
