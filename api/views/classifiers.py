@@ -101,8 +101,11 @@ class KeywordsCreate(APIView):
     def post(self, request: Request, corpus_id: int) -> Response:
         corpus = corpus_or_404(corpus_id)
         data = validated(KeywordsCreateSerializer, request.data)
-        options = {"fields": data["fields"]} if data.get("fields") else {}
-        classifier = classifier_create_keywords(corpus=corpus, name=data["name"], terms=data["terms"], **options)
+        if not data.get("fields"):  # no default: a keyword filter reads only the fields it names
+            raise ClassifierError("Give `fields`, where to look for the terms: [\"title\"], [\"text\"] or both; "
+                                  "none is read by default.")
+        classifier = classifier_create_keywords(corpus=corpus, name=data["name"], terms=data["terms"],
+                                                fields=data["fields"])
         return Response(ClassifierSerializer(classifier_or_404(classifier.pk)).data, status=201)
 
 

@@ -279,7 +279,11 @@ def _rules_clean(*, topic: Topic, rules: Sequence[Mapping[str, Any]], classes: M
             raise RouterError(f"rule {index}: the terms must be a list")
         try:
             matcher = KeywordMatcher([str(term) for term in terms])
-            asked = rule.get("fields") or list(FIELDS)
+            # No default: a rule reads only the fields it names (never every field silently).
+            asked = rule.get("fields")
+            if not asked:
+                raise RouterError(f"rule {index}: give its fields, where to look for the terms "
+                                  f"({', '.join(FIELDS)} or a metadata field); none is read by default")
             key = tuple(str(f) for f in asked) if isinstance(asked, list | tuple) else (str(asked),)
             if key not in checked_fields:
                 checked_fields[key] = fields_for_corpus(asked, corpus=topic.corpus)
