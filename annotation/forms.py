@@ -510,9 +510,8 @@ class RouterRuleForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # No field ticked in advance, whatever the view's initial says (as KeywordClassifierForm): the analyst
         # says where each class's terms are looked for; a rule never reads every field silently.
-        initial = dict(kwargs.pop("initial", None) or {})
-        initial.pop("fields", None)
-        super().__init__(*args, initial=initial, **kwargs)
+        kwargs["initial"] = {k: v for k, v in (kwargs.get("initial") or {}).items() if k != "fields"}
+        super().__init__(*args, **kwargs)
 
     def clean_terms(self) -> list[str]:
         return split_terms(self.cleaned_data.get("terms") or "")
