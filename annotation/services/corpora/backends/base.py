@@ -46,7 +46,8 @@ class CorpusChangedError(ApplicationError):
 @dataclass(frozen=True)
 class KeywordQuery:
     """Any of ``terms`` as a whole word or phrase, case-insensitively, in any of ``fields``
-    (annotation.services.classifiers.keywords gives the semantics)."""
+    (annotation.services.classifiers.keywords gives the semantics). The terms are normalised already
+    (keywords.terms_normalize, as a keyword classifier's definition stores them): the engines compile them as given."""
 
     terms: tuple[str, ...]
     fields: tuple[str, ...] = ("title", "text")

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pyroaring import BitMap
 
 from annotation.models import Classifier, Corpus, Document
-from annotation.services.classifiers.field_values import field_values_scan
-from annotation.services.classifiers.keywords import fields_for_corpus, keyword_scan
 from annotation.services.corpora.backends.base import (
     BackendError,
     ClassifierQuery,
@@ -37,16 +35,27 @@ from annotation.services.corpora.backends.base import (
     snapshot_token,
 )
 from annotation.services.corpora.id_resolution import document_ids_resolve
-from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap, corpus_documents
+from annotation.services.corpora.retrieved_sets import (
+    bitmap_from_ids,
+    bitmap_to_bytes,
+    classifier_bitmap,
+    corpus_documents,
+)
 
 CHUNK = 900  # pks per IN (...) query: below SQLite's limit on parameters
+
+
+# Evaluates a keyword or field-value query over an imported corpus (the classifiers' scans, which sit above
+# corpora: annotation.services.classifiers.keywords.keyword_scan / field_values.field_values_scan).
+Scanner = Callable[[Corpus, "KeywordQuery | FieldValueQuery"], BitMap]
 
 
 class DatabaseBackend:
     engine = "postgres"
 
-    def __init__(self, *, corpus: Corpus) -> None:
+    def __init__(self, *, corpus: Corpus, scanner: Scanner | None = None) -> None:
         self.corpus = corpus
+        self.scanner = scanner
 
     def _universe(self) -> BitMap:
         return corpus_documents(corpus_id=self.corpus.pk)
@@ -60,11 +69,11 @@ class DatabaseBackend:
             if classifier is None:
                 raise BackendError(f"Classifier {query.classifier_id} is not a classifier of corpus {self.corpus.name!r}.")
             return classifier_bitmap(classifier=classifier)
-        if isinstance(query, KeywordQuery):
-            return keyword_scan(corpus=self.corpus, terms=list(query.terms),
-                                fields=fields_for_corpus(list(query.fields), corpus=self.corpus))
-        if isinstance(query, FieldValueQuery):
-            return field_values_scan(corpus=self.corpus, field=query.field, values=list(query.values))[0]
+        if isinstance(query, (KeywordQuery, FieldValueQuery)):
+            if self.scanner is None:
+                raise BackendError("This corpus's classifiers are evaluated when they are created: give the stored "
+                                   "classifier, or open the backend with the classifiers' scanner.")
+            return self.scanner(self.corpus, query)
         if isinstance(query, IdsQuery):
             return self._resolve(query.ids)
         if isinstance(query, ScoresQuery):

@@ -55,8 +55,8 @@ def spark_session(master: str = "local[2]"):
                     .config("spark.sql.ansi.enabled", "false")
                     .getOrCreate()
                 )
-                _SESSIONS[master].sparkContext.setLogLevel("ERROR")  # type: ignore[attr-defined]
-            except Exception as exc:  # noqa: BLE001 — a JVM that does not start is a configuration problem, said as one
+                _SESSIONS[master].sparkContext.setLogLevel("ERROR")
+            except Exception as exc:
                 raise BackendError(f"Spark could not start ({master}): {exc}") from exc
         return _SESSIONS[master]
 
@@ -78,8 +78,8 @@ class SparkParquetBackend:
         self._snapshot = parquet_snapshot(location)
         _, files = parquet_files(location)
         try:
-            frame = self.spark.read.parquet(*[str(p) for p in files])  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001
+            frame = self.spark.read.parquet(*[str(p) for p in files])
+        except Exception as exc:
             raise BackendError(f"Spark cannot read the Parquet files at {location!r}: {exc}") from exc
         self.columns = list(frame.columns)
         if id_field not in self.columns:
@@ -98,18 +98,18 @@ class SparkParquetBackend:
         spark = self.spark
         views = []
         for name, ids in compiled.id_tables.items():
-            spark.createDataFrame([(i,) for i in ids], "id string").createOrReplaceTempView(name)  # type: ignore[attr-defined]
+            spark.createDataFrame([(i,) for i in ids], "id string").createOrReplaceTempView(name)
             views.append(name)
         for name, scores in compiled.score_tables.items():
-            spark.createDataFrame([(i, float(s)) for i, s in scores], "id string, score double").createOrReplaceTempView(name)  # type: ignore[attr-defined]
+            spark.createDataFrame([(i, float(s)) for i, s in scores], "id string, score double").createOrReplaceTempView(name)
             views.append(name)
         try:
-            return [tuple(row) for row in spark.sql(sql, args=compiled.params).collect()]  # type: ignore[attr-defined]
-        except Exception as exc:  # noqa: BLE001 — Spark's analysis errors become the caller's explanation
+            return [tuple(row) for row in spark.sql(sql, args=compiled.params).collect()]
+        except Exception as exc:
             raise BackendError(f"Spark refused the query: {str(exc).splitlines()[0]}") from exc
         finally:
             for name in views:
-                spark.catalog.dropTempView(name)  # type: ignore[attr-defined]
+                spark.catalog.dropTempView(name)
 
     def snapshot(self) -> Snapshot:
         return parquet_snapshot(self.location)
@@ -149,4 +149,4 @@ class SparkParquetBackend:
                                  text_fields=self.text_fields, ids=list(ids))
 
     def close(self) -> None:
-        self.spark.catalog.dropTempView(self.view)  # type: ignore[attr-defined]
+        self.spark.catalog.dropTempView(self.view)

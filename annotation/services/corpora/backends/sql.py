@@ -12,10 +12,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from annotation.services.classifiers.keywords import terms_normalize
 from annotation.services.corpora.backends.base import (
     BackendError,
     ClassifierQuery,
+    DocumentRecord,
     FieldValueQuery,
     IdsQuery,
     KeywordQuery,
@@ -103,7 +103,7 @@ class SqlCompiler:
     def classifier(self, query: ClassifierQuery) -> str:
         d = self.dialect
         if isinstance(query, KeywordQuery):
-            terms = terms_normalize(query.terms)
+            terms = [t for t in query.terms if t]
             if not terms:
                 raise BackendError("A keyword classifier needs at least one non-empty term.")
             prefilter = self._param(d.regex_flags + keyword_prefilter_regex(terms))
@@ -194,9 +194,7 @@ def cells_from_rows(rows: Sequence[Sequence], width: int) -> dict[tuple[bool, ..
 
 
 def records_from_rows(rows: Sequence[Sequence], *, columns: Sequence[str], title_field: str,
-                      text_fields: Sequence[str], ids: Sequence[str]) -> list:
-    from annotation.services.corpora.backends.base import DocumentRecord
-
+                      text_fields: Sequence[str], ids: Sequence[str]) -> list[DocumentRecord]:
     by_id: dict[str, Mapping[str, object]] = {}
     for row in rows:
         by_id[str(row[0])] = dict(zip(columns, row[1:], strict=True))

@@ -1,0 +1,341 @@
+"""Corpora that stay in the team's engine (issue 29): register, check, classify, plan and draw.
+
+Only the sampled documents enter the app's database: ``external_region_draw`` asks the engine for
+the region's size and the first n ids of its hash order (annotation.services.corpora.backends.base),
+fetches those documents' text and stores them as Document rows of the corpus, which annotators and
+reports read as any other. The classifiers' retrieved sets stay in the engine: a Classifier row of an
+external corpus holds its definition and count, and an empty bitmap.
+
+Every draw records the corpus snapshot it measured (ExternalDraw). A draw given the snapshot of its
+plan refuses a corpus that changed since (CorpusChangedError, naming the files added, removed or
+rewritten): the plan's region sizes, and so the inclusion probabilities, would no longer hold.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import (
+    Classifier,
+    Corpus,
+    Document,
+    ExternalCorpusSource,
+    ExternalDraw,
+    Region,
+    SampledDocument,
+    SampleDraw,
+    Topic,
+)
+from annotation.services.corpora.backends.base import (
+    BackendError,
+    ClassifierQuery,
+    CorpusBackend,
+    CorpusChangedError,
+    DocumentRecord,
+    FieldValueQuery,
+    IdsQuery,
+    KeywordQuery,
+    RegionQuery,
+    ScoresQuery,
+    Snapshot,
+    StoredClassifierQuery,
+    pair_counts,
+    pair_region,
+    snapshot_explain,
+)
+from annotation.services.corpora.backends.registry import ENGINES, corpus_backend_open, source_backend_open
+from annotation.services.corpora.corpus_import import content_hash
+from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, bitmap_from_ids, bitmap_to_bytes
+
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
+MAX_CORPUS_COUNT = 2**31 - 1  # Corpus.document_count is a PositiveIntegerField
+
+
+# --------------------------------------------------------------------------- register and check
+
+
+@dataclass(frozen=True)
+class ExternalCheck:
+    ok: bool
+    size: int | None
+    snapshot: str
+    changes: list[str]
+    error: str
+
+
+def external_corpus_register(
+    *, name: str, engine: str, location: str, id_field: str = "id", title_field: str = "title",
+    text_fields: Sequence[str] = ("text",), connection_env: str = "", description: str = "",
+) -> ExternalCorpusSource:
+    """Register a corpus whose documents stay where they are; refused (BackendError) unless the engine reads them."""
+    name = name.strip()
+    if not name:
+        raise BackendError("Give the corpus a name.")
+    if engine not in ENGINES:
+        raise BackendError(f"Unknown engine {engine!r} (use one of {', '.join(ENGINES)}).")
+    if connection_env and not _ENV_NAME.match(connection_env):
+        raise BackendError("The connection is given by the NAME of an environment variable (capitals, digits, "
+                           f"underscores), never by its value: {connection_env!r} is not such a name.")
+    if Corpus.objects.filter(name=name).exists():
+        raise BackendError(f"A corpus named {name!r} exists already.")
+    fields = [f.strip() for f in text_fields if f.strip()] or ["text"]
+    source = ExternalCorpusSource(engine=engine, location=location.strip(), connection_env=connection_env,
+                                  id_field=id_field.strip() or "id", title_field=title_field.strip(),
+                                  text_fields=fields)
+    backend = source_backend_open(source=source)  # refuses unreadable files or missing columns
+    size = backend.size()
+    snapshot = backend.snapshot()
+    with transaction.atomic():
+        corpus = Corpus.objects.create(name=name, description=description, document_count=min(size, MAX_CORPUS_COUNT))
+        source.corpus = corpus
+        _record(source, size=size, snapshot=snapshot)
+        source.save()
+    return source
+
+
+def _record(source: ExternalCorpusSource, *, size: int, snapshot: Snapshot) -> None:
+    source.document_count = size
+    source.snapshot = snapshot.token
+    source.snapshot_manifest = [list(row) for row in snapshot.manifest]
+    source.checked_at = timezone.now()
+    source.last_error = ""
+
+
+def external_corpus_check(*, source: ExternalCorpusSource) -> ExternalCheck:
+    """Test the connection: open the engine, count the documents, take the snapshot; record them (or the error)."""
+    previous = list(source.snapshot_manifest or [])
+    try:
+        backend = source_backend_open(source=source)
+        size = backend.size()
+        snapshot = backend.snapshot()
+    except BackendError as exc:
+        ExternalCorpusSource.objects.filter(pk=source.pk).update(last_error=exc.message, checked_at=timezone.now())
+        source.refresh_from_db()
+        return ExternalCheck(ok=False, size=None, snapshot=source.snapshot, changes=[], error=exc.message)
+    changes = snapshot_explain(before=previous, after=snapshot) if source.snapshot and snapshot.token != source.snapshot else []
+    _record(source, size=size, snapshot=snapshot)
+    source.save()
+    Corpus.objects.filter(pk=source.corpus_id).update(document_count=min(size, MAX_CORPUS_COUNT))
+    return ExternalCheck(ok=True, size=size, snapshot=snapshot.token, changes=changes, error="")
+
+
+# --------------------------------------------------------------------------- classifiers as queries
+
+
+def classifier_query(*, classifier: Classifier) -> ClassifierQuery:
+    """The classifier as the corpus's engine evaluates it (an imported corpus: its stored bitmap)."""
+    if not ExternalCorpusSource.objects.filter(corpus_id=classifier.corpus_id).exists():
+        return StoredClassifierQuery(classifier_id=classifier.pk)
+    definition = classifier.definition or {}
+    if classifier.kind == Classifier.Kind.KEYWORDS:
+        return KeywordQuery(terms=tuple(definition.get("terms", [])), fields=tuple(definition.get("fields", ["title", "text"])))
+    if classifier.kind == Classifier.Kind.FIELD_VALUES:
+        return FieldValueQuery(field=str(definition.get("field", "")), values=tuple(definition.get("values", [])))
+    if classifier.kind == Classifier.Kind.IDS and "ids" in definition:
+        return IdsQuery(ids=tuple(definition["ids"]))
+    if classifier.kind == Classifier.Kind.SCORES and "scores" in definition:
+        return ScoresQuery(scores=tuple((str(i), float(v)) for i, v in definition["scores"]),
+                           threshold=float(definition["threshold"]))
+    raise BackendError(f"A {classifier.get_kind_display()} classifier cannot be evaluated in the corpus's engine.")
+
+
+def external_classifier_create(*, corpus: Corpus, name: str, kind: str, definition: dict) -> Classifier:
+    """A classifier of an external corpus: its definition and count; its retrieved set stays in the engine.
+
+    keywords {"terms": [normalised terms], "fields": [...]}; field_values {"field": f, "values": [...]};
+    ids {"ids": [...]}; scores {"scores": [[id, score], ...], "threshold": t} (joined by id in the engine).
+    """
+    if not ExternalCorpusSource.objects.filter(corpus=corpus).exists():
+        raise BackendError(f"Corpus {corpus.name!r} is imported: create its classifiers as usual.")
+    if Classifier.objects.filter(corpus=corpus, name=name).exists():
+        raise BackendError(f"Corpus {corpus.name!r} has a classifier named {name!r} already.")
+    probe = Classifier(corpus=corpus, name=name, kind=kind, definition=definition)
+    backend = corpus_backend_open(corpus=corpus)
+    count = backend.classifier_count(classifier_query(classifier=probe))
+    snapshot = backend.snapshot()
+    canonical = json.dumps({"kind": kind, "definition": definition, "snapshot": snapshot.token}, sort_keys=True)
+    probe.fingerprint = hashlib.sha256(canonical.encode()).hexdigest()
+    probe.retrieved_bitmap = b""
+    probe.retrieved_count = count
+    probe.save()
+    return probe
+
+
+# --------------------------------------------------------------------------- plan and draw
+
+
+@dataclass(frozen=True)
+class ExternalPlan:
+    """The pair's region sizes as the engine counted them, and the snapshot they describe."""
+
+    snapshot: str
+    engine: str
+    counts: dict[str, int]
+
+
+def _pair_queries(*, topic: Topic) -> tuple[ClassifierQuery, ClassifierQuery]:
+    pair = topic.pair
+    return classifier_query(classifier=pair.c1), classifier_query(classifier=pair.c2)
+
+
+def topic_region_query(*, topic: Topic, region: str, classifier: Classifier | None = None) -> RegionQuery:
+    if region in ("A12", "B1", "B2", "A1", "A2", Region.NEITHER):
+        c1, c2 = _pair_queries(topic=topic)
+        return pair_region(c1=c1, c2=c2, code=region)
+    if region == Region.RETRIEVED and classifier is not None:
+        return RegionQuery(classifiers=(classifier_query(classifier=classifier),), membership=(True,))
+    if region == Region.UNIFORM:
+        return RegionQuery()
+    raise BackendError(f"Region {region!r} cannot be drawn from.")
+
+
+def external_pair_plan(*, topic: Topic, backend: CorpusBackend | None = None) -> ExternalPlan:
+    """Count the pair's regions in the corpus's engine (one pass) and name the snapshot they were counted on."""
+    backend = backend or corpus_backend_open(corpus=topic.corpus)
+    snapshot = backend.snapshot()
+    counts = pair_counts(backend.region_counts(list(_pair_queries(topic=topic))))
+    source = ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id).first()
+    if source is not None and source.snapshot != snapshot.token:
+        # The plan is a fresh look at the corpus: recorded, so a later change can be explained file by file.
+        _record(source, size=counts["A12"] + counts["B1"] + counts["B2"] + counts["N"], snapshot=snapshot)
+        source.save()
+    return ExternalPlan(snapshot=snapshot.token, engine=backend.engine, counts=counts)
+
+
+def _corpus_changed(*, topic: Topic, backend: CorpusBackend, plan_snapshot: str, now: Snapshot) -> CorpusChangedError:
+    source = ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id).first()
+    recorded = source.snapshot_manifest if source is not None and source.snapshot == plan_snapshot else []
+    changes = snapshot_explain(before=recorded, after=now) if recorded else []
+    detail = ("; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")) if changes else (
+        "its content differs from the state the plan counted")
+    return CorpusChangedError(
+        f"Corpus {topic.corpus.name!r} changed since the plan of topic {topic.name!r} "
+        f"(planned on {plan_snapshot}, now {now.token}): {detail}. The planned region sizes no longer describe it; "
+        "plan again (re-count the regions) before drawing."
+    )
+
+
+def _documents_store(*, corpus: Corpus, records: Sequence[DocumentRecord]) -> dict[str, int]:
+    """The sampled documents as Document rows of the corpus (created once; an existing row is kept)."""
+    ids = [r.external_id for r in records]
+    existing = dict(Document.objects.filter(corpus=corpus, external_id__in=ids).values_list("external_id", "pk"))
+    new = []
+    for record in records:
+        if record.external_id in existing:
+            continue
+        metadata_json = json.dumps(record.metadata, ensure_ascii=False, sort_keys=True, default=str)
+        new.append(Document(corpus=corpus, external_id=record.external_id, title=record.title, text=record.text,
+                            metadata=json.loads(metadata_json),
+                            content_hash=content_hash(title=record.title, text=record.text, metadata_json=metadata_json)))
+    Document.objects.bulk_create(new, batch_size=1000)
+    return dict(Document.objects.filter(corpus=corpus, external_id__in=ids).values_list("external_id", "pk"))
+
+
+def _query_json(region: RegionQuery) -> dict:
+    def plain(value):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+            if isinstance(value, IdsQuery):
+                fields = {"ids": len(value.ids)}
+            if isinstance(value, ScoresQuery):
+                fields = {"scores": len(value.scores), "threshold": value.threshold}
+            return {"type": type(value).__name__, **fields}
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        return value
+
+    return plain(region)
+
+
+def external_region_draw(
+    *, topic: Topic, region: str, k: int, seed: int, purpose: str, plan_snapshot: str = "",
+    classifier: Classifier | None = None, stratum_key: str = "", backend: CorpusBackend | None = None,
+) -> SampleDraw:
+    """Draw k more documents of a region of an external corpus's topic (a top-up excludes the stratum's earlier draws).
+
+    The same stratum rules as annotation.services.sampling.draws.region_sample_draw: all the stratum's documents
+    carry inclusion probability n_total/|region|, and a region whose size changed since its first draw is refused.
+    With ``plan_snapshot``, a corpus that changed since the plan is refused (CorpusChangedError).
+    """
+    if k < 0:
+        raise BackendError(f"Cannot draw a negative number of documents ({k}).")
+    backend = backend or corpus_backend_open(corpus=topic.corpus)
+    now = backend.snapshot()
+    if plan_snapshot and now.token != plan_snapshot:
+        raise _corpus_changed(topic=topic, backend=backend, plan_snapshot=plan_snapshot, now=now)
+    query = topic_region_query(topic=topic, region=region, classifier=classifier)
+    with transaction.atomic():
+        previous = list(SampleDraw.objects.select_for_update().filter(
+            topic=topic, purpose=purpose, region=region, classifier=classifier, stratum_key=stratum_key))
+        region_size = backend.region_size(query)
+        changed = [d for d in previous if d.region_size != region_size]
+        if changed:
+            raise CorpusChangedError(
+                f"Region {region} of topic {topic.name!r} had {changed[0].region_size} documents when first drawn "
+                f"and has {region_size} now; a top-up would not be a simple random sample.")
+        already = dict(SampledDocument.objects.filter(draw__in=previous)
+                       .values_list("document__external_id", "document_id"))
+        ids = backend.draw(query, n=k, seed=seed, exclude=sorted(already))
+        pks = _documents_store(corpus=topic.corpus, records=backend.fetch(ids))
+        missing = [i for i in ids if i not in pks]
+        if missing:
+            raise CorpusChangedError(f"The engine drew {missing[0]!r} but could not fetch it: the corpus changed during the draw.")
+        draw = SampleDraw.objects.create(
+            topic=topic, purpose=purpose, region=region, classifier=classifier, stratum_key=stratum_key, seed=seed,
+            region_size=region_size, requested=k, drawn=len(ids),
+            excluded_bitmap=bitmap_to_bytes(bitmap_from_ids(already.values())),
+        )
+        ExternalDraw.objects.create(draw=draw, engine=backend.engine, snapshot=now.token, plan_snapshot=plan_snapshot,
+                                    region_query=_query_json(query))
+        if ids:
+            probability = (len(already) + len(ids)) / region_size
+            SampledDocument.objects.filter(draw__in=previous).update(inclusion_probability=probability)
+            SampledDocument.objects.bulk_create([
+                SampledDocument(draw=draw, topic=topic, document_id=pks[i], region=region, inclusion_probability=probability)
+                for i in ids
+            ], batch_size=2000)
+        return draw
+
+
+def external_samples_draw(
+    *, topic: Topic, per_region: int, seed_for: Callable[[str, int], int], plan_snapshot: str = "",
+    regions: Sequence[str] = ("A12", "B1", "B2"), purpose: str = SampleDraw.Purpose.PAIR,
+    backend: CorpusBackend | None = None,
+) -> list[SampleDraw]:
+    """The stratified pair sample of an external corpus's topic up to ``per_region`` per region.
+
+    ``seed_for(region, earlier draws of the stratum)`` gives each draw's seed: the launch passes its own
+    derivation (annotation.services.sampling.draws.draw_seed_derive over launch_stream), which sits above
+    this package, so seeds derive as for imported corpora."""
+    backend = backend or corpus_backend_open(corpus=topic.corpus)
+    draws = []
+    for region in regions:
+        previous = SampleDraw.objects.filter(topic=topic, purpose=purpose, region=region, classifier=None, stratum_key="")
+        taken = SampledDocument.objects.filter(draw__in=previous).count()
+        k = per_region - taken
+        if k <= 0:
+            continue
+        draws.append(external_region_draw(topic=topic, region=region, k=k, seed=seed_for(region, previous.count()),
+                                          purpose=purpose, plan_snapshot=plan_snapshot, backend=backend))
+    return draws
+
+
+def external_draw_reproduce(*, draw: SampleDraw, backend: CorpusBackend | None = None) -> list[str]:
+    """Re-derive a draw's ids from its seed and exclusions; refused if the corpus is not in the snapshot it measured."""
+    backend = backend or corpus_backend_open(corpus=draw.topic.corpus)
+    record = ExternalDraw.objects.get(draw=draw)
+    now = backend.snapshot()
+    if now.token != record.snapshot:
+        raise _corpus_changed(topic=draw.topic, backend=backend, plan_snapshot=record.snapshot, now=now)
+    excluded = list(Document.objects.filter(pk__in=list(bitmap_from_bytes(draw.excluded_bitmap)))
+                    .values_list("external_id", flat=True))
+    query = topic_region_query(topic=draw.topic, region=draw.region, classifier=draw.classifier)
+    return backend.draw(query, n=draw.requested, seed=draw.seed, exclude=excluded)
+
