@@ -74,7 +74,7 @@ from estimation.stats import certification_sizing as sizing
 from estimation.stats import operating_characteristics as oc
 from estimation.stats import planning
 from estimation.stats.design_based import complement_prior_prevalences
-from estimation.stats.pair_recall import pair_design_problems, pair_nesting_evidence
+from estimation.stats.pair_recall import pair_design_problems, pair_nesting_evidence, worker_accuracy_from_agreement
 
 Metric = CertificationPlan.Metric
 Status = CertificationPlan.Status
@@ -84,6 +84,8 @@ FROZEN_FIELDS = ("metric", "target", "alpha", "power", "monitoring", "sample_siz
                  "delta1_low", "delta1_high", "attempts", "family_alpha", "dependence_check")
 # The regions a plan with a dependence check samples (N: retrieved by neither classifier).
 DEPENDENCE_REGIONS = ("A12", "B1", "B2", Region.NEITHER)
+# Pilot votes that agree as if workers were at least this accurate are planned for as perfect labels.
+CROWD_PERFECT = 0.999
 # The declared dependence band by default (notes §1: "a sensitivity band ... from 0.8 to 1.25").
 DEFAULT_DELTA1_BAND = (0.8, 1.25)
 # Alg. 1 simulations per candidate size when planning F1.
@@ -167,6 +169,12 @@ def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]
     guesses = {r: planning.precision_guess_from_pilot(relevant=regions[r]["relevant"], judged=regions[r]["judged"])
                for r in ("A12", "B1", "B2")}
     n_strata = _n_strata(topic=topic, neither=neither)
+    # The crowd's accuracy from the pilot's votes: the verdict corrects for label error, so the plan is sized
+    # for the corrected bound (issue 23); unanimous votes (or none) plan for perfect labels.
+    pilot_votes = [(int(r), int(t) - int(u)) for r, t, u in Label.objects.filter(
+        topic=topic, gold__isnull=True, majority__isnull=False).values_list("votes_relevant", "votes_total",
+                                                                             "votes_unsure")]
+    accuracy = worker_accuracy_from_agreement(votes=pilot_votes)
     prevalences, source = _complement_prior(n_region=regions[Region.NEITHER], sizes=sizes, guesses=guesses,
                                             n_strata=n_strata)
     own = "B1" if which == "r1" else "B2"
@@ -179,6 +187,7 @@ def _dependence_pilot(*, topic: Topic, classifier: Classifier) -> dict[str, Any]
     return {"source": "pair regions and the complement N", "which": which, "other_region": other,
             "regions": regions, "estimate": estimate, "guesses": guesses, "prevalences_n": list(prevalences),
             "prevalence_n_source": source, "n_strata": n_strata,
+            "crowd_accuracy": accuracy if accuracy is not None and accuracy < CROWD_PERFECT else None,
             "scorer": ({"id": scorer.pk, "fingerprint": scorer.fingerprint, "name": scorer.name}
                        if n_strata and (scorer := topic.scorer) is not None else None)}
 
@@ -343,7 +352,7 @@ def _dependence_sizes(*, pilot: dict, target: float, alpha: float, power: float,
     pair = {h: (int(regions[h]["size"]), float(pilot["guesses"][h])) for h in ("A12", "B1", "B2")}
     planned = sizing.design_basis_certification_plan(
         pair=pair, u_strata=u_strata, u_weights=weights, target=target, alpha=alpha, power=power,
-        which=pilot["which"], seed=seed % (2**32),
+        which=pilot["which"], seed=seed % (2**32), accuracy=pilot.get("crowd_accuracy"),
         prevalences=pilot.get("prevalences_n") or [pilot.get("prevalence_n", 0.0)])
     pilot["sized_for"] = [{"prevalence_n": p, "documents": documents, "truth": truth}
                           for p, documents, truth in planned.per_prevalence]

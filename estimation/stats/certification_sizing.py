@@ -40,7 +40,17 @@ from scipy.stats import beta, betabinom, binom, norm, qmc
 from . import certification as cert
 from . import planning
 from .design_based import REGIONS as DESIGN_REGIONS
-from .design_based import _conservative_priors, _draw, _quantile, _recall, _unknown, design_based_recall_arrays
+from .design_based import (
+    LabelError,
+    _conservative_priors,
+    _draw,
+    _effective,
+    _quantile,
+    _recall,
+    _unknown,
+    design_based_recall_arrays,
+    label_error_from_vote_patterns,
+)
 from .pair_recall import stratified_pair_recall_low
 from .proportions import jsonable
 from .stratified import Stratum, StratumGuess, _group
@@ -662,14 +672,16 @@ class StratifiedCertificationSize:
 
 
 def stratified_conservative_bounds(*, strata: Sequence[Stratum], which: str, confidence: float, draws: int,
-                                   rng: np.random.Generator) -> np.ndarray:
+                                   rng: np.random.Generator, label_error: LabelError | None = None) -> np.ndarray:
     """The verdict's bound alone: ``stratified.stratified_design_recall_arrays(...).conservative_lower_bound``
     (the same Monte Carlo of ``design_based``: each stratum's Clopper–Pearson confidence distribution pushed
     the way that lowers the recall, the α quantile of the recall's draws), without the report's interval and
     δ1 that a size search does not look at — half the draws and none of the NaN-aware quantiles.  Equal in
-    distribution, not draw for draw (the random stream skips the report's draws).  Perfect labels."""
+    distribution, not draw for draw (the random stream skips the report's draws).  ``label_error``: as there
+    (Rogan–Gladen per draw; None or perfect: the labels as they are)."""
     grouped = _group(strata)
-    pushed = _draw(strata=grouped, priors=_conservative_priors(which), rng=rng, draws=draws)
+    pushed = _draw(strata=grouped, priors=_conservative_priors(which), rng=rng, draws=draws,
+                   label_error=_effective(label_error))
     bounds = _quantile(_recall(pushed, which), 1.0 - confidence, fill=0.0)
     return np.full(np.shape(bounds), np.nan) if _unknown(grouped) else bounds
 
@@ -685,6 +697,7 @@ def stratified_certification_size(*, strata: Sequence[StratumGuess], target: flo
                                   power: float = 0.9, which: Literal["r1", "r2"] = "r1", seed: int = 0,
                                   studies: int = SIZING_STUDIES, draws: int = SIZING_DRAWS,
                                   min_per_stratum: int = 10, relative_tolerance: float = 0.04, iterations: int = 4,
+                                  accuracy: float | None = None, votes: int = 3,
                                   analytic_only: bool = False) -> StratifiedCertificationSize:
     """Judged documents per score stratum at which the design-basis verdict passes with probability ``power``.
 
@@ -705,6 +718,12 @@ def stratified_certification_size(*, strata: Sequence[StratumGuess], target: flo
       :func:`_smallest_factor` (secant on probit(power) against log(total), safeguarded) to
       ``relative_tolerance``: 3–6 simulations where doubling and bisection took 10–13.
 
+    ``accuracy``: the crowd's one-coin worker accuracy (e.g. ``pair_recall.worker_accuracy_from_agreement`` on
+    the pilot's votes); each simulated study then has ``votes`` votes per document, majority labels, and the
+    verdict's label-error correction estimated from that study's vote patterns
+    (``design_based.label_error_from_vote_patterns``) — the correction widens the bound, most where
+    prevalence is low (measured: a plan sized for perfect labels had power 0.07 with workers at 0.85).
+    None: perfect labels.
     ``analytic_only``: stop after the start (no simulation; ``power`` NaN, ``evaluations`` 0) — how
     :func:`design_basis_certification_plan` finds which prior prevalence needs the largest plan.
     Raises ``certification.CertificationImpossible`` when the planned recall is not above the target, or
@@ -776,6 +795,9 @@ def stratified_certification_size(*, strata: Sequence[StratumGuess], target: flo
             judged=tuple(int(x) for x in n0), regions={h: int(n0[region == h].sum()) for h in DESIGN_REGIONS},
             total=analytic_total, power=math.nan, truth=float(truth), evaluations=0, analytic_total=analytic_total)
     base = max(float(floor.sum()), 0.7 * high_b)
+    # P(j relevant votes of ``votes``) for a relevant document (reversed: an irrelevant one)
+    vote_pmf = (None if accuracy is None or accuracy >= 1.0 else
+                np.array([math.comb(votes, j) * accuracy ** j * (1 - accuracy) ** (votes - j) for j in range(votes + 1)]))
     evaluations = 0
     rng_seed = int(seed) % (2**32)
 
@@ -791,16 +813,32 @@ def stratified_certification_size(*, strata: Sequence[StratumGuess], target: flo
                  (rng.hypergeometric(relevant[i], int(size[i]) - relevant[i], n[i], size=studies).astype(float)
                   if n[i] > 0 and relevant[i] > 0 else np.zeros(studies))
                  for i in range(len(strata))]
+        error = None
+        if vote_pmf is not None:
+            patterns = np.zeros((studies, votes + 1))
+            for i in range(len(strata)):
+                if n[i] > 0:
+                    k = found[i].astype(np.int64)
+                    pattern = rng.multinomial(k, vote_pmf) + rng.multinomial(n[i] - k, vote_pmf)[:, ::-1]
+                    patterns += pattern
+                    found[i] = pattern[:, votes // 2 + 1:].sum(axis=1).astype(float)
+            error = label_error_from_vote_patterns(patterns={(r, votes): patterns[:, r] for r in range(votes + 1)},
+                                                   votes=votes, draws=draws, rng=rng)
         design = [Stratum(g.region, int(g.size), int(n[i]), found[i], g.key or f"s{i}")
                   for i, g in enumerate(strata)]
         bounds = stratified_conservative_bounds(strata=design, which=which, confidence=1.0 - alpha, draws=draws,
-                                                rng=rng)
+                                                rng=rng, label_error=error)
         return float(np.mean(np.nan_to_num(bounds, nan=0.0) >= target))
 
     def refuse(value: float) -> None:
+        crowd = ("" if vote_pmf is None else
+                 f" The crowd's workers agree as if {accuracy:.0%} accurate, so the majority of {votes} votes is wrong "
+                 f"on about {1.0 - float(vote_pmf[votes // 2 + 1:].sum()):.1%} of documents; correcting for that "
+                 "error where relevant documents are rare widens the bound more than any sample narrows it. "
+                 "More votes per document or better workers would.")
         raise cert.CertificationImpossible(
             f"even judging every document of A12, B1, B2 and the complement would pass with probability "
-            f"{value:.2f} only, below the power {power:.2f} asked for.")
+            f"{value:.2f} only, below the power {power:.2f} asked for." + crowd)
 
     factor, value = _smallest_factor(achieved, power=power, start=1.0, first_step=1.6, tolerance=relative_tolerance,
                                      is_full=lambda f: bool(np.all(judged_at(f) >= size)), refuse=refuse)
@@ -861,7 +899,7 @@ def design_basis_certification_plan(*, pair: Mapping[str, tuple[int, float]], u_
                                     prevalences: Sequence[float], target: float, alpha: float = 0.05,
                                     power: float = 0.9, which: Literal["r1", "r2"] = "r1", seed: int = 0,
                                     u_weights: Sequence[float] | None = None, studies: int = SIZING_STUDIES,
-                                    draws: int = SIZING_DRAWS) -> DesignBasisPlan:
+                                    draws: int = SIZING_DRAWS, accuracy: float | None = None) -> DesignBasisPlan:
     """The design-basis certification plan over N's prior (issue 23): the plan for the prior prevalence of U
     that needs the most documents among those under which the planned recall is above the target (power
     where passing is right; a prevalence under which the recall is not above the target is one where
@@ -874,7 +912,8 @@ def design_basis_certification_plan(*, pair: Mapping[str, tuple[int, float]], u_
     prevalence, the analytic start for the others) and its planned recall.
 
     ``pair``: region → (size, precision guess) for A12, B1, B2 (one stratum each); ``u_strata``: U's (key,
-    size) — one entry without a scorer, its score strata with one; ``u_weights``: see :func:`spread_prevalence`.
+    size) — one entry without a scorer, its score strata with one; ``u_weights``: see :func:`spread_prevalence`;
+    ``accuracy``: the crowd's, for the simulated verdict's label-error correction (None: perfect labels).
     """
     guesses = [StratumGuess(h, int(pair[h][0]), float(pair[h][1]), h) for h in ("A12", "B1", "B2")]
     sizes = [int(s) for _, s in u_strata]
@@ -896,7 +935,7 @@ def design_basis_certification_plan(*, pair: Mapping[str, tuple[int, float]], u_
     prevalence, strata, _ = max(candidates, key=lambda c: (c[2].analytic_total, c[0]))
     try:
         sized = stratified_certification_size(strata=strata, target=target, alpha=alpha, power=power, which=which,
-                                              seed=seed, studies=studies, draws=draws)
+                                              seed=seed, studies=studies, draws=draws, accuracy=accuracy)
     except cert.CertificationImpossible as exc:  # the largest plan needed cannot reach the power: none can do
         return DesignBasisPlan(sized=None, prevalence_u=prevalence, per_prevalence=(),
                                refused=(*refused, (prevalence, str(exc.reason))))

@@ -103,3 +103,46 @@ def test_a_plan_costs_one_power_search_and_keeps_the_largest_passable_prior_poin
         stratified_certification_size(strata=[StratumGuess("A12", 900, 0.9), StratumGuess("B1", 1200, 0.8),
                                               StratumGuess("B2", 400, 0.3), StratumGuess("U", size_u, 0.2)],
                                       target=0.6)
+
+
+def _noisy_pass_rate(guesses, judged, *, target: float, accuracy: float, runs: int, seed: int) -> float:
+    """Share of ``runs`` fresh studies whose full verdict (three votes per document at ``accuracy``, majority
+    labels, label error from each study's vote patterns, Rogan–Gladen) reaches ``target``."""
+    rng = np.random.default_rng(seed)
+    votes = 3
+    pmf = np.array([math.comb(votes, j) * accuracy ** j * (1 - accuracy) ** (votes - j) for j in range(votes + 1)])
+    patterns = np.zeros((runs, votes + 1))
+    design = []
+    for g, n in zip(guesses, judged, strict=True):
+        k = round(g.size * g.prevalence)
+        found = rng.hypergeometric(k, g.size - k, n, size=runs) if k and n else np.zeros(runs, dtype=np.int64)
+        if n:
+            pattern = rng.multinomial(found, pmf) + rng.multinomial(n - found, pmf)[:, ::-1]
+            patterns += pattern
+            found = pattern[:, 2:].sum(axis=1)
+        design.append(Stratum(g.region, g.size, n, found.astype(float), g.key))
+    from estimation.stats.design_based import label_error_from_vote_patterns
+    error = label_error_from_vote_patterns(patterns={(r, votes): patterns[:, r] for r in range(votes + 1)},
+                                           votes=votes, draws=500, rng=rng)
+    bounds = stratified_design_recall_arrays(strata=design, which="r1", confidence=0.95, draws=500, rng=rng,
+                                             label_error=error).conservative_lower_bound
+    return float(np.mean(bounds >= target))
+
+
+@pytest.mark.slow
+def test_a_noisy_crowd_is_planned_for_the_corrected_bound():
+    """Synthetic 20,000 documents (r1 0.7, r2 0.5, δ1 1.3), U at 2.8%, τ 0.5, workers at 0.85: the plan sized
+    for perfect labels passes far less often than 0.9 once the verdict corrects for the crowd's error (the
+    defect: the sizing ignored it); sized with the crowd's accuracy it reaches 0.9 − 3 s.e. of 400 fresh studies."""
+    from estimation.stats.design_based import dependent_pair_corpus
+
+    c = dependent_pair_corpus(relevant=2000, recall1=0.7, recall2=0.5, delta1=1.3, corpus_size=20_000)
+    guesses = [StratumGuess(h, c.sizes[h], c.relevant[h] / c.sizes[h], h) for h in ("A12", "B1", "B2")]
+    guesses.append(StratumGuess("U", c.sizes["U"], 0.0278, "U"))
+    perfect = stratified_certification_size(strata=guesses, target=0.5, seed=1)
+    noisy = stratified_certification_size(strata=guesses, target=0.5, seed=1, accuracy=0.85)
+    assert noisy.total > 1.5 * perfect.total
+    runs = 400
+    floor = 0.9 - 3 * math.sqrt(0.9 * 0.1 / runs)
+    assert _noisy_pass_rate(guesses, perfect.judged, target=0.5, accuracy=0.85, runs=runs, seed=5) < floor
+    assert _noisy_pass_rate(guesses, noisy.judged, target=0.5, accuracy=0.85, runs=runs, seed=5) >= floor
