@@ -36,8 +36,8 @@ What it does:
    over every arrival, failed and dropped ones as infinitely late ("inf" when more than 5 % of arrivals failed).
    Per step: server CPU (gunicorn, Celery worker and beat process groups; PostgreSQL and Redis are shared with
    other users of the machine and not counted), the Celery worker's share of it (the recomputes), the
-   snapshots stored, and label → snapshot freshness (each label completed in the step: from its updated_at
-   to the first snapshot created after it; p50/p95). ``--timeline`` adds p50/p95 per 5 s.
+   snapshots stored, and third judgment → snapshot freshness (each document whose third judgment was stored
+   in the step: from that judgment to the first snapshot created after it; p50/p95). ``--timeline`` adds p50/p95 per 5 s.
 4. After all steps: judgments stored, documents with more than three judgments (must be 0),
    duplicate (assignment, document) pairs (must be 0), and the answers the client sent that
    are not in the database (must be 0).
@@ -608,7 +608,7 @@ def redis_flush(env: dict[str, str]) -> None:
 
 
 STEP_HEADER = ("code/cycle | offered j/s | achieved j/s | submit p50/p95/p99 ms | p95 all | post p95 | next p95 | "
-               "errors+dropped | server CPU % | recompute % of it | snapshots | label->snapshot p50/p95 ms | load")
+               "errors+dropped | server CPU % | recompute % of it | snapshots | 3rd judgment->snapshot p50/p95 ms | load")
 
 
 def achieved_rate(stats: Stats, duration: float) -> float:
@@ -651,20 +651,24 @@ def step_report(rate: float, stats: Stats, duration: float, *, label: str = "", 
 
 
 def snapshots_since(topic_id: int, since, until) -> StepServer:
-    """Snapshots stored in [since, until + 10 s], and for each label completed in [since, until] the delay to the
-    first snapshot created after it (labels never followed by one within the window count as infinitely late)."""
+    """Snapshots stored in [since, until + 10 s], and for each document whose third judgment was stored in
+    [since, until] (its label complete) the delay from that judgment to the first snapshot created after it
+    (none within the window: infinitely late)."""
     import datetime as dt
 
-    from annotation.models import Label
+    from django.db.models import Count, Max
+
+    from annotation.models import Judgment
     from estimation.models import EstimateSnapshot
 
     late = until + dt.timedelta(seconds=10)
     created = sorted(EstimateSnapshot.objects.filter(topic_id=topic_id, created_at__gte=since, created_at__lte=late)
                      .values_list("created_at", flat=True))
-    labels = Label.objects.filter(topic_id=topic_id, updated_at__gte=since, updated_at__lte=until,
-                                  majority__isnull=False).values_list("updated_at", flat=True)
+    thirds = (Judgment.objects.filter(topic_id=topic_id).values("document_id")
+              .annotate(n=Count("pk"), last=Max("created_at"))
+              .filter(n__gte=3, last__gte=since, last__lte=until).values_list("last", flat=True))
     fresh = []
-    for at in labels:
+    for at in thirds:
         after = next((c for c in created if c >= at), None)
         fresh.append((after - at).total_seconds() if after else math.inf)
     return StepServer(snapshots=len(created), fresh=fresh)
