@@ -6,10 +6,12 @@ instances with ``XFactory.create(...)``: it is typed to return the model.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -440,11 +442,24 @@ def topic_set_judged_build(
 CLI_CLIENT_DIR = Path(__file__).resolve().parents[1] / "clients" / "recall-cli"
 
 
+@functools.lru_cache(maxsize=1)
+def _cli_client_path() -> str:
+    """Where `recall_cli` is imported from: the wheel CI built (RECALL_CLI_WHEEL, installed once into a temporary
+    folder, as a pipeline installs it) or, without one, the source folder."""
+    wheel = os.environ.get("RECALL_CLI_WHEEL")
+    if not wheel:
+        return str(CLI_CLIENT_DIR)
+    target = tempfile.mkdtemp(prefix="recall-cli-wheel-")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+                    "--no-index", "--target", target, wheel], check=True, capture_output=True, text=True)
+    return target
+
+
 def cli_env(live_server, token: str) -> dict[str, str]:
     """The environment `recall` runs in: the live server's URL, an API token, the client on PYTHONPATH."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO")}
     env.update(RECALL_URL=live_server.url, RECALL_TOKEN=token,
-               PYTHONPATH=str(CLI_CLIENT_DIR) + os.pathsep + env.get("PYTHONPATH", ""))
+               PYTHONPATH=_cli_client_path() + os.pathsep + env.get("PYTHONPATH", ""))
     return env
 
 

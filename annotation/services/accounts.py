@@ -101,15 +101,17 @@ class DemoAccountsRefused(ApplicationError):
 
 
 def demo_accounts_ensure() -> list[tuple[str, str, str]]:
-    """Create (or reset) the demo accounts in their role groups; returns (role, username, password)."""
+    """Create the demo accounts in their role groups (an existing account keeps its password); returns (role, username, password)."""
     if _settings_module() == PRODUCTION_SETTINGS:
         raise DemoAccountsRefused("Demo accounts with published passwords are never created under production settings.")
     groups = roles_ensure()
     user_model = get_user_model()
     with transaction.atomic():
         for role, username, password in DEMO_ACCOUNTS:
-            user, _ = user_model.objects.get_or_create(username=username)
-            user.set_password(password)
+            user, created = user_model.objects.get_or_create(username=username)
+            if created:
+                # Only a new account gets the published password: a restart of bin/run signs nobody out.
+                user.set_password(password)
             user.is_active = True
             user.save()
             user.groups.add(groups[role])

@@ -31,3 +31,18 @@ def test_refused_under_production_settings(settings):
     with pytest.raises(accounts.DemoAccountsRefused):
         accounts.demo_accounts_ensure()
     assert "never created under production" in demo_lines()[0]
+
+
+@pytest.mark.django_db
+def test_ensuring_the_demo_accounts_again_keeps_a_changed_password():
+    """bin/run ensures the demo on every start: an account whose password was changed keeps it (issue 25 item 3:
+    restarts used to reset every demo password, and with it every session's auth hash)."""
+    from django.contrib.auth import get_user_model
+
+    role, username, password = accounts.demo_accounts_ensure()[0]
+    user = get_user_model().objects.get(username=username)
+    user.set_password("changed-by-its-owner-1")
+    user.save()
+    accounts.demo_accounts_ensure()
+    user.refresh_from_db()
+    assert user.check_password("changed-by-its-owner-1") and not user.check_password(password)
