@@ -28,22 +28,27 @@ the judge: a wrong or biased judge only makes S²_d large, and λ̂ → 0.
 
 Small counts (what the CLT cannot carry).  The normal interval of a rectified mean is only as good as the
 CLT on d, which is mostly zeros when the judge is good: with no disagreement among the n judged documents S²_d
-is 0 and the interval would collapse.  Three rules, each conservative:
+is 0 and the interval would collapse.  Four rules, each conservative:
 
-1. *Variance floor*: S²_d is computed with one pseudo-observation of weight ½ at each end of d's range
-   (±1: y, f ∈ [0, 1], λ ∈ [0, 1]), the Jeffreys-style ½ pseudo-count of Agresti & Coull (1998) "add
-   successes and failures" intervals, so a stratum where the judge never disagreed still has
-   S²_d ≈ 1/(n + 1) — a disagreement rate of about one in n.
+1. *Variance floor*: S²_d is computed with one pseudo-observation of weight ¼ at each end of d's range
+   (±1: y, f ∈ [0, 1], λ ∈ [0, 1]) — together the ½ pseudo-count of a Jeffreys prior, as Agresti & Coull
+   (1998) add pseudo-successes and failures — so a stratum where the judge never disagreed still has
+   S²_d ≈ 1/(2n), a disagreement rate of about one in 2n, instead of 0.
 2. *Too few labels*: a stratum with fewer than ``min_labels`` (default 30) human labels, or no document read
    by the judge alone, uses the human-only count distribution of ``design_based`` (Jeffreys posterior
    predictive: k + Binomial(|s| − n, Beta(½ + k, ½ + n − k))), which has near-nominal coverage at small n
    (Brown, Cai, DasGupta 2001, "Interval estimation for a binomial proportion").
-3. *Judge that does not help*: when the floored PPI++ variance is above ``min_gain`` (0.9) of the human-only
-   variance the stratum falls back to the same human-only distribution (so a judge at chance gives the
-   human-only interval, not a noisier one).  An enumerated stratum (n = |s|) is exact.
+3. *Judge that does not help*: when the PPI++ interval (rule 4's quantile) would not narrow the stratum's by
+   at least 10% of its variance (``min_gain`` 0.9) the stratum falls back to the same human-only distribution
+   (so a judge at chance gives the human-only interval, not a noisier one).  An enumerated stratum (n = |s|)
+   is exact.
+4. *Few disagreements*: S²_d rests on the documents where judge and people differ; its degrees of freedom are
+   taken as 2n/(κ − 1), κ = n·Σe⁴/(Σe²)² the kurtosis of d (about twice the disagreements when they are rare,
+   n − 1 for normal data), combined with S²_y's n − 1 by Satterthwaite (1946), and the stratum's draws are
+   Student t with those degrees of freedom (Welch's remedy for a variance estimated from few effective values).
 
 Recall is T_own/N from the strata's counts, T_s = |s|·θ_s (``design_based``'s estimand, no independence
-assumption): per Monte Carlo draw each PPI stratum's count is |s|·clip(θ̂_s + se_s·Z, k_s/|s|,
+assumption): per Monte Carlo draw each PPI stratum's count is |s|·clip(θ̂_s + se_s·t_df, k_s/|s|,
 1 − (n_s − k_s)/|s|) (never fewer relevant documents than the humans found, never more than those they did
 not), each human-only stratum's count is the Jeffreys predictive draw; r1 = (T12 + T_B1)/N,
 r2 = (T12 + T_B2)/N; equal-tailed percentile interval.  The human-only interval is computed from the same
@@ -60,6 +65,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from .pair_recall import _JEFFREYS, _count_draws_array
 from .proportions import jsonable
@@ -80,6 +87,9 @@ PPI_REGIONS = ("A12", "B1", "B2", "U")
 DEFAULT_DRAWS = 20_000
 MIN_LABELS = 30
 MIN_GAIN = 0.9
+# Weight of each pseudo-observation at d = ±1 in S²_d (rule 1): ¼ + ¼, the half pseudo-count of a Jeffreys prior.
+FLOOR_WEIGHT = 0.25
+Z_975 = float(norm.ppf(0.975))
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,6 +148,7 @@ class StratumPPI:
     lam: float | None
     correlation: float | None
     effective_labels: float
+    df: float | None  # degrees of freedom of the PPI++ variance (Student t draws); None: not PPI++
     method: str
     reason: str
 
@@ -213,15 +224,15 @@ def ppi_stratum(
     base: dict[str, Any] = dict(region=s.region, key=s.key, size=size, labelled=n, judged=m, relevant=k)
     if size == 0:
         return StratumPPI(**base, point=0.0, variance=0.0, human_point=0.0, human_variance=0.0, lam=None,
-                          correlation=None, effective_labels=0.0, method="enumerated", reason="empty stratum")
+                          correlation=None, effective_labels=0.0, df=None, method="enumerated", reason="empty stratum")
     if n == size:
         share = k / size
         return StratumPPI(**base, point=share, variance=0.0, human_point=share, human_variance=0.0, lam=None,
-                          correlation=None, effective_labels=float(n), method="enumerated",
+                          correlation=None, effective_labels=float(n), df=None, method="enumerated",
                           reason="every document has human labels")
     if n == 0:
         return StratumPPI(**base, point=None, variance=None, human_point=None, human_variance=None, lam=None,
-                          correlation=None, effective_labels=0.0, method="human-only", reason="no human labels")
+                          correlation=None, effective_labels=0.0, df=None, method="human-only", reason="no human labels")
     ybar = k / n
     s2y = _var(y)
     # Human-only variance with the same floor idea (½ pseudo-observation at 0 and at 1) so an all-0 sample does
@@ -230,11 +241,11 @@ def ppi_stratum(
     human_var = (1.0 / n - 1.0 / size) * s2y_floor
     human: dict[str, Any] = dict(human_point=ybar, human_variance=human_var)
     if n < min_labels:
-        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=None, correlation=None,
+        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=None, correlation=None, df=None,
                           effective_labels=float(n), method="human-only",
                           reason=f"fewer than {min_labels} human labels")
     if m == n:
-        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=None, correlation=None,
+        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=None, correlation=None, df=None,
                           effective_labels=float(n), method="human-only", reason="the judge read no other document")
     s2f = _var(f)
     syf = float(np.cov(y, f, ddof=1)[0, 1]) if n > 1 else 0.0
@@ -243,17 +254,31 @@ def ppi_stratum(
         lam = min(1.0, max(0.0, syf / s2f)) if s2f > 0 else 0.0
     d = y - lam * f
     dbar = float(d.mean())
-    # Variance floor (rule 1): weight-½ pseudo-observations at d = +1 and d = −1.
-    s2d = (float(((d - dbar) ** 2).sum()) + 0.5 * ((1 - dbar) ** 2 + (1 + dbar) ** 2)) / n
+    # Variance floor (rule 1): weight-¼ pseudo-observations at d = +1 and d = −1.
+    e = d - dbar
+    ends = ((1 - dbar) ** 2, (1 + dbar) ** 2)
+    sum2 = float((e ** 2).sum()) + FLOOR_WEIGHT * (ends[0] + ends[1])
+    sum4 = float((e ** 4).sum()) + FLOOR_WEIGHT * (ends[0] ** 2 + ends[1] ** 2)
+    s2d = sum2 / n
     fbar_m = (float(f.sum()) + float(g.sum())) / m
     point = lam * fbar_m + dbar
-    var = max(0.0, 1.0 / m - 1.0 / size) * s2y_floor + (1.0 / n - 1.0 / m) * s2d
-    if var >= min_gain * human_var:
-        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=0.0, correlation=rho,
+    v1 = max(0.0, 1.0 / m - 1.0 / size) * s2y_floor
+    v2 = (1.0 / n - 1.0 / m) * s2d
+    var = v1 + v2
+    # Rule 4: degrees of freedom of the variance estimate (Satterthwaite 1946).  S²_d rests on the few documents
+    # where judge and people differ: its kurtosis κ = n·Σe⁴/(Σe²)² gives df ≈ 2n/(κ − 1) (≈ twice the
+    # disagreements when they are rare, n − 1 for normal data); S²_y has n − 1.
+    kappa = n * sum4 / sum2 ** 2 if sum2 > 0 else 3.0
+    df2 = min(n - 1.0, max(1.0, 2.0 * n / (kappa - 1.0))) if kappa > 1 else n - 1.0
+    df = (v1 + v2) ** 2 / (v1 ** 2 / max(1.0, n - 1.0) + v2 ** 2 / df2) if var > 0 else float(n - 1)
+    inflation = (float(student_t.ppf(0.975, df)) / Z_975) ** 2
+    if var * inflation >= min_gain * human_var:
+        return StratumPPI(**base, point=ybar, variance=human_var, **human, lam=0.0, correlation=rho, df=None,
                           effective_labels=float(n), method="human-only",
-                          reason=f"the judge would save under {round(100 * (1 - min_gain))}% of the variance")
-    eff = n * human_var / var if var > 0 else float(n)
-    return StratumPPI(**base, point=point, variance=var, **human, lam=lam, correlation=rho,
+                          reason=f"the judge would narrow the interval by under {round(100 * (1 - min_gain))}% "
+                                 "of its variance")
+    eff = n * human_var / (var * inflation) if var > 0 else float(n)
+    return StratumPPI(**base, point=point, variance=var, **human, lam=lam, correlation=rho, df=df,
                       effective_labels=eff, method="ppi++", reason="")
 
 
@@ -269,7 +294,8 @@ def _stratum_counts(r: StratumPPI, *, human_only: bool, rng: np.random.Generator
         return _count_draws_array(size=r.size, judged=r.labelled, relevant=np.asarray(r.relevant),
                                   prior=_JEFFREYS, rng=rng, draws=draws)
     assert r.point is not None and r.variance is not None
-    theta = r.point + math.sqrt(r.variance) * rng.standard_normal(draws)
+    noise = rng.standard_t(r.df, draws) if r.df is not None and r.df < 1e6 else rng.standard_normal(draws)
+    theta = r.point + math.sqrt(r.variance) * noise
     lo = r.relevant / r.size
     hi = 1.0 - (r.labelled - r.relevant) / r.size
     return r.size * np.clip(theta, lo, hi)

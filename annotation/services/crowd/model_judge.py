@@ -232,7 +232,8 @@ def model_judge_launch(*, topic_id: int, confirm_cost: Decimal, plan: dict[str, 
         if classifier_id is None:
             raise ApplicationError("A classifier judge needs the classifier whose scores it uses.")
     with transaction.atomic():
-        topic = Topic.objects.select_for_update().select_related("pair").get(pk=topic_id)
+        # FOR UPDATE of the topic row only: the pair is a nullable outer join PostgreSQL will not lock.
+        topic = Topic.objects.select_for_update(of=("self",)).select_related("pair").get(pk=topic_id)
         if ModelJudgeRun.objects.filter(topic=topic, status__in=[JobStatus.PENDING, JobStatus.RUNNING]).exists():
             raise JudgeRefused("A judge run of this topic is still going; wait for it to end.")
         quote = model_judge_quote(topic=topic, plan=plan, kind=kind, classifier_id=classifier_id)

@@ -22,8 +22,8 @@ def test_two_phase_difference_estimator_by_hand():
     r = ppi_stratum(_stratum(y, f, g), lam=1.0)
     # θ̂ = f̄_m + mean(y − f) = (22 + 100)/200 + 0/40
     assert r.point == pytest.approx(122 / 200)
-    # S²_d with the ½ pseudo-observations at ±1: d has two +1 and two −1, mean 0 → (4 + 0.5 + 0.5)/40
-    s2d = 5 / 40
+    # S²_d with the ¼ pseudo-observations at ±1: d has two +1 and two −1, mean 0 → (4 + 0.25 + 0.25)/40
+    s2d = 4.5 / 40
     ybar = 22 / 40
     s2y = (22 * (1 - ybar) ** 2 + 18 * ybar ** 2) / 39
     s2y_floor = (s2y * 39 + 0.5 * (ybar ** 2 + (1 - ybar) ** 2)) / 40
@@ -46,8 +46,8 @@ def test_a_judge_that_never_disagrees_keeps_a_variance_floor():
     y = [1] * 30 + [0] * 30
     r = ppi_stratum(_stratum(y, y, [1] * 300 + [0] * 300), lam=1.0)
     assert r.method == "ppi++"
-    # S²_d = (0.5 + 0.5)/60, never 0
-    assert r.variance >= (1 / 60 - 1 / 660) * (1 / 60) - 1e-12
+    # S²_d = (0.25 + 0.25)/60, never 0
+    assert r.variance >= (1 / 60 - 1 / 660) * (0.5 / 60) - 1e-12
     assert r.variance > 0
 
 
