@@ -72,6 +72,7 @@ v1 = [
     path("certification-plans/<int:plan_id>/verdict/", reports.CertificationVerdict.as_view(),
          name="certification_verdict"),
     path("", include("api.views.model_judge")),  # the model judge (issue 28): quote, runs, report
+    path("", include("api.views.external_corpora")),  # corpora that stay in the team's engine (issue 29)
 ]
 
 urlpatterns = [

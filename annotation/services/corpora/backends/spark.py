@@ -12,6 +12,7 @@ import os
 import threading
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from annotation.services.corpora.backends.base import (
     BackendError,
@@ -34,7 +35,7 @@ from annotation.services.corpora.backends.sql import (
 )
 
 _LOCK = threading.Lock()
-_SESSIONS: dict[str, object] = {}
+_SESSIONS: dict[str, Any] = {}
 
 
 def spark_session(master: str = "local[2]"):
