@@ -12,6 +12,7 @@ scorer spreads U's true ones (``spread_prevalence``); without one U is one strat
 passable prior point), unstratified only.  Times are wall-clock on this machine with its load stated.
 
 Run: cd /work/main && .venv/bin/python bench/bench_certification_stratified.py
+(output of a run: bench/results/certification_stratified.txt)
 """
 from __future__ import annotations
 
@@ -89,6 +90,19 @@ def main() -> None:
                   f"B2 {s.regions['B2']:,}, N {s.regions['U']:,} in {len(u_strata)} strata), at N prevalence "
                   f"{plan.prevalence_u:.4%}, recall planned {s.truth:.3f}, power {s.power:.3f}; "
                   f"{s.evaluations} power simulations, {took:.1f} s (load {_load()})")
+
+    print("\n## a noisy crowd (three votes per document, the verdict's label-error correction simulated)")
+    c = dependent_pair_corpus(relevant=2000, recall1=0.7, recall2=0.5, delta1=1.3, corpus_size=20_000)
+    pair = {h: (c.sizes[h], c.relevant[h] / c.sizes[h]) for h in ("A12", "B1", "B2")}
+    prevalences = complement_prior_prevalences(pair_relevant=sum(s * p for s, p in pair.values()), size_u=c.sizes["U"])
+    for accuracy in (None, 0.95, 0.85):
+        start = time.perf_counter()
+        plan = design_basis_certification_plan(pair=pair, u_strata=[("all", c.sizes["U"])], prevalences=prevalences,
+                                               target=0.5, seed=1, accuracy=accuracy)
+        took = time.perf_counter() - start
+        label = "perfect labels" if accuracy is None else f"workers at {accuracy}"
+        total = "infeasible" if plan.sized is None else f"{plan.sized.total:,} documents"
+        print(f"synthetic δ1 1.3, τ 0.5, no scorer, {label}: {total}, {took:.1f} s (load {_load()})")
 
 
 if __name__ == "__main__":

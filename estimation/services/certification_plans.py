@@ -226,7 +226,9 @@ def _complement_prior(*, n_region: dict, sizes: dict, guesses: dict,
         return (mean, upper), (f"N's own pilot by score stratum ({relevant} relevant of {judged} judged in "
                                f"{len(n_strata)} strata): its stratified Jeffreys mean {mean:.4%} and the sum of "
                                f"each stratum's 95% upper bound {upper:.4%}")
-    if judged >= PILOT_MIN_JUDGED and not n_strata:
+    # N's pilot as one simple random sample: only when no stratum has its own (a partly stratified pilot's
+    # raw share over-weights the small top strata it samples hardest)
+    if judged >= PILOT_MIN_JUDGED and not any(s["judged"] for s in n_strata or ()):
         mean = planning.precision_guess_from_pilot(relevant=relevant, judged=judged)
         upper = float(beta_dist.ppf(0.95, relevant + 1, judged - relevant)) if relevant < judged else 1.0
         return (mean, upper), (f"N's own pilot ({relevant} relevant of {judged} judged): its Jeffreys mean "
