@@ -47,22 +47,24 @@ class Fake:
                     fake.requests += 1
                     first = title not in fake.seen
                     fake.seen.add(title)
-                try:
-                    if first and hash(title) % 20 == 0:
-                        self.send_response(429)
-                        self.send_header("Retry-After", "0")
-                        self.end_headers()
-                        return
+                limited = first and hash(title) % 20 == 0
+                if not limited:
                     time.sleep(fake.latency)
-                    data = json.dumps({"choices": [{"message": {"content": '{"relevant": false, "probability": 0.2}'}}],
-                                       "usage": {"prompt_tokens": 300, "completion_tokens": 12}}).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Length", str(len(data)))
+                # Leaves the count before the reply is written: the client may send its next request as soon as
+                # it reads this one, so counting after the write would over-count by a request in transit.
+                with fake.lock:
+                    fake.in_flight -= 1
+                if limited:
+                    self.send_response(429)
+                    self.send_header("Retry-After", "0")
                     self.end_headers()
-                    self.wfile.write(data)
-                finally:
-                    with fake.lock:
-                        fake.in_flight -= 1
+                    return
+                data = json.dumps({"choices": [{"message": {"content": '{"relevant": false, "probability": 0.2}'}}],
+                                   "usage": {"prompt_tokens": 300, "completion_tokens": 12}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -99,7 +101,7 @@ def main() -> None:
     settings.MODEL_JUDGE_BACKOFF = 0.01
     settings.MODEL_JUDGE_MAX_WAIT = 0.05
     settings.CELERY_TASK_ALWAYS_EAGER = False  # the launch only queues; the run is timed below
-    world = make_pair_world(n=max(3000, args.documents * 2), prevalence=0.1, noise=0.02, seed=1,
+    world = make_pair_world(n=max(3000, args.documents * 12), prevalence=0.1, noise=0.02, seed=1,
                             topic_name=f"bench-judge-{time.time_ns()}")
     quarter = args.documents // 4
     plan = {"A12": quarter, "B1": quarter, "B2": quarter, "N": args.documents - 3 * quarter}
