@@ -11,6 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from annotation.views.home import home
 from api.errors import api_not_found
 from core.health import healthz
+from core.observability.metrics import metrics_view
 
 
 def favicon(request: HttpRequest) -> HttpResponse:
@@ -32,6 +33,8 @@ urlpatterns = [
     path("webhooks/", include("webhooks.urls")),
     # Liveness for load balancers (core/health.py): no sign-in, no session, database and Redis.
     path("healthz", healthz, name="healthz"),
+    # Prometheus metrics (docs/operations.md): a bearer token (METRICS_TOKEN) or an allowed network; else 404/403.
+    path("metrics", metrics_view, name="metrics"),
     # Browsers ask for /favicon.ico on pages that link none (the MTurk and 500 pages, the API docs).
     path("favicon.ico", favicon),
     path("", home, name="home"),
