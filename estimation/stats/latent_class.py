@@ -116,9 +116,20 @@ def latent_class_fit(*, votes: np.ndarray, predicted: np.ndarray, classes: int, 
         The class axis is the middle one throughout: numpy reduces a short last axis slowly."""
         counts = np.zeros((chains, classes, n_patterns))
         if small_documents.size:
-            cumulative = np.cumsum(probabilities, axis=1)[:, :, small_documents]  # (chains, K, docs)
-            u = rng.random((chains, 1, small_documents.size)) * cumulative[:, -1:, :]
-            chosen = np.minimum((u > cumulative).sum(axis=1), classes - 1)  # (chains, docs)
+            # The cumulative probabilities class by class (a running sum, as np.cumsum adds them), each gathered
+            # at the documents' patterns, and the class drawn as the number of them the uniform exceeds: the
+            # same numbers and comparisons as on the whole (chains, K, docs) cube, without its middle-axis
+            # reduce (numpy reduces a short middle axis slowly).
+            running = probabilities[:, 0, :].copy()  # (chains, G)
+            rows = [running[:, small_documents]]
+            for j in range(1, classes):
+                running += probabilities[:, j, :]
+                rows.append(running[:, small_documents])
+            u = rng.random((chains, small_documents.size)) * rows[-1]
+            chosen = np.zeros((chains, small_documents.size), dtype=np.intp)
+            for row in rows:
+                chosen += u > row
+            np.minimum(chosen, classes - 1, out=chosen)
             flat = (flat_base + chosen * n_patterns).ravel()
             counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
         if shared.size:
@@ -152,7 +163,10 @@ def latent_class_fit(*, votes: np.ndarray, predicted: np.ndarray, classes: int, 
         # Gamma variates with shape 1/K^2 underflow to 0 now and then: floor them before the log.
         log_p = (np.log(np.maximum(mu, _TINY))[:, :, None] + np.log(np.maximum(theta, _TINY))[:, :, pattern_router]
                  + np.log(np.maximum(phi, _TINY)) @ pattern_votes_t)
-        log_p -= log_p.max(axis=1, keepdims=True)
+        top = log_p[:, 0, :].copy()
+        for j in range(1, classes):  # the max over classes, row by row (exact; no middle-axis reduce)
+            np.maximum(top, log_p[:, j, :], out=top)
+        log_p -= top[:, None, :]
         p = np.exp(log_p)
         allocated = allocation(p / p.sum(axis=1, keepdims=True))
 

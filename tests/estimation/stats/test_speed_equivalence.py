@@ -261,3 +261,121 @@ def test_class_summary_sorts_float32_draws_exactly():
     wide = rng.beta(3.0, 2.0, size=20_000)
     for row in (narrow, wide):
         assert _class_summary(row, 0.95) == _old_class_summary(row, 0.95)
+
+
+# --------------------------------------------------------------------------- the Gibbs fit: the same states
+
+
+def _old_fit_constants():
+    from estimation.stats import latent_class
+
+    return latent_class.PHI_DIAGONAL, latent_class.PHI_OFF, latent_class.MULTINOMIAL_FROM, latent_class._TINY
+
+
+def _old_latent_class_states(*, votes: np.ndarray, predicted: np.ndarray, classes: int, seed: int | None,
+                              gold_true: np.ndarray | None = None, gold_predicted: np.ndarray | None = None,
+                              alpha: float | None = None, beta: float | None = None, chains: int = 10,
+                              burn_in: int = 30, kept: int = 30) -> np.ndarray:
+    """latent_class.latent_class_fit before the speed-up (commit 22c48db), up to its kept states."""
+    PHI_DIAGONAL, PHI_OFF, MULTINOMIAL_FROM, _TINY = _old_fit_constants()
+    v = np.asarray(votes, dtype=float).reshape(-1, classes)
+    r = np.asarray(predicted, dtype=int).ravel()
+    if v.shape[0] != r.size:
+        raise ValueError(f"votes and predicted differ in length ({v.shape[0]} vs {r.size})")
+    if r.size and (r.min() < 0 or r.max() >= classes):
+        raise ValueError(f"router classes must lie in 0..{classes - 1}")
+    if np.any(v < 0):
+        raise ValueError("votes must be non-negative")
+    fixed = np.zeros((classes, classes))
+    if gold_true is not None and gold_predicted is not None and len(gold_true):
+        np.add.at(fixed, (np.asarray(gold_true, dtype=int), np.asarray(gold_predicted, dtype=int)), 1.0)
+    alpha = 1.0 / classes**2 if alpha is None else float(alpha)
+    beta = 1.0 / classes if beta is None else float(beta)
+    phi_prior = np.full((classes, classes), PHI_OFF / (classes - 1))
+    np.fill_diagonal(phi_prior, PHI_DIAGONAL)
+    rng = np.random.default_rng(seed)
+
+    # Distinct (router class, votes) patterns: the latent class probabilities are computed per pattern.
+    key = np.concatenate([r[:, None].astype(float), v], axis=1)
+    if r.size:
+        patterns, inverse = np.unique(key, axis=0, return_inverse=True)
+    else:
+        patterns, inverse = np.zeros((0, classes + 1)), np.zeros(0, dtype=int)
+    inverse = np.asarray(inverse).ravel()
+    pattern_router = patterns[:, 0].astype(int)
+    pattern_votes = patterns[:, 1:]
+    pattern_votes_t = np.ascontiguousarray(pattern_votes.T)  # (K, G)
+    pattern_router_onehot = np.eye(classes)[pattern_router]  # (G, K)
+    n = r.size
+    n_patterns = patterns.shape[0]
+
+    # A pattern held by many documents gets its class counts from one multinomial draw per chain; the documents
+    # of the other patterns each draw their class with one uniform against the cumulative probabilities (per
+    # document that is cheaper than a multinomial call below about MULTINOMIAL_FROM documents).
+    pattern_size = np.bincount(inverse, minlength=n_patterns) if n else np.zeros(0, dtype=int)
+    shared = np.flatnonzero(pattern_size >= MULTINOMIAL_FROM)
+    small_documents = inverse[pattern_size[inverse] < MULTINOMIAL_FROM] if n else np.zeros(0, dtype=int)
+    flat_base = (np.arange(chains)[:, None] * classes * n_patterns + small_documents[None, :])  # (chains, docs)
+
+    def allocation(probabilities: np.ndarray) -> np.ndarray:
+        """Documents per chain, latent class and pattern A[c, j, g], drawn given P(class j | pattern g).
+
+        The class axis is the middle one throughout: numpy reduces a short last axis slowly."""
+        counts = np.zeros((chains, classes, n_patterns))
+        if small_documents.size:
+            cumulative = np.cumsum(probabilities, axis=1)[:, :, small_documents]  # (chains, K, docs)
+            u = rng.random((chains, 1, small_documents.size)) * cumulative[:, -1:, :]
+            chosen = np.minimum((u > cumulative).sum(axis=1), classes - 1)  # (chains, docs)
+            flat = (flat_base + chosen * n_patterns).ravel()
+            counts += np.bincount(flat, minlength=counts.size).reshape(counts.shape)
+        if shared.size:
+            drawn = rng.multinomial(np.broadcast_to(pattern_size[shared], (chains, shared.size)),
+                                    probabilities[:, :, shared].transpose(0, 2, 1))
+            counts[:, :, shared] = drawn.transpose(0, 2, 1)
+        return counts
+
+    # Start: each chain draws every document's class from its vote shares (plus a little of each class).
+    start = (pattern_votes + 0.05) / (pattern_votes + 0.05).sum(axis=1, keepdims=True)
+    allocated = allocation(np.broadcast_to(start.T, (chains, classes, n_patterns)))
+    states, phis, mus = [], [], []
+    for step in range(burn_in + kept):
+        # Counts per chain: C[c, j, k] (true j, router k) and V[c, j, l] (votes l given true j).
+        counts_by_pattern = allocated  # (chains, K, G)
+        counts = counts_by_pattern @ pattern_router_onehot + fixed
+        vote_totals = counts_by_pattern @ pattern_votes
+        theta = rng.standard_gamma(alpha + counts)
+        theta /= theta.sum(axis=-1, keepdims=True)
+        mu = rng.standard_gamma(beta + counts.sum(axis=-1))
+        mu /= mu.sum(axis=-1, keepdims=True)
+        phi = rng.standard_gamma(phi_prior + vote_totals)
+        phi /= phi.sum(axis=-1, keepdims=True)
+        if step >= burn_in:
+            states.append(counts)
+            phis.append(phi)
+            mus.append(mu)
+        if not n:
+            continue
+        # log P(z = j | pattern) = log mu_j + log theta_{j, r} + sum_l v_l log phi_jl, per chain, class, pattern.
+        # Gamma variates with shape 1/K^2 underflow to 0 now and then: floor them before the log.
+        log_p = (np.log(np.maximum(mu, _TINY))[:, :, None] + np.log(np.maximum(theta, _TINY))[:, :, pattern_router]
+                 + np.log(np.maximum(phi, _TINY)) @ pattern_votes_t)
+        log_p -= log_p.max(axis=1, keepdims=True)
+        p = np.exp(log_p)
+        allocated = allocation(p / p.sum(axis=1, keepdims=True))
+
+    return np.concatenate(states, axis=0)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_gibbs_fit_keeps_the_same_states(seed):
+    """The class-by-class running sums and maxima replace middle-axis reductions with the same arithmetic:
+    the kept latent states are the old fit's, exactly (many small patterns and a few shared ones)."""
+    from estimation.stats.latent_class import CHAINS, latent_class_fit
+
+    votes, predicted = _noisy_topic_set(seed, documents=1000)
+    classes = votes.shape[1]
+    new = latent_class_fit(votes=votes, predicted=predicted, classes=classes, seed=seed,
+                           alpha=1 / classes**2, beta=1 / classes)
+    old = _old_latent_class_states(votes=votes, predicted=predicted, classes=classes, seed=seed,
+                                   alpha=1 / classes**2, beta=1 / classes, chains=CHAINS)
+    assert np.array_equal(new.states, old)
