@@ -3,9 +3,22 @@
 A token is shown once, when it is created; only the SHA-256 of its secret is kept.
 Its public prefix finds the row, the hash is compared in constant time.
 """
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+
+
+def token_expiry_default() -> datetime:
+    """A new token's expiry: `API_TOKEN_DEFAULT_DAYS` (90) from now (config/settings/identity.py)."""
+    return timezone.now() + timedelta(days=getattr(settings, "API_TOKEN_DEFAULT_DAYS", 90))
+
+
+class TokenScope(models.TextChoices):
+    READ = "read", "read only (GET, HEAD, OPTIONS)"
+    READ_WRITE = "read_write", "read and write"
 
 
 class ApiToken(models.Model):
@@ -18,6 +31,10 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Calls with the token are refused from this moment (api/authentication.py).
+    expires_at = models.DateTimeField(default=token_expiry_default)
+    # What the token may do on top of its user's roles: a read token gets 403 on every unsafe method.
+    scope = models.CharField(max_length=10, choices=TokenScope.choices, default=TokenScope.READ_WRITE)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -27,8 +44,12 @@ class ApiToken(models.Model):
         return f"{self.name} (rk_{self.prefix}_…)"
 
     @property
+    def expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
     def active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.expired
 
 
 class IdempotencyRecord(models.Model):
