@@ -1,4 +1,8 @@
+import os
+
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, HttpResponseServerError
@@ -7,7 +11,9 @@ from django.template import loader
 from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.http import url_has_allowed_host_and_scheme
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
+from annotation.services.accounts import DEMO_ACCOUNTS, PRODUCTION_SETTINGS
 from annotation.views.home import home
 from api.errors import api_not_found
 from core.health import healthz
@@ -19,14 +25,38 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("img/favicon.svg"))
 
 
+class LoginView(auth_views.LoginView):
+    """Django's sign-in page, plus the demo accounts when this server has them (issue 26: a new user did not know
+    they existed). Never under production settings, where demo_accounts_ensure refuses to create them."""
+
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
+        context = super().get_context_data(**kwargs)
+        context["demo_accounts"] = _demo_accounts_present()
+        return context
+
+
+def _demo_accounts_present() -> list[tuple[str, str, str]]:
+    module = getattr(settings, "SETTINGS_MODULE", None) or os.environ.get("DJANGO_SETTINGS_MODULE", "")
+    if module == PRODUCTION_SETTINGS:
+        return []
+    present = set(get_user_model().objects.filter(username__in=[name for _, name, _ in DEMO_ACCOUNTS], is_active=True)
+                  .values_list("username", flat=True))
+    return [row for row in DEMO_ACCOUNTS if row[1] in present]
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("annotate/", include("annotation.urls_annotator")),
     path("mturk/", include("annotation.urls_mturk")),
     path("analyst/", include("annotation.urls_analyst")),
     path("reports/", include("estimation.urls")),
+    # The API reference (issue 26): Redoc by default (lighter than Swagger UI, from the sidecar's static files);
+    # Swagger UI, to try calls, one level down. Before api.urls, whose own /api/docs/ these replace.
+    path("api/docs/", SpectacularRedocView.as_view(url_name="api:schema", template_name="includes/api_docs.html"),
+         name="api_docs"),
+    path("api/docs/swagger/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="api_docs_swagger"),
     # REST API (issue 14): /api/v1/, /api/schema/, /api/docs/; the user's tokens page.
     path("api/", include("api.urls")),
     path("account/", include("api.urls_account")),

@@ -6,16 +6,22 @@ git-ignored) as `<role>-<page>-<width>.png`. At 390 px no page may scroll sidewa
 (document.documentElement.scrollWidth <= window.innerWidth): wide tables scroll inside their own box.
 Every page is visited before the test fails, so one run names all the pages that overflow.
 Skipped without Chromium, unless REQUIRE_BROWSER=1, which turns the skip into a failure.
+
+Issue 26: at both widths axe-core runs on the page as it is; any critical, serious or moderate violation
+is a problem (axe-core from npm, pinned below, installed once into ~/.cache/recall-axe, or $AXE_CORE_JS).
+The screenshots go to var/screenshots/ (git-ignored) unless $SCREENSHOT_DIR says otherwise.
 """
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / "test-artifacts" / "screenshots")
+SHOTS = Path(os.environ.get("SCREENSHOT_DIR") or ROOT / "var" / "screenshots")
 WIDTHS = (1280, 390)
 # Playwright's sync API runs an event loop in this thread; the ORM calls made by the test are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -23,13 +29,38 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 OVERFLOW_JS = "document.documentElement.scrollWidth - window.innerWidth"
+AXE_VERSION = "4.14.1"
+AXE_IMPACTS = ("critical", "serious", "moderate")
+AXE_ALSO = ("empty-table-header",)  # minor for axe, but a column without a name is one a screen reader cannot name
+AXE_RUN_JS = """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+  .map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 3), count: v.nodes.length}))"""
+
+
+def axe_source() -> str:
+    """axe.min.js: $AXE_CORE_JS, or axe-core@AXE_VERSION from npm, installed once into ~/.cache/recall-axe.
+    Missing: a skip, unless REQUIRE_BROWSER=1 (CI), which makes it a failure."""
+    given = os.environ.get("AXE_CORE_JS")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "recall-axe" / AXE_VERSION
+    path = Path(given) if given else cache / "node_modules" / "axe-core" / "axe.min.js"
+    if not path.exists() and not given and shutil.which("npm"):
+        subprocess.run([shutil.which("npm") or "npm", "install", "--prefix", str(cache), "--no-audit", "--no-fund",
+                        "--silent", f"axe-core@{AXE_VERSION}"], check=False, timeout=300, capture_output=True)
+    if not path.exists():
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"axe-core is missing ({path}); npm install axe-core@{AXE_VERSION} or set AXE_CORE_JS")
+        pytest.skip(f"axe-core is missing ({path})")
+    return path.read_text(encoding="utf-8")
 
 
 class Tour:
     """Visits pages at both widths, saves the screenshots and collects problems instead of stopping."""
 
-    def __init__(self, browser, live_server, role: str) -> None:
-        self.context = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
+    def __init__(self, browser, live_server, role: str, axe: str | None = None) -> None:
+        # bypass_csp: axe is injected by the test, not served by the site (whose CSP allows no such script).
+        self.context = browser.new_context(viewport={"width": WIDTHS[0], "height": 900}, bypass_csp=axe is not None)
+        self.axe = axe
+        self.axe_counts: dict[str, int] = {}  # impact -> violating nodes, over every page and width
+        self.axe_rules: dict[str, int] = {}  # axe rule -> violating nodes
         self.context.set_default_timeout(20_000)
         self.page = self.context.new_page()
         self.base = live_server.url
@@ -83,6 +114,16 @@ class Tour:
                                (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : ''))"""
             )
             self.problems.append(f"{self.role}-{name}: scrolls sideways by {overflow}px at {width}px ({', '.join(culprits)})")
+        if self.axe is not None:
+            if not self.page.evaluate("typeof window.axe !== 'undefined'"):
+                self.page.evaluate(self.axe)
+            for violation in self.page.evaluate(AXE_RUN_JS):
+                impact = violation["impact"] or "minor"
+                self.axe_counts[impact] = self.axe_counts.get(impact, 0) + violation["count"]
+                self.axe_rules[violation["id"]] = self.axe_rules.get(violation["id"], 0) + violation["count"]
+                if impact in AXE_IMPACTS or violation["id"] in AXE_ALSO:
+                    self.problems.append(f"{self.role}-{name} at {width}px: axe {impact} {violation['id']} "
+                                         f"({violation['count']} nodes: {'; '.join(violation['nodes'])})")
 
     def close(self) -> None:
         self.context.close()
@@ -133,16 +174,19 @@ def _account(role: str) -> tuple[str, str]:
 
 
 def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_server, demo, tmp_path):
-    from annotation.models import Classifier
+    from annotation.models import Classifier, Topic
 
     coffee, gold, shipping, corpus = demo["coffee"], demo["gold"], demo["shipping"], demo["corpus"]
     classifier = Classifier.objects.filter(corpus=corpus).order_by("pk").first()
     problems: list[str] = []
     saved: list[Path] = []
     sizes: list[int] = []
+    axe = axe_source()
+    axe_by_role: dict[str, dict[str, int]] = {}
+    topic_set = Topic.objects.filter(kind=Topic.Kind.MULTICLASS).order_by("pk").first()
 
     # --- annotator: the queue, then a HIT of the gold topic --------------------------------------------
-    tour = Tour(browser, live_server, "annotator")
+    tour = Tour(browser, live_server, "annotator", axe)
     try:
         tour.sign_in(*_account("annotator"))
         tour.visit("home", "/annotate/")
@@ -152,14 +196,16 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
         assert "/annotate/assignments/" in tour.page.url, tour.page.url
         hit_path = tour.page.url.removeprefix(live_server.url)
         tour.visit("hit", hit_path)
+        tour.visit("tokens", "/account/tokens/")
     finally:
         problems += tour.problems
         saved += tour.saved
         sizes += tour.sizes
+        axe_by_role[tour.role] = {**tour.axe_counts, **{f"rule {k}": v for k, v in tour.axe_rules.items()}}
         tour.close()
 
     # --- analyst: lists, details, plan, launch confirmation, upload -------------------------------------
-    tour = Tour(browser, live_server, "analyst")
+    tour = Tour(browser, live_server, "analyst", axe)
     try:
         tour.sign_in(*_account("analyst"))
         for name, path in (
@@ -179,6 +225,9 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
             ("classifiers", "/analyst/classifiers/"),
             ("classifier", f"/analyst/classifiers/{classifier.pk}/"),
             ("upload-form", "/analyst/corpora/upload/"),
+            ("tokens", "/account/tokens/"),
+            *([("topic-set", f"/analyst/topic-sets/{topic_set.pk}/"),
+               ("router-keywords", f"/analyst/topic-sets/{topic_set.pk}/routers/keywords/")] if topic_set else []),
         ):
             tour.visit(name, path)
         # The launch confirmation is the answer to a POST: reached by the button, shot without reloading.
@@ -201,10 +250,11 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
         problems += tour.problems
         saved += tour.saved
         sizes += tour.sizes
+        axe_by_role[tour.role] = {**tour.axe_counts, **{f"rule {k}": v for k, v in tour.axe_rules.items()}}
         tour.close()
 
     # --- manager: reports, one report, its printable page, certification --------------------------------
-    tour = Tour(browser, live_server, "manager")
+    tour = Tour(browser, live_server, "manager", axe)
     try:
         tour.sign_in(*_account("manager"))
         for name, path in (
@@ -213,6 +263,10 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
             ("report-print", f"/reports/topics/{coffee.pk}/print/"),
             ("report-empty", f"/reports/topics/{shipping.pk}/"),
             ("certification", f"/reports/topics/{coffee.pk}/certification/"),
+            ("webhooks", "/webhooks/"),
+            ("webhook-deliveries", "/webhooks/deliveries/"),
+            ("tokens", "/account/tokens/"),
+            ("home", "/"),
         ):
             tour.visit(name, path)
         # --- error pages, as this signed-in manager meets them ------------------------------------------
@@ -223,10 +277,11 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
         problems += tour.problems
         saved += tour.saved
         sizes += tour.sizes
+        axe_by_role[tour.role] = {**tour.axe_counts, **{f"rule {k}": v for k, v in tour.axe_rules.items()}}
         tour.close()
 
     # --- a CSRF failure (a form posted with a stale token), signed out -----------------------------------
-    tour = Tour(browser, live_server, "visitor")
+    tour = Tour(browser, live_server, "visitor", axe)
     try:
         tour.visit("login", "/accounts/login/")
         tour.page.goto(live_server.url + "/accounts/login/")
@@ -241,8 +296,13 @@ def test_every_page_at_1280_and_390_px_without_sideways_scroll(browser, live_ser
         problems += tour.problems
         saved += tour.saved
         sizes += tour.sizes
+        axe_by_role[tour.role] = {**tour.axe_counts, **{f"rule {k}": v for k, v in tour.axe_rules.items()}}
         tour.close()
 
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "axe-summary.txt").write_text(
+        "".join(f"{role}: {counts}\n" for role, counts in axe_by_role.items()) + "".join(f"{p}\n" for p in problems),
+        encoding="utf-8")
     assert all(size > 1000 for size in sizes)
     assert len(saved) >= 2 * 30
     assert not problems, "\n".join(problems)
