@@ -350,8 +350,10 @@ LOGGING = {
 # Settings of one concern each, in their own module (one owner per file): they read and extend what is above.
 from . import hardening as _hardening  # noqa: E402
 from . import identity as _identity  # noqa: E402
+from . import model_judge as _model_judge  # noqa: E402
 from . import observability as _observability  # noqa: E402
 
 _hardening.apply(globals())
 _observability.apply(globals())
 _identity.apply(globals())
+_model_judge.apply(globals())

@@ -71,6 +71,7 @@ from annotation.models import (
 )
 from annotation.services.corpora.retrieved_sets import classifier_bitmap, region_counts
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
+from annotation.services.crowd.model_judge import model_judge_answers
 from core.errors import ApplicationError
 from estimation.selectors import certification_summary
 
@@ -198,6 +199,11 @@ class TopicInputs:
     # size and judged documents. Empty for samples drawn as one simple random sample (left out of ``as_dict``
     # then, so an unstratified topic's checksum is what it was).
     strata: dict[str, tuple[StratumInputs, ...]] = field(default_factory=dict)
+    # The latest finished model-judge run's answers (annotation.services.crowd.model_judge.JudgeAnswers, issue 28)
+    # and its identity "<run id>:<finished at>": only the identity enters the stored inputs and their checksum
+    # (the answers are rows of that run), and only when there is one, so topics without a judge are as before.
+    model_judge: Any = None
+    model_judge_run: str = ""
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
@@ -244,6 +250,9 @@ class TopicInputs:
                                     for stratum in strata] for key, strata in self.strata.items()}
         else:
             del data["strata"]
+        del data["model_judge"]
+        if not self.model_judge_run:
+            del data["model_judge_run"]
         return data
 
     def checksum(self) -> str:
@@ -462,6 +471,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
     sampled_any = {d for key in samples for d in drawn[key]}
     fee = _fee_per_assignment(topic=topic)
     certification_judgments, certification_spent = _certification_share(topic=topic, fee=fee)
+    judge_answers = model_judge_answers(topic_id=topic.pk)
     return TopicInputs(
         schema=INPUTS_SCHEMA,
         topic_id=topic.pk,
@@ -491,6 +501,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         unsure_votes=sum(labels.unsure.get(d, 0) for d in sampled_any),
         unsure_documents=sum(1 for d in sampled_judged if labels.unsure.get(d)),
         strata=strata,
+        model_judge=judge_answers,
+        model_judge_run=f"{judge_answers.run_id}:{judge_answers.finished_at}" if judge_answers else "",
     )
 
 
