@@ -75,9 +75,12 @@ class Compiled:
 
 
 class SqlCompiler:
-    def __init__(self, *, dialect: Dialect, columns: Sequence[str], docs: str = DOCS_VIEW) -> None:
+    def __init__(self, *, dialect: Dialect, columns: Sequence[str], docs: str = DOCS_VIEW,
+                 materialised: Mapping[ClassifierQuery, str] | None = None) -> None:
         self.dialect = dialect
         self.docs = docs
+        # Classifiers already evaluated over this snapshot: the SQL expression that reads their result.
+        self.materialised = materialised or {}
         self.columns = list(columns)
         self.compiled = Compiled()
 
@@ -102,6 +105,8 @@ class SqlCompiler:
 
     def classifier(self, query: ClassifierQuery) -> str:
         d = self.dialect
+        if query in self.materialised:
+            return self.materialised[query]
         if isinstance(query, KeywordQuery):
             terms = [t for t in query.terms if t]
             if not terms:
@@ -169,6 +174,15 @@ def counts_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery]) ->
     return f"SELECT {names}, count(*) AS n FROM (SELECT {cells} FROM {compiler.docs}) cells GROUP BY {names}"
 
 
+def materialise_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery], table: str) -> str:
+    """One scan keeping the ids any of the classifiers retrieves, with one membership column per classifier."""
+    exprs = [compiler.classifier(q) for q in classifiers]
+    cells = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
+    anyone = " OR ".join(f"c{i}" for i in range(len(exprs)))
+    return (f"CREATE TEMP TABLE {table} AS SELECT * FROM (SELECT {ID_COLUMN}, {cells} FROM {compiler.docs}) hits "
+            f"WHERE {anyone}")
+
+
 def region_size_sql(compiler: SqlCompiler, region: RegionQuery) -> str:
     return f"SELECT count(*) AS n FROM {compiler.docs} WHERE {compiler.region(region)}"
 
@@ -182,9 +196,10 @@ def draw_sql(compiler: SqlCompiler, region: RegionQuery, *, n: int, seed: int, e
 
 
 def fetch_sql(compiler: SqlCompiler, ids: Sequence[str], *, columns: Sequence[str]) -> str:
-    table = compiler._ids_table(tuple(ids))
+    # A list of bound parameters, not a join: the engine pushes it into the scan (row groups skipped by min/max).
+    listed = ", ".join(compiler.dialect.param(compiler.compiled.bind(str(i))) for i in ids)
     selected = ", ".join([ID_COLUMN] + [compiler.column(c) for c in columns])
-    return f"SELECT {selected} FROM {compiler.docs} WHERE {ID_COLUMN} IN (SELECT id FROM {table})"
+    return f"SELECT {selected} FROM {compiler.docs} WHERE {ID_COLUMN} IN ({listed})"
 
 
 def cells_from_rows(rows: Sequence[Sequence], width: int) -> dict[tuple[bool, ...], int]:
