@@ -820,3 +820,28 @@ class ExternalDraw(models.Model):
     # The region as the engine evaluated it (classifier definitions, membership, stratum): what was drawn from.
     region_query = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
+
+
+class Adjudication(models.Model):
+    """An analyst's final answer for a split or disputed document of a single topic (issue 27).
+
+    Estimates read it as they read gold (estimation.services.inputs): the document's label is this answer,
+    counted as certain. Written only by annotation.services.crowd.adjudication.document_adjudicate.
+    """
+
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="adjudications")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="adjudications")
+    relevant = models.BooleanField()
+    reason = models.TextField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "document"], name="adjudication_one_per_document"),
+            models.CheckConstraint(condition=~Q(reason=""), name="adjudication_has_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.document_id}: {'relevant' if self.relevant else 'not relevant'}"
