@@ -70,6 +70,7 @@ from annotation.models import (
     TopicClassifier,
 )
 from annotation.services.corpora.retrieved_sets import classifier_bitmap, region_counts
+from annotation.services.crowd.adjudication import topic_adjudications
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.crowd.model_judge import model_judge_answers
 from core.errors import ApplicationError
@@ -204,6 +205,9 @@ class TopicInputs:
     # (the answers are rows of that run), and only when there is one, so topics without a judge are as before.
     model_judge: Any = None
     model_judge_run: str = ""
+    # Sampled documents an analyst adjudicated (annotation.services.crowd.adjudication): their label is the
+    # adjudicated answer, counted as certain. Left out of ``as_dict`` when 0, so other topics' checksums stay.
+    adjudicated: int = 0
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
@@ -253,6 +257,8 @@ class TopicInputs:
         del data["model_judge"]
         if not self.model_judge_run:
             del data["model_judge_run"]
+        if not self.adjudicated:
+            del data["adjudicated"]
         return data
 
     def checksum(self) -> str:
@@ -286,11 +292,13 @@ class _Labels:
     votes: dict[int, tuple[int, int]] = field(default_factory=dict)  # judged: (relevant, sure votes)
     undecided: set[int] = field(default_factory=set)  # complete, no majority over the sure votes
     unsure: dict[int, int] = field(default_factory=dict)  # "unsure" votes per non-gold document (when any)
+    adjudicated: set[int] = field(default_factory=set)  # non-gold documents whose label an analyst adjudicated
 
 
 def _label_values(*, topic: Topic, soft: bool) -> _Labels:
     """Label value per judged document, the gold documents, the sure votes, the undecided documents."""
     result = _Labels()
+    adjudications = topic_adjudications(topic=topic)
     rows = Label.objects.filter(topic=topic).values_list(
         "document_id", "majority", "posterior", "gold", "votes_relevant", "votes_total", "votes_unsure"
     )
@@ -305,6 +313,12 @@ def _label_values(*, topic: Topic, soft: bool) -> _Labels:
             continue
         if votes_unsure:
             result.unsure[document_id] = int(votes_unsure)
+        if document_id in adjudications and votes_total >= Hit.ASSIGNMENTS_PER_HIT:
+            # An analyst's final answer, counted as certain like gold; the crowd's votes stay in the agreement.
+            result.adjudicated.add(document_id)
+            result.values[document_id] = 1.0 if adjudications[document_id] else 0.0
+            result.votes[document_id] = (int(votes_relevant), int(votes_total) - int(votes_unsure))
+            continue
         if majority is None:
             if votes_total >= Hit.ASSIGNMENTS_PER_HIT:
                 result.undecided.add(document_id)  # complete, but no sure vote or a tie among them
@@ -503,6 +517,7 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         strata=strata,
         model_judge=judge_answers,
         model_judge_run=f"{judge_answers.run_id}:{judge_answers.finished_at}" if judge_answers else "",
+        adjudicated=len(sampled_any & labels.adjudicated),
     )
 
 
