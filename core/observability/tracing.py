@@ -70,4 +70,4 @@ def sentry_setup(*, dsn: str, environment: str, traces_sample_rate: float, trans
     if transport is not None:
         options["transport"] = transport
     sentry_sdk.init(dsn=dsn, environment=environment or None, traces_sample_rate=traces_sample_rate,
-                    send_default_pii=False, integrations=[DjangoIntegration(), CeleryIntegration()], **options)
+                    integrations=[DjangoIntegration(), CeleryIntegration()], **options)

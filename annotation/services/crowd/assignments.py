@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -52,6 +53,7 @@ from annotation.services.crowd.labels import (
 from annotation.tasks_labels import labels_posteriors_task
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
+from core.observability.metrics import judgments_stored
 
 CANDIDATE_HITS = 20  # HITs considered per claim round
 CLAIM_ROUNDS = 5  # rounds of candidates before giving up (each lost race moves on)
@@ -536,6 +538,8 @@ def assignment_submit(
         except IntegrityError:
             # No savepoint needed: raising leaves the atomic block, which rolls everything back.
             raise SubmitRefused("You have already judged one of these documents; answers not recorded.") from None
+        # Counted once committed (the recall_judgments metric, docs/operations.md); a rollback counts nothing.
+        transaction.on_commit(partial(judgments_stored, count=len(items), kind=hit.topic.kind))
         topic = hit.topic
         sample_votes = {doc_id: answers[doc_id] for doc_id, is_gold in items if not is_gold}
         completed = labels_votes_add(topic=topic, votes=sample_votes, votes_needed=hit.max_assignments)
