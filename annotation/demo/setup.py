@@ -29,8 +29,8 @@ DEMO_SEED = 20261122
 DEMO_TOPIC = DEFAULT_TOPICS[0]
 DEMO_INSTRUCTIONS = (
     "Is this news item about the coffee market: growing, trading, shipping, roasting or pricing coffee?\n"
-    "Answer Relevant if coffee is a main subject of the item, even if the word 'coffee' does not appear "
-    "(e.g. arabica or robusta prices, ICO quotas). Answer Not relevant if coffee is not its subject."
+    "Answer On topic if coffee is a main subject of the item, even if the word 'coffee' does not appear "
+    "(e.g. arabica or robusta prices, ICO quotas). Answer Off topic if coffee is not its subject."
 )
 
 # The demo topic set (seed 002): the four planted topics as mutually exclusive classes, routed by one

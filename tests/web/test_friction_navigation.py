@@ -71,3 +71,14 @@ def test_tokens_table_has_no_empty_header_and_labels_its_cells_for_phones():
     headers = re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)
     assert headers and all(re.sub(r"<[^>]+>", "", h).strip() for h in headers)
     assert 'data-label="Last used"' in html and 'class="tokens"' in html
+
+
+def test_demo_instructions_name_the_buttons_the_annotator_sees():
+    from django.template.loader import get_template
+
+    from annotation.demo.setup import DEMO_INSTRUCTIONS
+
+    source = get_template("annotator/assignment.html").template.source
+    for button in ("On topic", "Off topic"):
+        assert button in source and f"Answer {button}" in DEMO_INSTRUCTIONS
+    assert "Relevant" not in DEMO_INSTRUCTIONS and "relevant" not in DEMO_INSTRUCTIONS
