@@ -116,9 +116,9 @@ class DuckDBParquetBackend:
             return
         compiler = self._compiler()
         table = f"__hits_{len(self.materialised)}_{uuid.uuid4().hex[:8]}"
-        self._run(compiler, materialise_sql(compiler, todo, table))
+        self._run(compiler, materialise_sql(compiler, todo, table, keep=self._content_columns()))
         for i, query in enumerate(todo):
-            self.materialised[query] = (table, f"c{i}")
+            self.materialised[query] = (table, f"__c{i}")
 
     def _run(self, compiler: SqlCompiler, sql: str) -> list[tuple]:
         compiled = compiler.compiled
@@ -177,12 +177,27 @@ class DuckDBParquetBackend:
     def classifier_count(self, query: ClassifierQuery) -> int:
         return self.region_size(RegionQuery(classifiers=(query,), membership=(True,)))
 
+    def _content_columns(self) -> list[str]:
+        return [c for c in self.columns if c not in (ID_COLUMN, self.id_field)]
+
     def fetch(self, ids: Sequence[str]) -> list[DocumentRecord]:
         if not ids:
             return []
-        columns = [c for c in self.columns if c not in (ID_COLUMN, self.id_field)]
-        compiler = self._compiler()
-        rows = self._run(compiler, fetch_sql(compiler, ids, columns=columns))
+        columns = self._content_columns()
+        rows: list[tuple] = []
+        wanted = list(dict.fromkeys(ids))
+        # Documents inside a retrieved set are in a hits table already (materialise): no scan of the files.
+        for table in dict.fromkeys(t for t, _ in self.materialised.values()):
+            if not wanted:
+                break
+            compiler = SqlCompiler(dialect=DUCKDB, columns=self.columns, docs=table)
+            found = self._run(compiler, fetch_sql(compiler, wanted, columns=columns))
+            rows += found
+            seen = {str(r[0]) for r in found}
+            wanted = [i for i in wanted if i not in seen]
+        if wanted:
+            compiler = self._compiler()
+            rows += self._run(compiler, fetch_sql(compiler, wanted, columns=columns))
         return records_from_rows(rows, columns=columns, title_field=self.title_field,
                                  text_fields=self.text_fields, ids=list(ids))
 

@@ -174,12 +174,15 @@ def counts_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery]) ->
     return f"SELECT {names}, count(*) AS n FROM (SELECT {cells} FROM {compiler.docs}) cells GROUP BY {names}"
 
 
-def materialise_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery], table: str) -> str:
-    """One scan keeping the ids any of the classifiers retrieves, with one membership column per classifier."""
+def materialise_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery], table: str,
+                    keep: Sequence[str] = ()) -> str:
+    """One scan keeping the documents any of the classifiers retrieves (id, the ``keep`` columns, one membership
+    column per classifier): later counts, draws and fetches inside the retrieved sets read only this table."""
     exprs = [compiler.classifier(q) for q in classifiers]
-    cells = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
-    anyone = " OR ".join(f"c{i}" for i in range(len(exprs)))
-    return (f"CREATE TEMP TABLE {table} AS SELECT * FROM (SELECT {ID_COLUMN}, {cells} FROM {compiler.docs}) hits "
+    cells = ", ".join(f"{e} AS __c{i}" for i, e in enumerate(exprs))
+    anyone = " OR ".join(f"__c{i}" for i in range(len(exprs)))
+    kept = "".join(f"{compiler.column(c)}, " for c in keep)
+    return (f"CREATE TEMP TABLE {table} AS SELECT * FROM (SELECT {ID_COLUMN}, {kept}{cells} FROM {compiler.docs}) hits "
             f"WHERE {anyone}")
 
 
