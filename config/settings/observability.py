@@ -44,6 +44,8 @@ def apply(s: dict[str, Any]) -> None:
     s["METRICS_CACHE_SECONDS"] = float(os.environ.get("METRICS_CACHE_SECONDS", "15"))
     # Read by prometheus_client itself at import; named here so the settings list every variable.
     s["PROMETHEUS_MULTIPROC_DIR"] = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    if s["PROMETHEUS_MULTIPROC_DIR"]:  # prometheus_client writes there from the first counter on
+        os.makedirs(s["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
     s["OTEL_EXPORTER_OTLP_ENDPOINT"] = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     s["OTEL_SERVICE_NAME"] = os.environ.get("OTEL_SERVICE_NAME", "recall").strip() or "recall"
