@@ -181,6 +181,7 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
         return bound
     if not mturk_hit_on_offer(hit=hit):
         raise MturkPageRefused("This HIT is no longer available. Please return it; you will not be penalised.")
+    _mturk_places_check(hit=hit)
     worker = worker_for_external_id(platform=Topic.Crowd.MTURK, external_id=mturk_worker_id)
     try:
         return assignment_claim_for_hit(worker=worker, hit=hit, external_assignment_id=mturk_assignment_id)
@@ -195,6 +196,45 @@ def mturk_assignment_start(*, hit: Hit, mturk_hit_id: str, mturk_assignment_id: 
         raise MturkPageRefused(
             "This HIT is full for now: another worker's time on it has not run out. Please return it."
         ) from exc
+
+
+# App assignments bound to an MTurk assignment that still hold (or held, and used) a place in the HIT.
+PLACE_HOLDING = (Assignment.Status.CLAIMED, Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
+
+
+def _mturk_places_check(*, hit: Hit, client: Any = None) -> None:
+    """Refuse a new place when MTurk has no accepted assignment of this HIT left to match it (GetHIT).
+
+    The page's assignment and worker ids are not signed, and MTurk's GetAssignment knows an assignment only
+    once it is handed back, so a new id cannot be checked itself. What MTurk does count is the HIT's
+    accepted assignments: NumberOfAssignmentsPending (accepted, not yet handed back) plus
+    NumberOfAssignmentsCompleted. A genuine worker who accepted is among them; ids invented by someone who
+    only previewed the HIT are not. So the app's places bound to MTurk assignments may never outnumber
+    MTurk's accepted assignments: an invented id finds none left and takes no place (before, it held one for
+    the claim's 30 minutes plus grace, or 24 hours once answers were posted and MTurk was unreachable).
+    One GetHIT per new place (a reload of a bound assignment returns before this). MTurk not answering
+    refuses the place (the worker is asked to retry); no credentials at all (nothing of ours can be on
+    MTurk: tests, a demo) skips the check.
+    """
+    try:
+        client = client if client is not None else mturk_client_get()
+    except MturkNotConfigured:
+        return
+    try:
+        found = client.get_hit(HITId=hit.external_id)["HIT"]
+    except (ClientError, BotoCoreError) as exc:
+        logger.warning("mturk: GetHIT for HIT %s failed (%s): no new place given", hit.pk, error_code(exc))
+        raise MturkPageRefused(
+            "Mechanical Turk could not confirm your assignment just now. Please reload this page in a minute."
+        ) from exc
+    accepted = int(found.get("NumberOfAssignmentsPending") or 0) + int(found.get("NumberOfAssignmentsCompleted") or 0)
+    held = Assignment.objects.filter(hit=hit, external_id__isnull=False, status__in=PLACE_HOLDING).count()
+    if held >= accepted:
+        logger.warning("mturk: HIT %s: a new place refused (%d held, MTurk counts %d accepted)", hit.pk, held, accepted)
+        raise MturkPageRefused(
+            "Mechanical Turk shows no accepted assignment of this HIT for you. Accept the HIT on Mechanical Turk "
+            "first; if you did, reload this page in a minute."
+        )
 
 
 # Shown on the HIT page, and kept as the assignment's feedback, when MTurk never confirmed it.
@@ -384,9 +424,62 @@ def mturk_hit_publish(*, hit: Hit, client: Any = None) -> str | None:
         return None
 
 
+class MturkInsufficientFunds(MturkError):
+    """The production account's balance does not cover the HITs about to be published (the launch is refused)."""
+
+    http_status = 409
+    code = "conflict"
+
+
+# (topic, unpublished HITs, their cost) already checked against the balance: the other HITs of the same
+# launch (published one by one, in the same transaction) do not ask MTurk again.
+_funds_checked: set[tuple[int, int, Decimal]] = set()
+
+
+def mturk_funds_check(*, topic: Topic, client: Any = None) -> None:
+    """In production, refuse (MturkInsufficientFunds) HITs the account's available balance cannot pay for.
+
+    The cost is every open, not yet published HIT of the topic (the launch's new ones included) at
+    `mturk_cost_per_assignment` × assignments — what MTurk sets aside at CreateHIT. GetAccountBalance is
+    asked once per launch. Not in the sandbox, whose balance is play money. MTurk not answering refuses too:
+    publishing would fail as well, and an unfunded account would otherwise surface only as CreateHIT errors.
+    """
+    if settings.MTURK_ENVIRONMENT != "production":
+        return
+    rows = list(Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, external_id__isnull=True)
+                .values_list("reward", "max_assignments"))
+    cost = sum((mturk_cost_per_assignment(reward=r, assignments=a) * a for r, a in rows), Decimal("0.00"))
+    key = (topic.pk, len(rows), cost)
+    if not rows or key in _funds_checked:
+        return
+    try:
+        client = client if client is not None else mturk_client_get()
+        available = Decimal(client.get_account_balance()["AvailableBalance"])
+    except MturkNotConfigured:
+        return  # publishing logs it and the analyst's pages show it (mturk_configuration_problem)
+    except (ClientError, BotoCoreError) as exc:
+        raise MturkUnavailable(
+            f"Mechanical Turk did not tell the account's balance ({error_code(exc)}), so the launch of "
+            f"{len(rows)} HITs costing ${cost:.2f} was not made. Launch again in a minute."
+        ) from exc
+    if available < cost:
+        raise MturkInsufficientFunds(
+            f"The Mechanical Turk account has ${available:.2f} available, but publishing these {len(rows)} HITs "
+            f"needs ${cost:.2f} (reward and Amazon's commission for every assignment): "
+            f"${cost - available:.2f} short. Add funds at requester.mturk.com, then launch again.",
+            extra={"available": str(available), "needed": str(cost)},
+        )
+    _funds_checked.add(key)
+
+
 def mturk_hit_publish_on_commit(*, hit: Hit) -> None:
-    """Publish once the creating transaction commits: a rolled-back HIT must never reach MTurk."""
+    """Publish once the creating transaction commits: a rolled-back HIT must never reach MTurk.
+
+    In production the account's balance is checked first, inside the creating transaction, so a launch the
+    account cannot pay for is refused whole (`mturk_funds_check`) instead of failing HIT by HIT at CreateHIT.
+    """
     hit_pk = hit.pk
+    mturk_funds_check(topic=Hit.objects.select_related("topic").get(pk=hit_pk).topic)
     transaction.on_commit(lambda: mturk_hit_publish(hit=Hit(pk=hit_pk)), robust=True)
 
 
