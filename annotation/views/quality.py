@@ -20,12 +20,14 @@ from annotation.forms import GoldCsvForm, WorkerBlockForm
 from annotation.models import Label, Topic, Worker
 from annotation.roles import CONFIGURE, READ_REPORTS, role_required
 from annotation.selectors import (
+    WorkerQuality,
     WorkerQualityRow,
     topic_fleiss_kappa,
     topic_gold_documents,
     topic_judged_documents,
     topic_worker_quality_rows,
 )
+from annotation.services.crowd.adjudication import worker_public_id, worker_public_ids
 from annotation.services.crowd.gold import (
     GOLD_CSV_MAX_BYTES,
     GoldCsvError,
@@ -215,16 +217,46 @@ def gold_remove(request: HttpRequest, topic_id: int) -> HttpResponse:
 
 # --------------------------------------------------------------------------- workers
 
-SORT_VALUES: dict[str, Callable[[WorkerQualityRow], float | int | str | None]] = {
+@dataclass(frozen=True)
+class WorkerPageRow:
+    """A row of the worker-quality page: the selector's row and the worker's public id (issue 27: the id the raw
+    judgments export and the API show for the same worker, annotation.services.crowd.adjudication.worker_public_id)."""
+
+    row: WorkerQualityRow
+    worker: str
+
+    @property
+    def quality(self) -> WorkerQuality:
+        return self.row.quality
+
+    @property
+    def blocked_reason(self) -> str:
+        return self.row.blocked_reason
+
+    @property
+    def split_votes(self) -> int:
+        return self.row.split_votes
+
+    @property
+    def split_minority(self) -> int:
+        return self.row.split_minority
+
+
+SORT_VALUES: dict[str, Callable[[WorkerPageRow], float | int | str | None]] = {
     "accuracy": lambda r: r.quality.gold_accuracy,
     "agreement": lambda r: r.quality.agreement,
     "judgments": lambda r: r.quality.judgments,
     "split": lambda r: r.split_minority,
-    "worker": lambda r: r.quality.name.lower(),
+    "worker": lambda r: r.worker.lower(),
 }
 
 
-def _sorted(rows: list[WorkerQualityRow], sort: str) -> tuple[list[WorkerQualityRow], str]:
+def _page_rows(rows: list[WorkerQualityRow]) -> list[WorkerPageRow]:
+    ids = worker_public_ids(worker_ids={r.quality.worker_id for r in rows})
+    return [WorkerPageRow(row=r, worker=ids.get(r.quality.worker_id, r.quality.name)) for r in rows]
+
+
+def _sorted(rows: list[WorkerPageRow], sort: str) -> tuple[list[WorkerPageRow], str]:
     """Rows by the chosen column ("-" first: descending); workers without a figure always come last."""
     value = SORT_VALUES.get(sort.lstrip("-"))
     if value is None:
@@ -238,7 +270,7 @@ def _sorted(rows: list[WorkerQualityRow], sort: str) -> tuple[list[WorkerQuality
 @require_GET
 def workers(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = _topic(topic_id)
-    rows, sort = _sorted(topic_worker_quality_rows(topic=topic), request.GET.get("sort", ""))
+    rows, sort = _sorted(_page_rows(topic_worker_quality_rows(topic=topic)), request.GET.get("sort", ""))
     return render(request, "analyst/workers.html", {
         "topic": topic, "rows": rows, "sort": sort, "kappa": topic_fleiss_kappa(topic=topic),
         "min_answers": GOLD_MIN_ANSWERS, "block_form": WorkerBlockForm(),
@@ -255,6 +287,10 @@ def _topic_worker(request: HttpRequest, topic: Topic) -> Worker:
                              pk=int(worker_id))
 
 
+def _public(worker: Worker) -> str:
+    return worker_public_id(worker_id=worker.pk, external_id=worker.external_id)
+
+
 def _back_to_workers(request: HttpRequest, topic: Topic) -> HttpResponse:
     url = reverse("analyst:workers", args=[topic.pk])
     sort = request.POST.get("sort", "")
@@ -268,9 +304,9 @@ def worker_block_view(request: HttpRequest, topic_id: int) -> HttpResponse:
     worker = _topic_worker(request, topic)
     form = WorkerBlockForm(request.POST)
     if not form.is_valid():
-        raise ApplicationError(f"Worker {worker} was not blocked: say why (a reason of at most 255 characters).")
+        raise ApplicationError(f"Worker {_public(worker)} was not blocked: say why (a reason of at most 255 characters).")
     worker_block(worker=worker, reason=form.cleaned_data["reason"])
-    messages.success(request, f"Worker {worker} is blocked: they can no longer take HITs in any topic.")
+    messages.success(request, f"Worker {_public(worker)} is blocked: they can no longer take HITs in any topic.")
     return _back_to_workers(request, topic)
 
 
@@ -280,5 +316,5 @@ def worker_unblock_view(request: HttpRequest, topic_id: int) -> HttpResponse:
     topic = _topic(topic_id)
     worker = _topic_worker(request, topic)
     worker_unblock(worker=worker)
-    messages.success(request, f"Worker {worker} may take HITs again.")
+    messages.success(request, f"Worker {_public(worker)} may take HITs again.")
     return _back_to_workers(request, topic)

@@ -12,15 +12,11 @@ each for the chunk's sample draws, labels and gold items), so a topic with 100k 
 from __future__ import annotations
 
 import csv
-import hashlib
-import hmac
 import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from itertools import islice
 from typing import Any
-
-from django.conf import settings
 
 from annotation.models import (
     NONE_OF_THESE,
@@ -32,6 +28,7 @@ from annotation.models import (
     Topic,
     TopicClass,
 )
+from annotation.services.crowd.adjudication import worker_public_id
 from estimation.services.report_csv import csv_cell
 
 CHUNK = 2000
@@ -48,10 +45,10 @@ EXPORT_COLUMNS = [
 
 
 def worker_pseudonym(*, worker_id: int) -> str:
-    """A stable id for a worker without an MTurk WorkerId: a keyed hash of the local id (the same in every export of
-    this deployment, not reversible to the account without the secret key)."""
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"worker:{worker_id}".encode(), hashlib.sha256).hexdigest()
-    return "local-" + digest[:16]
+    """A stable id for a worker without a platform worker id: a keyed hash of the local id (the same in every export of
+    this deployment, not reversible to the account without the secret key). The rule is
+    annotation.services.crowd.adjudication.worker_public_id, which the worker-quality page and the API show too."""
+    return worker_public_id(worker_id=worker_id, external_id=None)
 
 
 def _answer(relevant: bool | None) -> str:
@@ -112,7 +109,7 @@ def judgment_export_rows(*, topic: Topic, chunk_size: int = CHUNK) -> Iterator[d
             yield {
                 "HITId": mturk_hit or str(hit_id),
                 "AssignmentId": mturk_assignment or "",
-                "WorkerId": mturk_worker or worker_pseudonym(worker_id=worker_id),
+                "WorkerId": worker_public_id(worker_id=worker_id, external_id=mturk_worker),
                 "AssignmentStatus": status,
                 "SubmitTime": _iso(submitted_at or created_at),
                 "Input.document_id": external_id,
