@@ -1,7 +1,7 @@
 """Analyst pages (every view requires annotation.configure_topics)."""
 from django.urls import include, path
 
-from annotation.views import classifier_kinds, classifiers, corpora, quality, topic_sets, topics
+from annotation.views import adjudication, classifier_kinds, classifiers, corpora, quality, topic_sets, topics
 from annotation.views import retrieved_upload as retrieved_upload_views
 
 app_name = "analyst"
@@ -40,6 +40,9 @@ urlpatterns = [
     path("topics/<int:topic_id>/workers/", quality.workers, name="workers"),
     path("topics/<int:topic_id>/workers/block/", quality.worker_block_view, name="worker_block"),
     path("topics/<int:topic_id>/workers/unblock/", quality.worker_unblock_view, name="worker_unblock"),
+    path("topics/<int:topic_id>/adjudication/", adjudication.adjudication_queue, name="adjudication"),
+    path("topics/<int:topic_id>/adjudication/record/", adjudication.adjudication_record,
+         name="adjudication_record"),
     path("corpora/", corpora.corpora_list, name="corpora"),
     path("corpora/upload/", corpora.corpus_upload, name="corpus_upload"),
     path("corpora/uploads/<int:upload_id>/", corpora.upload_detail, name="upload"),
