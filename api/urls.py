@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from api.errors import api_unknown_path
 from api.views import (
     account,
+    adjudication,
     classifier_builds,
     classifiers,
     corpora,
@@ -46,6 +47,7 @@ v1 = [
     path("topics/<int:topic_id>/samples/", topics.TopicSamples.as_view(), name="topic_samples"),
     path("topics/<int:topic_id>/hits/", topics.TopicHits.as_view(), name="topic_hits"),
     path("topics/<int:topic_id>/judgments/", topics.TopicJudgments.as_view(), name="topic_judgments"),
+    path("topics/<int:topic_id>/adjudication/", adjudication.TopicAdjudication.as_view(), name="topic_adjudication"),
     path("topic-sets/", topic_sets.TopicSetList.as_view(), name="topic_sets"),
     path("topic-sets/<int:topic_id>/", topic_sets.TopicSetDetail.as_view(), name="topic_set"),
     path("topic-sets/<int:topic_id>/routers/", topic_sets.TopicSetRouters.as_view(), name="topic_set_routers"),
