@@ -92,6 +92,19 @@ def test_a_funded_production_launch_asks_the_balance_once_then_publishes(setting
     assert len(hits) == 3 and len(callbacks) == 3  # published after commit (not run here: no CreateHIT stubbed)
 
 
+def test_a_second_launch_of_the_same_size_asks_the_balance_again(settings, stub, django_capture_on_commit_callbacks):
+    settings.MTURK_ENVIRONMENT = "production"
+    topic = _topic()
+    stub.add_response("get_account_balance", {"AvailableBalance": "1.00"}, {})
+    with django_capture_on_commit_callbacks(execute=False):
+        first = _launch(topic, hits=2)
+    for n, hit in enumerate(first):  # published meanwhile
+        Hit.objects.filter(pk=hit.pk).update(external_id=f"3PUBLISHED{n}")
+    stub.add_response("get_account_balance", {"AvailableBalance": "0.30"}, {})  # the first launch used funds
+    with pytest.raises(MturkInsufficientFunds, match=r"\$0.30 available"):
+        _launch(topic, hits=2)
+
+
 def test_mturk_not_answering_the_balance_refuses_the_production_launch(settings, stub):
     settings.MTURK_ENVIRONMENT = "production"
     topic = _topic()

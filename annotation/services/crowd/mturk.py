@@ -431,9 +431,9 @@ class MturkInsufficientFunds(MturkError):
     code = "conflict"
 
 
-# (topic, unpublished HITs, their cost) already checked against the balance: the other HITs of the same
+# (topic, newest unpublished HIT, their cost) already checked against the balance: the other HITs of the same
 # launch (published one by one, in the same transaction) do not ask MTurk again.
-_funds_checked: set[tuple[int, int, Decimal]] = set()
+_funds_checked: set[tuple[int, int, Decimal]] = set()  # a few entries per launch, per process
 
 
 def mturk_funds_check(*, topic: Topic, client: Any = None) -> None:
@@ -447,9 +447,10 @@ def mturk_funds_check(*, topic: Topic, client: Any = None) -> None:
     if settings.MTURK_ENVIRONMENT != "production":
         return
     rows = list(Hit.objects.filter(topic=topic, status=Hit.Status.OPEN, external_id__isnull=True)
-                .values_list("reward", "max_assignments"))
-    cost = sum((mturk_cost_per_assignment(reward=r, assignments=a) * a for r, a in rows), Decimal("0.00"))
-    key = (topic.pk, len(rows), cost)
+                .values_list("pk", "reward", "max_assignments"))
+    cost = sum((mturk_cost_per_assignment(reward=r, assignments=a) * a for _, r, a in rows), Decimal("0.00"))
+    # The newest HIT's id tells this launch from a later one of the same size on the same topic.
+    key = (topic.pk, max(pk for pk, _, _ in rows) if rows else 0, cost)
     if not rows or key in _funds_checked:
         return
     try:
