@@ -193,13 +193,18 @@ def test_hostile_field_names_are_refused_not_run(folder, field):
 
 
 def test_hostile_column_names_in_the_files_are_quoted(tmp_path):
-    names = {"id": 'i"d', "title": "ti`tle", "text": "te'xt\" --", "source": "so;urce"}
-    data = [{"id": f"x{i}", "title": "t", "text": "coffee" if i % 2 else "tea", "source": "a"} for i in range(10)]
+    names = {"id": 'i"d', "title": "ti`tle", "text": "te'xt\" --", "source": "so;urce", "c0": "c0", "n": "__c0"}
+    data = [{"id": f"x{i}", "title": "t", "text": "coffee" if i % 2 else "tea", "source": "a", "c0": False, "n": "y"}
+            for i in range(10)]
     folder = write_parquet(tmp_path / "h", data, parts=1, columns=names)
     duck = DuckDBParquetBackend(location=str(folder), id_field='i"d', title_field="ti`tle", text_fields=("te'xt\" --",))
     assert duck.classifier_count(KeywordQuery(terms=("coffee",), fields=("te'xt\" --",))) == 5
     assert duck.classifier_count(FieldValueQuery(field="so;urce", values=("A",))) == 10
-    assert duck.fetch(["x1"])[0].text == "coffee"
+    assert duck.fetch(["x1"])[0].text == "coffee"  # read from the hits table the count kept
+    assert duck.fetch(["x2"])[0].metadata == {"so;urce": "a", "c0": False, "__c0": "y"}  # read from the files
+    reserved = write_parquet(tmp_path / "r", data, parts=1, columns={**names, "n": "__recall_id"})
+    with pytest.raises(BackendError, match="reserved for the app's own columns"):
+        DuckDBParquetBackend(location=str(reserved), id_field='i"d', title_field="ti`tle", text_fields=("te'xt\" --",))
 
 
 HOSTILE_TERMS = ["'); DROP TABLE __docs; --", "$p0", ":p0", "coffee' OR '1'='1", "(?i).*", ".*", "\\", "a]b[", "$$", "%", "_"]

@@ -31,6 +31,7 @@ from annotation.services.corpora.backends.sql import (
     ID_COLUMN,
     SqlCompiler,
     cells_from_rows,
+    columns_check,
     counts_sql,
     draw_sql,
     fetch_sql,
@@ -69,6 +70,7 @@ class DuckDBParquetBackend:
         except duckdb.Error as exc:
             raise BackendError(f"DuckDB cannot read the Parquet files at {location!r}: {exc}") from exc
         self.columns = [str(row[0]) for row in schema]
+        columns_check(self.columns)
         if id_field not in self.columns:
             raise BackendError(f"The Parquet files have no id column {id_field!r} (columns: {', '.join(self.columns)}).")
         for name in (*self.text_fields, *([title_field] if title_field else [])):
@@ -115,10 +117,10 @@ class DuckDBParquetBackend:
         if not todo:
             return
         compiler = self._compiler()
-        table = f"__hits_{len(self.materialised)}_{uuid.uuid4().hex[:8]}"
+        table = f"__recall_hits_{len(self.materialised)}_{uuid.uuid4().hex[:8]}"
         self._run(compiler, materialise_sql(compiler, todo, table, keep=self._content_columns()))
         for i, query in enumerate(todo):
-            self.materialised[query] = (table, f"__c{i}")
+            self.materialised[query] = (table, f"__recall_c{i}")
 
     def _run(self, compiler: SqlCompiler, sql: str) -> list[tuple]:
         compiled = compiler.compiled

@@ -27,6 +27,7 @@ from annotation.services.corpora.backends.sql import (
     SPARK,
     SqlCompiler,
     cells_from_rows,
+    columns_check,
     counts_sql,
     draw_sql,
     fetch_sql,
@@ -83,12 +84,13 @@ class SparkParquetBackend:
         except Exception as exc:
             raise BackendError(f"Spark cannot read the Parquet files at {location!r}: {exc}") from exc
         self.columns = list(frame.columns)
+        columns_check(self.columns)
         if id_field not in self.columns:
             raise BackendError(f"The Parquet files have no id column {id_field!r} (columns: {', '.join(self.columns)}).")
         for name in (*self.text_fields, *([title_field] if title_field else [])):
             if name not in self.columns:
                 raise BackendError(f"The Parquet files have no column {name!r} (columns: {', '.join(self.columns)}).")
-        self.view = "__docs_" + uuid.uuid4().hex[:12]
+        self.view = "__recall_docs_" + uuid.uuid4().hex[:12]
         frame.select(frame[id_field].cast("string").alias(ID_COLUMN), "*").createOrReplaceTempView(self.view)
 
     def _compiler(self) -> SqlCompiler:

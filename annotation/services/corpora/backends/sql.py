@@ -27,8 +27,9 @@ from annotation.services.corpora.backends.base import (
     keyword_regex,
 )
 
-ID_COLUMN = "__doc_id"  # the document id as text, added by the backend's view of the files
-DOCS_VIEW = "__docs"
+RESERVED_PREFIX = "__recall_"  # the app's own names in the engine: a column of the files may not start with it
+ID_COLUMN = "__recall_id"  # the document id as text, added by the backend's view of the files
+DOCS_VIEW = "__recall_docs"
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,12 @@ class SqlCompiler:
         return self.dialect.quote(name)
 
     def _ids_table(self, ids: tuple[str, ...]) -> str:
-        name = "__ids_" + hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
+        name = "__recall_ids_" + hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
         self.compiled.id_tables[name] = ids
         return name
 
     def _scores_table(self, scores: tuple[tuple[str, float], ...]) -> str:
-        name = "__scores_" + hashlib.sha256(repr(scores).encode()).hexdigest()[:16]
+        name = "__recall_scores_" + hashlib.sha256(repr(scores).encode()).hexdigest()[:16]
         self.compiled.score_tables[name] = scores
         return name
 
@@ -165,6 +166,13 @@ class SqlCompiler:
         return " AND ".join(conditions) if conditions else "TRUE"
 
 
+def columns_check(columns: Sequence[str]) -> None:
+    clashing = [c for c in columns if c.startswith(RESERVED_PREFIX)]
+    if clashing:
+        raise BackendError(f"The files have a column named {clashing[0]!r}; names starting with {RESERVED_PREFIX!r} "
+                           "are reserved for the app's own columns: rename it.")
+
+
 def counts_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery]) -> str:
     if not classifiers:
         return f"SELECT count(*) AS n FROM {compiler.docs}"
@@ -179,8 +187,8 @@ def materialise_sql(compiler: SqlCompiler, classifiers: Sequence[ClassifierQuery
     """One scan keeping the documents any of the classifiers retrieves (id, the ``keep`` columns, one membership
     column per classifier): later counts, draws and fetches inside the retrieved sets read only this table."""
     exprs = [compiler.classifier(q) for q in classifiers]
-    cells = ", ".join(f"{e} AS __c{i}" for i, e in enumerate(exprs))
-    anyone = " OR ".join(f"__c{i}" for i in range(len(exprs)))
+    cells = ", ".join(f"{e} AS __recall_c{i}" for i, e in enumerate(exprs))
+    anyone = " OR ".join(f"__recall_c{i}" for i in range(len(exprs)))
     kept = "".join(f"{compiler.column(c)}, " for c in keep)
     return (f"CREATE TEMP TABLE {table} AS SELECT * FROM (SELECT {ID_COLUMN}, {kept}{cells} FROM {compiler.docs}) hits "
             f"WHERE {anyone}")
