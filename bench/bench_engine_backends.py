@@ -71,10 +71,10 @@ def _fmt(times: list[float]) -> str:
     return f"median {statistics.median(times):.2f} s (min {min(times):.2f}, max {max(times):.2f}, {len(times)} runs)"
 
 
-def run(engine: str, documents: int, repeats: int, per_region: int) -> None:
+def run(engine: str, documents: int, repeats: int, per_region: int, location: str = "") -> None:
     from annotation.services.corpora.backends.base import KeywordQuery, pair_counts, pair_region
 
-    location = str(folder(documents))
+    location = location or str(folder(documents))
     print(f"# {engine} on {documents:,} documents ({location}); {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
     print(f"load before: {Path('/proc/loadavg').read_text().strip()}; cores: {os.cpu_count()}")
     started = time.monotonic()
@@ -129,11 +129,12 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--per-region", type=int, default=500)
+    parser.add_argument("--location", default="", help="another folder of the generated files (e.g. a part of them)")
     args = parser.parse_args()
     if args.command == "generate":
         generate(args.documents)
     else:
-        run(args.engine, args.documents, args.repeats, args.per_region)
+        run(args.engine, args.documents, args.repeats, args.per_region, args.location)
 
 
 if __name__ == "__main__":
