@@ -30,8 +30,13 @@ MIDDLEWARE_PATH = "core.observability.middleware.RequestObservabilityMiddleware"
 def apply(s: dict[str, Any]) -> None:
     """Logs, metrics, traces: the app, its outermost middleware, the LOGGING dict and the switches."""
     s["INSTALLED_APPS"] = [*s["INSTALLED_APPS"], "core.observability.apps.ObservabilityConfig"]
-    # First, so the request id is bound before any other middleware can log, and the timing covers them all.
-    s["MIDDLEWARE"] = [MIDDLEWARE_PATH, *s["MIDDLEWARE"]]
+    # Right after SecurityMiddleware and WhiteNoise (which answer redirects and static files without logging):
+    # the request id is bound before any other middleware can log, and the timing covers them all.
+    middleware = list(s["MIDDLEWARE"])
+    first = [m for m in ("django.middleware.security.SecurityMiddleware", "whitenoise.middleware.WhiteNoiseMiddleware")
+             if m in middleware]
+    position = max((middleware.index(m) + 1 for m in first), default=0)
+    s["MIDDLEWARE"] = [*middleware[:position], MIDDLEWARE_PATH, *middleware[position:]]
 
     s["LOG_FORMAT"] = os.environ.get("LOG_FORMAT", "console").strip().lower() or "console"
     s["LOGGING"] = logging_config(fmt=s["LOG_FORMAT"], level=os.environ.get("LOG_LEVEL", "INFO"))

@@ -19,7 +19,6 @@ from prometheus_client import REGISTRY
 
 from config.celery import app as celery_app
 from core.observability.logs import logging_config
-from tests.test_celery_worker import redis_url, worker  # noqa: F401 — fixtures: Redis and a worker thread
 
 logged_in_task: list[dict] = []
 
@@ -139,6 +138,36 @@ def test_publishing_puts_the_request_id_in_the_task_headers():
 
 
 # --- a real worker: the id travels in the message, not through the thread's context -------------------------
+@pytest.fixture
+def worker(monkeypatch):
+    """A worker thread in this process taking tasks from Redis (as tests/test_celery_worker.py does)."""
+    import os
+
+    import redis
+    from celery._state import _set_task_join_will_block, task_join_will_block
+    from celery.contrib.testing.worker import start_worker
+
+    url = os.environ.get("REDIS_URL", "")
+    required = os.environ.get("REQUIRE_POSTGRES") == "1"
+    try:
+        if not url:
+            raise redis.RedisError("REDIS_URL is not set")
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        if required:
+            pytest.fail(f"REQUIRE_POSTGRES=1 but no Redis for a real worker: {exc}")
+        pytest.skip(f"no Redis for a real worker: {exc}")
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
+    monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", url)
+    joins_blocked = task_join_will_block()
+    try:
+        with start_worker(celery_app, pool="solo", concurrency=1, perform_ping_check=False, shutdown_timeout=20,
+                          loglevel="WARNING"):
+            yield
+    finally:
+        _set_task_join_will_block(joins_blocked)
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.urls("tests.core.test_observability")
 @pytest.mark.usefixtures("worker")
