@@ -103,7 +103,8 @@ def test_same_topic_same_draws_and_report_through_database_and_duckdb(data, fold
     assert plans[0].counts == plans[1].counts
     for topic, plan in zip((imported, external), plans, strict=True):
         external_samples_draw(topic=topic, per_region=12, seed_for=seeds(2026), plan_snapshot=plan.snapshot)
-        external_samples_draw(topic=topic, per_region=20, seed_for=seeds(77), plan_snapshot=plan.snapshot)  # a top-up
+        external_samples_draw(topic=topic, per_region={"A12": 20, "B1": 20, "B2": 20}, seed_for=seeds(77),
+                              plan_snapshot=plan.snapshot)  # a top-up, to totals per region
     assert drawn(imported) == drawn(external)
     assert {r: len(v) for r, v in drawn(external).items()} == {"A12": 20, "B1": 20, "B2": 20}
     assert report(imported, plans[0].counts) == report(external, plans[1].counts)

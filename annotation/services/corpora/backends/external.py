@@ -16,7 +16,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -305,11 +305,12 @@ def external_region_draw(
 
 
 def external_samples_draw(
-    *, topic: Topic, per_region: int, seed_for: Callable[[str, int], int], plan_snapshot: str = "",
+    *, topic: Topic, per_region: int | Mapping[str, int], seed_for: Callable[[str, int], int], plan_snapshot: str = "",
     regions: Sequence[str] = ("A12", "B1", "B2"), purpose: str = SampleDraw.Purpose.PAIR,
     backend: CorpusBackend | None = None,
 ) -> list[SampleDraw]:
-    """The stratified pair sample of an external corpus's topic up to ``per_region`` per region.
+    """The stratified pair sample of an external corpus's topic up to ``per_region`` per region (a total per region,
+    or one total for all).
 
     ``seed_for(region, earlier draws of the stratum)`` gives each draw's seed: the launch passes its own
     derivation (annotation.services.sampling.draws.draw_seed_derive over launch_stream), which sits above
@@ -319,7 +320,7 @@ def external_samples_draw(
     for region in regions:
         previous = SampleDraw.objects.filter(topic=topic, purpose=purpose, region=region, classifier=None, stratum_key="")
         taken = SampledDocument.objects.filter(draw__in=previous).count()
-        k = per_region - taken
+        k = (per_region if isinstance(per_region, int) else int(per_region.get(region, 0))) - taken
         if k <= 0:
             continue
         draws.append(external_region_draw(topic=topic, region=region, k=k, seed=seed_for(region, previous.count()),
