@@ -1,7 +1,7 @@
 """One middleware per request: its id (honoured from ``X-Request-ID`` or made), the log line, the metrics.
 
-It runs first (outermost), so the id is bound before any other middleware logs, and the line and the
-metrics include the time the others take. No database query, no cache read: a uuid, two context-variable
+It runs right after SecurityMiddleware and WhiteNoise (config/settings/observability.py), so the id is bound
+before any other middleware logs, and the line and the metrics include the time the others take. No database query, no cache read: a uuid, two context-variable
 writes, a clock read, one counter and one histogram observation, one log line (about 60 µs of CPU per request
 with the JSON line, 18 µs without it; docs/operations.md, "Overhead").
 """
