@@ -140,7 +140,7 @@ AUTH_USER_SELECT_RELATED = ("worker",)
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_FAILURE_LIMIT = env_int_default("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int_default("AXES_COOLOFF_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# AXES_LOCKOUT_PARAMETERS (username + the client address from the trusted proxy): config/settings/identity.py.
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 

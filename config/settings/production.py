@@ -15,7 +15,7 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 # Health probes (Docker's healthcheck, a load balancer) speak plain HTTP to the web process itself, behind the
 # TLS proxy: /healthz answers them instead of a redirect to an HTTPS port nobody listens on there.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probes and Prometheus over plain HTTP inside the network (/metrics needs its token)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env_int_default("DJANGO_SECURE_HSTS_SECONDS", 31536000)

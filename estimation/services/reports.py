@@ -200,6 +200,7 @@ class _ReportBuilder:
             "judgments_total": inputs.judgments,
             "certification_judgments": inputs.certification_judgments,
             "judged_documents": judged_documents,
+            "adjudicated": inputs.adjudicated,  # documents whose label an analyst decided (issue 27)
             "cost": self._cost(judged_documents),
             "uniform_sampling_judgments": uniform_plan,
             "cost_ratio": cost_ratio,

@@ -76,7 +76,7 @@ def test_a_split_document_is_adjudicated_on_the_page_and_the_report_uses_its_ans
 
     after = topic_snapshot_create(topic_id=topic.pk)
     assert after.version > before.version
-    assert after.inputs["adjudicated"] == 2
+    assert after.inputs["adjudicated"] == 2 and after.report["adjudicated"] == 2  # the report says how many
     # The tied document (in no estimate before) is judged now; the split one counts as relevant instead of not.
     assert after.report["judged_documents"] == before.report["judged_documents"] + 1
     sample_before, sample_after = before.inputs["samples"][region], after.inputs["samples"][region]

@@ -1,4 +1,3 @@
-import re
 
 import pytest
 from django.urls import reverse
@@ -61,9 +60,9 @@ def test_take_judge_submit_and_progress(client, groups, world):
     content = page.content.decode()
     assert page.status_code == 200
     assert "Read &lt;carefully&gt;." in content and "<p>Then answer.</p>" in content
-    # The script is inlined with the response's CSP nonce (nothing to fetch before the page works); no CDN.
-    nonce = re.search(r"script-src[^;]*'nonce-([^']+)'", page["Content-Security-Policy"]).group(1)
-    assert f'<script nonce="{nonce}">' in content and "localStorage" in content and "https://" not in content
+    # The script is a cached static file (hashed name under the manifest storage in production; issue 30), loaded
+    # after the form it binds to; no CDN.
+    assert '<script src="/static/js/annotator.js" defer>' in content and "https://" not in content
     for doc_id in HitItem.objects.filter(hit=assignment.hit).values_list("document_id", flat=True):
         assert f'name="doc-{doc_id}"' in content
     assert "is_gold" not in content and "gold" not in content.lower()
