@@ -42,6 +42,14 @@ class ImportFinished:
     succeeded: bool
 
 
-Event = LabelsCompleted | LabelPosteriorsUpdated | SampleDrawn | ImportFinished
+@dataclass(frozen=True)
+class ModelJudgeFinished:
+    """A model judge's run over a topic's sampled documents finished (issue 28): the report's judge block is stale."""
+
+    topic_id: int
+    run_id: int
+
+
+Event = LabelsCompleted | LabelPosteriorsUpdated | SampleDrawn | ImportFinished | ModelJudgeFinished
 
 __all__ = ["Event", "ImportFinished", "LabelPosteriorsUpdated", "LabelsCompleted", "SampleDrawn"]

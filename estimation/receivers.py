@@ -7,7 +7,7 @@ fresh verdict.
 """
 from __future__ import annotations
 
-from annotation.events import LabelPosteriorsUpdated, LabelsCompleted
+from annotation.events import LabelPosteriorsUpdated, LabelsCompleted, ModelJudgeFinished
 from core.events import event_subscribe
 from estimation.services.certification_verdicts import certifications_decide_schedule
 from estimation.services.recompute import topic_recompute_schedule
@@ -23,4 +23,10 @@ def labels_completed(event: LabelsCompleted) -> None:
 @event_subscribe(LabelPosteriorsUpdated)
 def label_posteriors_updated(event: LabelPosteriorsUpdated) -> None:
     """New Dawid–Skene posteriors: the report is stale."""
+    topic_recompute_schedule(topic_id=event.topic_id)
+
+
+@event_subscribe(ModelJudgeFinished)
+def model_judge_finished(event: ModelJudgeFinished) -> None:
+    """A model judge's run finished: the report's judge block is stale."""
     topic_recompute_schedule(topic_id=event.topic_id)

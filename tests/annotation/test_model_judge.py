@@ -327,3 +327,25 @@ def test_a_scores_classifier_as_judge(world):
     assert run.status == "done" and ModelJudgment.objects.filter(run=run, status="ok").count() == run.total
     block = topic_judge_report(topic=world.topic)
     assert block["available"]
+
+
+def test_a_finished_run_schedules_the_report_recompute(world, django_capture_on_commit_callbacks):
+    """The report's judge block reads the latest finished run: finishing one makes the report stale, so estimation
+    schedules a recompute through the ModelJudgeFinished event (after commit), as labels do."""
+    from unittest import mock
+
+    from annotation.models import Classifier, ClassifierScore
+
+    c1 = world.topic.pair.c1
+    c1.kind = Classifier.Kind.SCORES
+    c1.save(update_fields=["kind"])
+    ClassifierScore.objects.bulk_create([ClassifierScore(classifier=c1, document_id=d, score=0.9 if d in world.a1
+                                                         else 0.2) for d in world.doc_ids])
+    plan = {"A12": 20, "B1": 20, "B2": 20, "N": 40}
+    with mock.patch("estimation.receivers.topic_recompute_schedule") as schedule, \
+            django_capture_on_commit_callbacks(execute=True):
+        run = model_judge_launch(topic_id=world.topic.pk, plan=plan, kind="classifier", classifier_id=c1.pk,
+                                 confirm_cost=Decimal("0"))
+    run.refresh_from_db()
+    assert run.status == "done"
+    schedule.assert_any_call(topic_id=world.topic.pk)

@@ -38,6 +38,7 @@ from django.db.models import Count, F, Sum
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from annotation.events import ModelJudgeFinished
 from annotation.models import (
     ClassifierScore,
     Document,
@@ -56,6 +57,7 @@ from annotation.services.crowd.judge_endpoint import (
     judge_messages,
 )
 from core.errors import ApplicationError
+from core.events import event_send_on_commit
 from core.jobs import JobStatus, job_begin, job_enqueue_on_commit, job_fail, job_finish, job_progress_add, job_retry
 
 logger = logging.getLogger(__name__)
@@ -354,7 +356,10 @@ def model_judge_run_execute(*, run_id: int, config: EndpointConfig | None = None
         return True
     run.refresh_from_db()
     failed = ModelJudgment.objects.filter(run=run, status=ModelJudgment.Status.FAILED).count()
-    job_finish(job=run, error=f"{failed} of {run.total} documents failed (see their reasons)." if failed else "")
+    with transaction.atomic():
+        job_finish(job=run, error=f"{failed} of {run.total} documents failed (see their reasons)." if failed else "")
+        # The report reads the latest finished run: it is stale now (estimation schedules the recompute).
+        event_send_on_commit(event=ModelJudgeFinished(topic_id=run.topic_id, run_id=run.pk))
     return True
 
 
