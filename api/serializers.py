@@ -25,6 +25,7 @@ from annotation.models import (
 from annotation.services.classifiers import keywords
 from annotation.services.classifiers.kinds import kinds_uploaded
 from annotation.services.classifiers.router_builds import router_build_bad_lines
+from annotation.services.crowd.workers import worker_public_id
 from api.models import ApiToken
 from estimation import limits as plan_limits
 from estimation.models import CertificationPlan
@@ -352,13 +353,20 @@ class HitSerializer(serializers.ModelSerializer):
 class JudgmentSerializer(serializers.ModelSerializer):
     hit = serializers.IntegerField(source="assignment.hit_id", read_only=True)
     external_id = serializers.CharField(source="document.external_id", read_only=True)
+    worker_public_id = serializers.SerializerMethodField(
+        help_text="The worker's id as the worker-quality page and the raw judgments export show it: the platform's "
+                  "worker id, else local- and a keyed hash.")
 
     class Meta:
         model = Judgment
-        fields = ["id", "hit", "assignment", "document", "external_id", "worker", "relevant", "choice", "created_at"]
+        fields = ["id", "hit", "assignment", "document", "external_id", "worker", "worker_public_id", "relevant",
+                  "choice", "created_at"]
         read_only_fields = fields
         extra_kwargs = {"choice": {"help_text": "Topic sets: the class position chosen (0 = none of these); null "
                                                 "for an unsure answer and for binary topics."}}
+
+    def get_worker_public_id(self, obj: Judgment) -> str:
+        return worker_public_id(worker_id=obj.worker_id, external_id=obj.worker.external_id)
 
 
 # --------------------------------------------------------------------------- topic sets (seed 002)

@@ -27,7 +27,6 @@ from annotation.selectors import (
     topic_judged_documents,
     topic_worker_quality_rows,
 )
-from annotation.services.crowd.adjudication import worker_public_id, worker_public_ids
 from annotation.services.crowd.gold import (
     GOLD_CSV_MAX_BYTES,
     GoldCsvError,
@@ -37,7 +36,13 @@ from annotation.services.crowd.gold import (
     gold_csv_parse,
     gold_document_remove,
 )
-from annotation.services.crowd.workers import GOLD_MIN_ANSWERS, worker_block, worker_unblock
+from annotation.services.crowd.workers import (
+    GOLD_MIN_ANSWERS,
+    worker_block,
+    worker_public_id,
+    worker_public_ids,
+    worker_unblock,
+)
 from annotation.services.topics.topic_sets import topic_set_class_names
 from core.errors import ApplicationError
 from core.web import form_error

@@ -296,9 +296,9 @@ class TopicJudgments(generics.ListAPIView):
 
     def get_queryset(self):
         topic = topic_or_404(self.kwargs["topic_id"])
-        queryset = (Judgment.objects.filter(topic=topic).select_related("assignment", "document")
+        queryset = (Judgment.objects.filter(topic=topic).select_related("assignment", "document", "worker")
                     .only("id", "assignment_id", "assignment__hit_id", "document_id", "document__external_id",
-                          "worker_id", "relevant", "choice", "created_at").order_by("id"))
+                          "worker_id", "worker__external_id", "relevant", "choice", "created_at").order_by("id"))
         params = self.request.query_params
         if params.get("document"):
             queryset = queryset.filter(document__external_id=params["document"])

@@ -28,7 +28,7 @@ from annotation.models import (
     Topic,
     TopicClass,
 )
-from annotation.services.crowd.adjudication import worker_public_id
+from annotation.services.crowd.workers import worker_public_id
 from estimation.services.report_csv import csv_cell
 
 CHUNK = 2000

@@ -250,6 +250,12 @@ def test_judgments_are_listed_raw_and_filtered(manager, world):
         ("d0", True, hit.pk, worker.pk), ("d1", False, hit.pk, worker.pk)]
     assert manager.client.get(f"/api/v1/topics/{topic.pk}/judgments/?document=d1").json()["count"] == 1
     assert manager.client.get(f"/api/v1/topics/{topic.pk}/judgments/?since={rows[0]['id']}").json()["count"] == 1
+    # The worker is also named as the worker-quality page and the raw judgments export name it (issue 27).
+    from estimation.services.exports import judgment_export_rows
+
+    exported = {row["WorkerId"] for row in judgment_export_rows(topic=topic)}
+    assert {r["worker_public_id"] for r in rows} == exported and len(exported) == 1
+    assert str(worker.pk) not in exported
 
 
 # --------------------------------------------------------------------------- reports and certification

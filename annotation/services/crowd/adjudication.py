@@ -15,22 +15,20 @@ labels schedule one: ``LabelsCompleted`` sent on commit (estimation.receivers).
 Topic sets (several classes) are refused: their estimates (estimation.services.multiclass_report) do not read
 adjudications yet, so this is binary (single topics) only.
 
-``worker_public_id`` is the one id a worker is shown by everywhere (worker-quality page, raw judgments export,
+``workers.worker_public_id`` is the one id a worker is shown by everywhere (worker-quality page, raw judgments export,
 API): the crowd platform's worker id when there is one, else a keyed hash of the local id — never a username.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 
 from annotation.events import LabelsCompleted
-from annotation.models import Adjudication, Document, Hit, Judgment, Label, Topic, Worker
+from annotation.models import Adjudication, Document, Hit, Judgment, Label, Topic
+from annotation.services.crowd.workers import worker_public_ids
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
 
@@ -40,24 +38,6 @@ QUEUE_LIMIT = 500
 
 class AdjudicationRefused(ApplicationError):
     """An adjudication that cannot be recorded; the message says why."""
-
-
-def worker_public_id(*, worker_id: int, external_id: str | None) -> str:
-    """A worker's stable pseudonymous id: the platform's worker id, else "local-" + a keyed hash of the local id.
-
-    The hash is an HMAC of the Worker's id under SECRET_KEY: the same on every page and export of this
-    deployment, not reversible to the account without the secret key.
-    """
-    if external_id:
-        return external_id
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"worker:{worker_id}".encode(), hashlib.sha256).hexdigest()
-    return "local-" + digest[:16]
-
-
-def worker_public_ids(*, worker_ids: list[int] | set[int]) -> dict[int, str]:
-    """{Worker id: worker_public_id} for these workers, in one query."""
-    rows = Worker.objects.filter(pk__in=list(worker_ids)).values_list("pk", "external_id")
-    return {pk: worker_public_id(worker_id=pk, external_id=external_id) for pk, external_id in rows}
 
 
 @dataclass(frozen=True)

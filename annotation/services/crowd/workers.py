@@ -7,6 +7,10 @@ submitted stays; an analyst can review it among the split votes.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
+
+from django.conf import settings
 from django.contrib.auth.models import User
 
 from annotation.models import Judgment, Topic, Worker
@@ -66,3 +70,24 @@ def worker_gold_check(*, worker: Worker, topic: Topic) -> bool:
             f"(below {topic.min_gold_accuracy:.0%})",
         )
     return worker.blocked
+
+
+# --------------------------------------------------------------------------- the one public id of a worker
+
+
+def worker_public_id(*, worker_id: int, external_id: str | None) -> str:
+    """A worker's stable pseudonymous id: the platform's worker id, else "local-" + a keyed hash of the local id.
+
+    The hash is an HMAC of the Worker's id under SECRET_KEY: the same on every page and export of this
+    deployment, not reversible to the account without the secret key.
+    """
+    if external_id:
+        return external_id
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"worker:{worker_id}".encode(), hashlib.sha256).hexdigest()
+    return "local-" + digest[:16]
+
+
+def worker_public_ids(*, worker_ids: list[int] | set[int]) -> dict[int, str]:
+    """{Worker id: worker_public_id} for these workers, in one query."""
+    rows = Worker.objects.filter(pk__in=list(worker_ids)).values_list("pk", "external_id")
+    return {pk: worker_public_id(worker_id=pk, external_id=external_id) for pk, external_id in rows}
