@@ -29,6 +29,7 @@ from annotation.models import (
     ClassifierPair,
     Corpus,
     Document,
+    HitItem,
     Label,
     Region,
     SampledDocument,
@@ -38,7 +39,8 @@ from annotation.models import (
     Worker,
 )
 from annotation.roles import roles_ensure
-from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes
+from annotation.services.classifiers.classifier import classifier_create_keywords
+from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, pair_regions
 from annotation.services.sampling.draws import region_bitmap, region_sample_draw, samples_draw
 from estimation.models import CertificationPlan
 from estimation.selectors import certification_sampled_documents
@@ -490,3 +492,93 @@ def browser_sign_in(page, live_server, username: str, *, url: str = "/accounts/l
     page.click(".auth button[type=submit]")
     page.wait_for_load_state()
 
+
+def disputed_world():
+    """A topic with a judged pilot; one relevant sampled document tied (no majority), one relevant document whose
+    votes split 1–2 (majority: off topic). Returns (world, tied id, split id, sample key of the split one)."""
+    world = make_pair_world(n=2000, prevalence=0.2, recall1=0.85, recall2=0.6, noise=0.01, seed=5)
+    sampled = sorted(pilot(world))
+    relevant = [d for d in sampled if d in world.relevant]
+    tied, split = relevant[0], relevant[1]
+    Label.objects.filter(topic=world.topic, document_id=tied).update(
+        votes_total=3, votes_relevant=1, votes_unsure=1, majority=None)
+    Label.objects.filter(topic=world.topic, document_id=split).update(
+        votes_total=3, votes_relevant=1, votes_unsure=0, majority=False)
+    region = SampledDocument.objects.filter(topic=world.topic, document_id=split).values_list("region", flat=True)[0]
+    return world, tied, split, region
+
+
+TRAINED_CORPUS_FARM = ["wheat harvest in the fields", "grain prices for farmers", "the farm tractor and the barley crop",
+        "rain helps the maize harvest", "farmers sell wheat and grain"]
+TRAINED_CORPUS_SPORT = ["the football match ended", "a goal in the last minute", "the striker scored twice",
+         "tennis final on sunday", "the coach praised the team"]
+TRAINED_CORPUS_SIZE = 3000
+
+
+def trained_corpus_world(seed: int = 7, size: int = TRAINED_CORPUS_SIZE) -> tuple[Corpus, np.ndarray, dict[int, bool], Topic]:
+    """The synthetic corpus of tests/annotation/test_trained_corpus.py (its docstring), its keyword pair (title "farm", text "harvest") and a topic whose
+    pair regions were drawn (A12 whole, 30 of B1 and B2, 120 of N) and judged with the truth."""
+    rng = np.random.default_rng(seed)
+    corpus = Corpus.objects.create(name="farms")
+    truth = rng.random(size) < 0.03
+    decoy = ~truth & (rng.random(size) < 0.2)
+    docs = []
+    for i in range(size):
+        rel = bool(truth[i])
+        farm_title = rng.random() < (0.8 if rel else 0.012)
+        harvest = rng.random() < (0.8 if rel else 0.012)
+        words = TRAINED_CORPUS_FARM if rel or decoy[i] else TRAINED_CORPUS_SPORT
+        article = f"{words[rng.integers(5)]}. {words[rng.integers(5)]}. story {i}"
+        docs.append(Document(corpus=corpus, external_id=f"d{i}", title=("farm " if farm_title else "daily ") + f"t{i}",
+                             text=("harvest " if harvest else "weather ") + f"x{i}", metadata={"article": article},
+                             content_hash=hashlib.sha256(str(i).encode()).hexdigest()))
+    Document.objects.bulk_create(docs)
+    pks = np.array(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True), dtype=np.int64)
+    corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(pks.tolist()))
+    corpus.document_count = len(pks)
+    corpus.save()
+    relevant = {int(pk): bool(truth[i]) for i, pk in enumerate(pks)}
+    c1 = classifier_create_keywords(corpus=corpus, name="title", terms=["farm"], fields=["title"])
+    c2 = classifier_create_keywords(corpus=corpus, name="text", terms=["harvest"], fields=["text"])
+    topic = Topic.objects.create(corpus=corpus, name="farming")
+    ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
+    regions = pair_regions(c1=c1, c2=c2)
+    for code, k in (("A12", 200), ("B1", 30), ("B2", 30), ("N", 120)):
+        draw = region_sample_draw(topic=topic, region=code, bitmap=regions.by_code(code), k=k, seed=11,
+                                  purpose=SampleDraw.Purpose.PAIR)
+        for doc in draw.documents.values_list("document_id", flat=True):
+            make_label(topic, doc, relevant=relevant[doc])
+    return corpus, pks, relevant, topic
+
+
+EXPORT_FORMULAS = ("=HYPERLINK(\"http://evil\")", "+1+2", "-3*4", "@SUM(A1)", "\tTAB", "\rCR")
+
+
+def judged_export_world() -> dict[str, Any]:
+    """A launched topic whose first HITs are judged by three workers (one an MTurk worker); some documents have
+    external ids a spreadsheet would run as formulas, or hostile markup."""
+    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
+    from annotation.services.crowd.workers import worker_for_user
+    from annotation.services.sampling.draws import samples_launch
+    from annotation.services.topics.topic import topic_create
+
+    corpus, ids = corpus_build()
+    for i, doc_id in enumerate(ids[:len(EXPORT_FORMULAS)]):
+        Document.objects.filter(pk=doc_id).update(external_id=EXPORT_FORMULAS[i])
+    Document.objects.filter(pk=ids[len(EXPORT_FORMULAS)]).update(external_id="x" + HOSTILE)
+    c1 = ClassifierFactory.create(corpus=corpus, name="=kw", ids=ids[0:30])
+    c2 = ClassifierFactory.create(corpus=corpus, name="model", ids=ids[15:45])
+    topic = topic_create(corpus=corpus, name="oil " + HOSTILE, c1=c1, c2=c2, instructions="Oil?")
+    samples_launch(topic=topic, per_region=5, seed=7)
+    users = [user_with_role(f"secret-user-{i}@example.com", "annotator") for i in range(3)]
+    workers = [worker_for_user(user=user) for user in users]
+    Worker.objects.filter(pk=workers[0].pk).update(platform="mturk", external_id="A1MTURKWORKER")
+    workers[0].refresh_from_db()
+    for worker in workers:
+        for _ in range(50):
+            assignment = assignment_claim(worker=worker, topic=topic)
+            if assignment is None:
+                break
+            doc_ids = HitItem.objects.filter(hit_id=assignment.hit_id).values_list("document_id", flat=True)
+            assignment_submit(assignment_id=assignment.pk, worker=worker, answers={d: (d % 2 == 0) for d in doc_ids})
+    return {"topic": topic, "workers": workers, "users": users, "ids": ids}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_env_example import deployment_reads, env_example_names
+from tests.deploy_reads import deployment_reads, env_example_names
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_SERVICES = ("migrate", "web", "worker", "beat")

@@ -10,27 +10,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Adjudication, Document, Label, SampledDocument
+from annotation.models import Adjudication, Document, Label
 from annotation.services.crowd.adjudication import AdjudicationRefused, document_adjudicate
 from estimation.services.recompute import topic_snapshot_create
-from tests.factories import make_pair_world, pilot, user_with_role
+from tests.factories import disputed_world, user_with_role
 
 pytestmark = pytest.mark.django_db
-
-
-def disputed_world():
-    """A topic with a judged pilot; one relevant sampled document tied (no majority), one relevant document whose
-    votes split 1–2 (majority: off topic). Returns (world, tied id, split id, sample key of the split one)."""
-    world = make_pair_world(n=2000, prevalence=0.2, recall1=0.85, recall2=0.6, noise=0.01, seed=5)
-    sampled = sorted(pilot(world))
-    relevant = [d for d in sampled if d in world.relevant]
-    tied, split = relevant[0], relevant[1]
-    Label.objects.filter(topic=world.topic, document_id=tied).update(
-        votes_total=3, votes_relevant=1, votes_unsure=1, majority=None)
-    Label.objects.filter(topic=world.topic, document_id=split).update(
-        votes_total=3, votes_relevant=1, votes_unsure=0, majority=False)
-    region = SampledDocument.objects.filter(topic=world.topic, document_id=split).values_list("region", flat=True)[0]
-    return world, tied, split, region
 
 
 def _client(role: str) -> Client:

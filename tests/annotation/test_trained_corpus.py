@@ -9,16 +9,14 @@ the reason, and that the scorer's quality (weighted AUC, share of relevant docum
 """
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Classifier, ClassifierPair, ClassifierScore, Corpus, Document, SampleDraw, Topic
+from annotation.models import Classifier, ClassifierScore, Document, SampleDraw
 from annotation.services.classifiers import trained
-from annotation.services.classifiers.classifier import ClassifierError, classifier_create_keywords
+from annotation.services.classifiers.classifier import ClassifierError
 from annotation.services.classifiers.trained import (
     FOLDS,
     DesignLabels,
@@ -29,58 +27,18 @@ from annotation.services.classifiers.trained import (
     trained_evaluate,
     vectorizer,
 )
-from annotation.services.corpora.retrieved_sets import bitmap_from_ids, bitmap_to_bytes, classifier_bitmap, pair_regions
-from annotation.services.sampling.draws import region_sample_draw
-from tests.factories import make_label, user_with_role
+from annotation.services.corpora.retrieved_sets import classifier_bitmap
+from tests.factories import TRAINED_CORPUS_SIZE as SIZE
+from tests.factories import trained_corpus_world as make_world
+from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
 
-FARM = ["wheat harvest in the fields", "grain prices for farmers", "the farm tractor and the barley crop",
-        "rain helps the maize harvest", "farmers sell wheat and grain"]
-SPORT = ["the football match ended", "a goal in the last minute", "the striker scored twice",
-         "tennis final on sunday", "the coach praised the team"]
-SIZE = 3000
 
 
 @pytest.fixture(autouse=True)
 def _fewer_hashed_features(monkeypatch):
     monkeypatch.setattr(trained, "N_FEATURES", 2**16)
-
-
-def make_world(seed: int = 7, size: int = SIZE) -> tuple[Corpus, np.ndarray, dict[int, bool], Topic]:
-    """The synthetic corpus (module docstring), its keyword pair (title "farm", text "harvest") and a topic whose
-    pair regions were drawn (A12 whole, 30 of B1 and B2, 120 of N) and judged with the truth."""
-    rng = np.random.default_rng(seed)
-    corpus = Corpus.objects.create(name="farms")
-    truth = rng.random(size) < 0.03
-    decoy = ~truth & (rng.random(size) < 0.2)
-    docs = []
-    for i in range(size):
-        rel = bool(truth[i])
-        farm_title = rng.random() < (0.8 if rel else 0.012)
-        harvest = rng.random() < (0.8 if rel else 0.012)
-        words = FARM if rel or decoy[i] else SPORT
-        article = f"{words[rng.integers(5)]}. {words[rng.integers(5)]}. story {i}"
-        docs.append(Document(corpus=corpus, external_id=f"d{i}", title=("farm " if farm_title else "daily ") + f"t{i}",
-                             text=("harvest " if harvest else "weather ") + f"x{i}", metadata={"article": article},
-                             content_hash=hashlib.sha256(str(i).encode()).hexdigest()))
-    Document.objects.bulk_create(docs)
-    pks = np.array(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True), dtype=np.int64)
-    corpus.documents_bitmap = bitmap_to_bytes(bitmap_from_ids(pks.tolist()))
-    corpus.document_count = len(pks)
-    corpus.save()
-    relevant = {int(pk): bool(truth[i]) for i, pk in enumerate(pks)}
-    c1 = classifier_create_keywords(corpus=corpus, name="title", terms=["farm"], fields=["title"])
-    c2 = classifier_create_keywords(corpus=corpus, name="text", terms=["harvest"], fields=["text"])
-    topic = Topic.objects.create(corpus=corpus, name="farming")
-    ClassifierPair.objects.create(topic=topic, c1=c1, c2=c2)
-    regions = pair_regions(c1=c1, c2=c2)
-    for code, k in (("A12", 200), ("B1", 30), ("B2", 30), ("N", 120)):
-        draw = region_sample_draw(topic=topic, region=code, bitmap=regions.by_code(code), k=k, seed=11,
-                                  purpose=SampleDraw.Purpose.PAIR)
-        for doc in draw.documents.values_list("document_id", flat=True):
-            make_label(topic, doc, relevant=relevant[doc])
-    return corpus, pks, relevant, topic
 
 
 def precision_of(retrieved: set[int], relevant: dict[int, bool]) -> float:

@@ -7,7 +7,7 @@ import pytest
 
 from annotation.models import Adjudication
 from estimation.services.recompute import topic_snapshot_create
-from tests.annotation.test_adjudication import disputed_world
+from tests.factories import disputed_world
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ import pytest
 from annotation.models import Classifier, ClassifierBuild
 from annotation.services.classifiers import trained
 from api.services import api_token_create
-from tests.annotation.test_trained_corpus import make_world
 from tests.factories import cli_env as _env
 from tests.factories import cli_run as _recall
+from tests.factories import trained_corpus_world as make_world
 from tests.factories import user_with_role
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "recall-cli"))

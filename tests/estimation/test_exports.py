@@ -14,7 +14,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Document, HitItem, Judgment, Label, Worker
+from annotation.models import Judgment, Label
 from estimation.services.exports import (
     EXPORT_COLUMNS,
     judgment_export_rows,
@@ -22,42 +22,11 @@ from estimation.services.exports import (
     judgments_jsonl_stream,
     worker_pseudonym,
 )
-from tests.factories import HOSTILE, ClassifierFactory, corpus_build, user_with_role
+from tests.factories import EXPORT_FORMULAS as FORMULAS
+from tests.factories import HOSTILE, user_with_role
 
 pytestmark = pytest.mark.django_db
 
-FORMULAS = ("=HYPERLINK(\"http://evil\")", "+1+2", "-3*4", "@SUM(A1)", "\tTAB", "\rCR")
-
-
-@pytest.fixture
-def judged():
-    """A launched topic whose first HITs are judged by three workers (one an MTurk worker); some documents have
-    external ids a spreadsheet would run as formulas, or hostile markup."""
-    from annotation.services.crowd.assignments import assignment_claim, assignment_submit
-    from annotation.services.crowd.workers import worker_for_user
-    from annotation.services.sampling.draws import samples_launch
-    from annotation.services.topics.topic import topic_create
-
-    corpus, ids = corpus_build()
-    for i, doc_id in enumerate(ids[:len(FORMULAS)]):
-        Document.objects.filter(pk=doc_id).update(external_id=FORMULAS[i])
-    Document.objects.filter(pk=ids[len(FORMULAS)]).update(external_id="x" + HOSTILE)
-    c1 = ClassifierFactory.create(corpus=corpus, name="=kw", ids=ids[0:30])
-    c2 = ClassifierFactory.create(corpus=corpus, name="model", ids=ids[15:45])
-    topic = topic_create(corpus=corpus, name="oil " + HOSTILE, c1=c1, c2=c2, instructions="Oil?")
-    samples_launch(topic=topic, per_region=5, seed=7)
-    users = [user_with_role(f"secret-user-{i}@example.com", "annotator") for i in range(3)]
-    workers = [worker_for_user(user=user) for user in users]
-    Worker.objects.filter(pk=workers[0].pk).update(platform="mturk", external_id="A1MTURKWORKER")
-    workers[0].refresh_from_db()
-    for worker in workers:
-        for _ in range(50):
-            assignment = assignment_claim(worker=worker, topic=topic)
-            if assignment is None:
-                break
-            doc_ids = HitItem.objects.filter(hit_id=assignment.hit_id).values_list("document_id", flat=True)
-            assignment_submit(assignment_id=assignment.pk, worker=worker, answers={d: (d % 2 == 0) for d in doc_ids})
-    return {"topic": topic, "workers": workers, "users": users, "ids": ids}
 
 
 def _csv_rows(text: str) -> list[dict[str, str]]:

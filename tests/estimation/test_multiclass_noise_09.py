@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.estimation.test_multiclass_noise import check_coverage
+from tests.simulations.multiclass import check_coverage
 
 
 @pytest.mark.slow

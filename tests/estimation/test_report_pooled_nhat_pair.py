@@ -14,7 +14,8 @@ import pytest
 
 from estimation.services.reports import topic_report_from_inputs
 from estimation.stats.design_based import dependent_pair_corpus
-from tests.estimation.test_report_floors_honest import _crowd, _inputs
+from tests.simulations.report_inputs import crowd_votes as _crowd
+from tests.simulations.report_inputs import topic_inputs as _inputs
 
 TRUTH = 2_000
 

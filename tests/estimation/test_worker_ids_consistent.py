@@ -14,7 +14,6 @@ from django.urls import reverse
 
 from annotation.models import Judgment
 from estimation.services.exports import judgment_export_rows
-from tests.estimation.test_exports import judged  # noqa: F401 (the fixture)
 from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +30,7 @@ def _page_ids(topic, role: str = "analyst") -> dict[int, str]:
     return {int(pk): html.unescape(cell).strip() for pk, cell in ROW.findall(text)}
 
 
-def test_the_quality_page_shows_each_worker_by_the_id_of_the_raw_judgments_export(judged):  # noqa: F811
+def test_the_quality_page_shows_each_worker_by_the_id_of_the_raw_judgments_export(judged):
     topic = judged["topic"]
     page = _page_ids(topic)
     worker_of = dict(Judgment.objects.filter(topic=topic).values_list("id", "worker_id"))
@@ -46,6 +45,6 @@ def test_the_quality_page_shows_each_worker_by_the_id_of_the_raw_judgments_expor
     assert not any(user.username in ident for user in judged["users"] for ident in page.values())
 
 
-def test_managers_see_the_same_ids(judged):  # noqa: F811
+def test_managers_see_the_same_ids(judged):
     topic = judged["topic"]
     assert _page_ids(topic, "manager") == _page_ids(topic, "analyst")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.estimation.stats.test_certification_sizing_false_pass import DELTAS, LIMIT, false_pass_rate
+from tests.simulations.certification import DELTAS, LIMIT, false_pass_rate
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.estimation.stats.test_dawid_skene_intervals import coverage
+from tests.simulations.dawid_skene import coverage
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.estimation.stats.test_stratified_coverage import AUCS, check_coverage
+from tests.simulations.stratified import AUCS, check_coverage
 
 
 @pytest.mark.slow

@@ -1,0 +1,1 @@
+"""Simulation helpers shared by test modules (docs/architecture.md, Tests)."""
