@@ -150,8 +150,11 @@ class ClassifierResultSerializer(serializers.Serializer):
 class KeywordsCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     terms = serializers.ListField(child=serializers.CharField(max_length=200), min_length=1, max_length=500)
+    # Needed (400 with the reason when absent: the service reads no field by default); optional here only so that
+    # the refusal is the service's own sentence, the same on the page, the API and the CLI.
     fields = serializers.ListField(child=serializers.ChoiceField(choices=list(keywords.FIELDS)), required=False,
-                                   min_length=1)
+                                   min_length=1, help_text="Which fields to search. Needed: none is read by default "
+                                                           "(400 without it).")
 
 
 class NameSerializer(serializers.Serializer):
@@ -495,7 +498,8 @@ class RouterCsvFileSerializer(serializers.Serializer):
 class RouterRuleSerializer(serializers.Serializer):
     terms = serializers.ListField(child=serializers.CharField(max_length=200), min_length=1, max_length=500)
     fields = serializers.ListField(child=serializers.ChoiceField(choices=list(keywords.FIELDS)), required=False,
-                                   min_length=1, help_text="Where to look (default: every text field).")
+                                   min_length=1, help_text="Which fields to search. Needed: none is read by default "
+                                                           "(400 naming the rule without it).")
 
 
 # "class" is a Python keyword: declared apart. A class position 1..M, or a class's name.

@@ -34,9 +34,20 @@
       event.preventDefault();
       var params = new URLSearchParams(new FormData(suggestForm));
       params.set("fragment", "1");
+      // Several seconds on a large corpus: say so while it runs (issue 26), and allow no second request meanwhile.
+      var busy = document.getElementById("suggest-busy");
+      var button = suggestForm.querySelector("button[type=submit], button:not([type])");
+      suggestions.setAttribute("aria-busy", "true");
+      if (busy) { busy.hidden = false; }
+      if (button) { button.disabled = true; }
       fetch(suggestForm.action + "?" + params.toString(), {credentials: "same-origin"})
         .then(function (r) { return r.text(); })
-        .then(function (html) { suggestions.innerHTML = html; });
+        .then(function (html) { suggestions.innerHTML = html; })
+        .finally(function () {
+          suggestions.removeAttribute("aria-busy");
+          if (busy) { busy.hidden = true; }
+          if (button) { button.disabled = false; }
+        });
     });
     suggestions.addEventListener("click", function (event) {
       var button = event.target.closest(".add-term");

@@ -49,7 +49,7 @@ def token(db, _keep_the_test_connection) -> str:
     )
 
     topic_set = topic_set_create(corpus=world.topic.corpus, name="fuzz set", classes=[("Wheat", ""), ("Corn", "")])
-    router_build_start(topic=topic_set, name="fuzz router", kind="keywords", rules=[{"class": 1, "terms": ["a"]}])
+    router_build_start(topic=topic_set, name="fuzz router", kind="keywords", rules=[{"class": 1, "terms": ["a"], "fields": ["title"]}])
     return api_token_create(user=user_with_role("fuzz", "analyst"), name="fuzz").plaintext
 
 

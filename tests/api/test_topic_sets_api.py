@@ -151,7 +151,7 @@ def test_router_csv_mistakes_in_the_request_stay_problems_and_start_nothing(anal
 
 def test_a_taken_name_is_refused_and_the_first_build_is_found_by_name(analyst, topic_set):
     url = f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/"
-    body = {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"]}]}
+    body = {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"], "fields": ["title", "text"]}]}
     first = built(analyst.client.post(url, body, format="json"))
     again = analyst.client.post(url, body, format="json")
     assert again.status_code == 400 and "already has a router named" in again.json()["detail"]
@@ -172,13 +172,13 @@ def test_without_in_process_tasks_the_request_only_queues_the_build(analyst, top
     monkeypatch.setattr(router_builds, "router_build_enqueue", lambda *, build_id: queued.append(build_id) or True)
     with django_capture_on_commit_callbacks(execute=True):
         response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
-                                       {"name": "later", "rules": [{"class": "Wheat", "terms": ["wheat"]}]},
+                                       {"name": "later", "rules": [{"class": "Wheat", "terms": ["wheat"], "fields": ["title", "text"]}]},
                                        format="json")
     build = built(response, status="pending")
     assert queued == [build["id"]] and build["processed"] == 0 and build["total"] == 40
     assert build["router"] is None and not Router.objects.exists()
     busy = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
-                               {"name": "later", "rules": [{"class": 1, "terms": ["x"]}]}, format="json")
+                               {"name": "later", "rules": [{"class": 1, "terms": ["x"], "fields": ["title", "text"]}]}, format="json")
     assert busy.status_code == 400 and "being built" in busy.json()["detail"]
     router_builds.router_build_run(build_id=build["id"])
     polled = analyst.client.get(build["url"]).json()
@@ -192,7 +192,7 @@ def test_router_build_of_another_topic_set_and_unknown_ids_are_404(analyst, topi
 
 
 def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
-    rules = [{"class": "Sport", "terms": ["football"]}, {"class": 1, "terms": ["wheat", "football"]}]
+    rules = [{"class": "Sport", "terms": ["football"], "fields": ["title", "text"]}, {"class": 1, "terms": ["wheat", "football"], "fields": ["title", "text"]}]
     response = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
                                    {"name": "kw", "rules": rules}, format="json")
     build = built(response)
@@ -200,10 +200,10 @@ def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
     # 10 wheat documents to class 1; 10 football documents to class 2 (the first rule); 20 to none of these.
     assert build["router"]["predicted_counts"] == [20, 10, 10]
     bad = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
-                              {"name": "kw2", "rules": [{"class": 7, "terms": ["x"]}]}, format="json")
+                              {"name": "kw2", "rules": [{"class": 7, "terms": ["x"], "fields": ["title", "text"]}]}, format="json")
     assert bad.status_code == 400 and "not one of the topics 1–2" in bad.json()["detail"]
     missing = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
-                                  {"name": "kw3", "rules": [{"terms": ["x"]}]}, format="json")
+                                  {"name": "kw3", "rules": [{"terms": ["x"], "fields": ["title", "text"]}]}, format="json")
     assert missing.status_code == 400
     assert missing.json()["errors"]["rules"] == {"0": {"class": ["This field is required."]}}
     assert missing.json()["detail"] == "rules.0.class: This field is required."
@@ -214,7 +214,7 @@ def test_router_from_keyword_rules_first_match_wins(analyst, topic_set):
 
 def test_router_archive_and_delete(analyst, topic_set):
     router_id = analyst.client.post(f"/api/v1/topic-sets/{topic_set.pk}/routers/keywords/",
-                                    {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"]}]},
+                                    {"name": "kw", "rules": [{"class": 1, "terms": ["wheat"], "fields": ["title", "text"]}]},
                                     format="json").json()["router_id"]
     archived = analyst.client.post(f"/api/v1/routers/{router_id}/archive/")
     assert archived.status_code == 200 and archived.json()["archived_at"] is not None

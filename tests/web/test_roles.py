@@ -41,6 +41,11 @@ PUBLIC = {
     "admin:login": "the admin's own sign-in page",
     "admin:logout": "the admin's sign-out",
     "healthz": "liveness probe for the load balancer (core/health.py): no sign-in, no session",
+    "api_docs": "the API reference (Redoc): the published schema, no data",
+    "api_docs_swagger": "Swagger UI over the same published schema, to try calls with one's own token",
+    "metrics": "Prometheus scrape: its own bearer token or network rule (METRICS_*), 404 when neither is set",
+    "account:oidc_start": "signing in through the identity provider (404 when OIDC is not configured)",
+    "account:oidc_callback": "the identity provider's answer to a sign-in (404 when OIDC is not configured)",
 }
 SIGN_OUT = {"logout", "admin:logout"}
 # Deletions: the first allowed role's POST deletes the fixture, so the next allowed role finds nothing (404).
@@ -113,7 +118,22 @@ def params(world):
 
     router_build = RouterBuild.objects.create(topic=topic_set, name="walked router build", kind=Router.Kind.UPLOAD,
                                               status=RouterBuild.Status.FAILED, error="test")
+    # A model judge's run (annotation/views/model_judge.py), failed so its retry has something to do.
+    from annotation.models import ModelJudgeRun
+
+    judge_run = ModelJudgeRun.objects.create(topic=world["topic"], kind=ModelJudgeRun.Kind.CLASSIFIER,
+                                             status="failed", error="test")
+    # An external corpus (issue 29): its pages answer 404 for a corpus whose documents were imported.
+    from annotation.models import Corpus, ExternalCorpusSource
+
+    external = ExternalCorpusSource.objects.create(corpus=Corpus.objects.create(name="walked lake"),
+                                                   engine=ExternalCorpusSource.Engine.DUCKDB,
+                                                   location="/nonexistent-walked-lake", text_fields=["text"])
     return {
+        "run_id": judge_run.pk,
+        # Per URL name, parameters that differ from the shared ones.
+        "by_name": {"analyst:external_corpus": {"corpus_id": external.corpus_id},
+                    "analyst:external_corpus_check": {"corpus_id": external.corpus_id}},
         "router_build_id": router_build.pk,
         "token_id": token.token.pk, "build_id": build.pk, "router_id": router.pk,
         "endpoint_id": endpoint.pk, "delivery_id": delivery.pk, "version": 1,
@@ -152,7 +172,7 @@ def test_every_url_allows_its_role_and_refuses_the_others(world, params):
             if name != "admin:index" and names:
                 # Every admin view goes through the same staff check as the index; walk only the parameterless ones.
                 continue
-        url = reverse(name, kwargs={p: params[p] for p in names})
+        url = reverse(name, kwargs={p: params["by_name"].get(name, {}).get(p, params[p]) for p in names})
         for role in (*ROLES, None):
             for method in ("get", "post"):
                 # A sign-out URL gets a client of its own, so it does not sign the next requests out.

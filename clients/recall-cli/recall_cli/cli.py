@@ -279,12 +279,13 @@ def _class_arg(value: str) -> dict[str, str]:
 
 
 def _rule_arg(value: str) -> dict[str, Any]:
-    """`CLASS=term1,term2` (CLASS a class name or position): one keyword rule on every text field."""
+    """`CLASS=term1,term2` (CLASS a class name or position): one keyword rule on the title and the text (the
+    server reads no field by default: the rule names them)."""
     klass, sep, terms = value.partition("=")
     listed = [term.strip() for term in terms.split(",") if term.strip()]
     if not sep or not klass.strip() or not listed:
         raise argparse.ArgumentTypeError("a rule is CLASS=term1,term2 (or use --rules-file)")
-    return {"class": klass.strip(), "terms": listed}
+    return {"class": klass.strip(), "terms": listed, "fields": ["title", "text"]}
 
 
 def topic_set_create(client: Client, args: argparse.Namespace) -> int:
