@@ -385,6 +385,44 @@ class RouterBuildAdmin(ReadOnlyAdmin):
     search_fields = ["name"]
 
 
+@admin.register(models.ModelJudgeRun)
+class ModelJudgeRunAdmin(ReadOnlyAdmin):
+    """Judge runs are written by their task only (annotation/services/crowd/model_judge.py)."""
+
+    list_display = ["id", "topic", "kind", "model", "status", "processed", "total", "cost_spent", "created_at"]
+    list_filter = ["status", "kind"]
+
+
+@admin.register(models.ModelJudgment)
+class ModelJudgmentAdmin(ReadOnlyAdmin):
+    list_display = ["run", "document", "region", "status", "relevant", "probability", "reason"]
+    list_filter = ["status", "region"]
+    raw_id_fields = ("run", "topic", "document")
+
+
+@admin.register(models.ExternalCorpusSource)
+class ExternalCorpusSourceAdmin(ReadOnlyAdmin):
+    """Registered through annotation/services/corpora/backends/external.py (pages, API, command)."""
+
+    list_display = ["corpus", "engine", "location", "connection_env", "document_count"]
+    list_filter = ["engine"]
+
+
+@admin.register(models.ExternalDraw)
+class ExternalDrawAdmin(ReadOnlyAdmin):
+    list_display = ["draw", "engine", "snapshot", "plan_snapshot", "created_at"]
+    raw_id_fields = ("draw",)
+
+
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(ReadOnlyAdmin):
+    """Recorded by analysts through annotation/services/crowd/adjudication.py (page and API)."""
+
+    list_display = ["topic", "document", "relevant", "user", "updated_at"]
+    raw_id_fields = ("topic", "document")
+    search_fields = ["reason"]
+
+
 # --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------
 
 User = get_user_model()

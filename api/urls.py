@@ -10,6 +10,8 @@ from api.views import (
     classifier_builds,
     classifiers,
     corpora,
+    external_corpora,
+    model_judge,
     report_exports,
     reports,
     topic_sets,
@@ -73,8 +75,8 @@ v1 = [
          name="certification_lock"),
     path("certification-plans/<int:plan_id>/verdict/", reports.CertificationVerdict.as_view(),
          name="certification_verdict"),
-    path("", include("api.views.model_judge")),  # the model judge (issue 28): quote, runs, report
-    path("", include("api.views.external_corpora")),  # corpora that stay in the team's engine (issue 29)
+    *model_judge.urlpatterns,  # the model judge (issue 28): quote, runs, report
+    *external_corpora.urlpatterns,  # corpora that stay in the team's engine (issue 29)
 ]
 
 urlpatterns = [

@@ -85,7 +85,7 @@ def run(engine: str, documents: int, repeats: int, per_region: int, location: st
     else:
         from annotation.services.corpora.backends.spark import SparkParquetBackend
 
-        backend = SparkParquetBackend(location=location)
+        backend = SparkParquetBackend(location=location)  # type: ignore[assignment]  # the same interface
     print(f"open (snapshot, schema{', JVM start' if engine == 'spark' else ''}): {time.monotonic() - started:.2f} s")
     snapshot, times = _timed(backend.snapshot, 1)
     print(f"snapshot {snapshot.token} over {len(snapshot.manifest)} files: {times[0]:.3f} s")

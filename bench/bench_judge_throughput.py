@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
 
-    from bench.common import django_setup
+    from common import django_setup  # bench/ is on sys.path when run as a script, as for every bench script
 
     django_setup()
     from django.conf import settings

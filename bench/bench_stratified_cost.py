@@ -31,6 +31,7 @@ import platform
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def timing(runs: int = 7) -> None:
             sz = size // 5
             n = 60 if h != "U" else 800
             strata.append(Stratum(h, sz, n, float(rng.binomial(n, min(1.0, p * (0.2 + 0.4 * j)))), f"score:{j}"))
-    regions = {"a12": (5000, 300, 270.0), "b1": (3000, 200, 100.0), "b2": (20000, 400, 40.0), "u": (972_000, 3000, 2.0)}
+    regions: dict[str, Any] = {"a12": (5000, 300, 270.0), "b1": (3000, 200, 100.0), "b2": (20000, 400, 40.0), "u": (972_000, 3000, 2.0)}
     print(f"\n# timing ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load before: "
           f"{open('/proc/loadavg').read().strip() if os.path.exists('/proc/loadavg') else 'n/a'})")
     for name, call in (("stratified_design_recall, 4 regions × 5 strata",

@@ -41,7 +41,9 @@ class JudgePlanForm(forms.Form):
 
     def __init__(self, *args, topic: Topic, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["classifier"].queryset = Classifier.objects.filter(
+        field = self.fields["classifier"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = Classifier.objects.filter(
             corpus=topic.corpus, kind=Classifier.Kind.SCORES, archived_at__isnull=True).defer("retrieved_bitmap")
 
     def plan(self) -> dict[str, int]:

@@ -116,7 +116,7 @@ def _topic_form(request: HttpRequest, *, corpus: Corpus) -> TopicForm:
 def _scorer_offered(form: forms.Form, *, corpus_id: int) -> None:
     """Offer as scorer only the corpus's classifiers that store scores (the service checks again)."""
     field = form.fields.get("scorer")
-    if isinstance(field, forms.ModelChoiceField):
+    if isinstance(field, forms.ModelChoiceField) and field.queryset is not None:
         field.queryset = field.queryset.filter(corpus_id=corpus_id)
 
 

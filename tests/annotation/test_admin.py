@@ -67,6 +67,18 @@ def objects():
     found[models.RouterBuild] = models.RouterBuild.objects.create(
         topic=topic_set, name=HOSTILE, kind="keywords", definition={"rules": [{"class": 1, "terms": [HOSTILE]}]},
         router=router, status="done")
+    # Issues 27–29: judge runs and their answers, external corpora and their draws, adjudications.
+    run = models.ModelJudgeRun.objects.create(topic=topic, kind="endpoint", model=HOSTILE, status="done")
+    found[models.ModelJudgeRun] = run
+    found[models.ModelJudgment] = models.ModelJudgment.objects.create(run=run, topic=topic, document=doc, region="A12",
+                                                                      status="ok", relevant=True, probability=0.9,
+                                                                      detail=HOSTILE)
+    lake = models.Corpus.objects.create(name="lake " + HOSTILE)
+    found[models.ExternalCorpusSource] = models.ExternalCorpusSource.objects.create(
+        corpus=lake, engine="duckdb", location="/lake/" + HOSTILE, text_fields=["text"])
+    found[models.ExternalDraw] = models.ExternalDraw.objects.create(draw=cert_draw, engine="duckdb", snapshot=HOSTILE)
+    found[models.Adjudication] = models.Adjudication.objects.create(topic=topic, document=doc, relevant=True,
+                                                                    reason=HOSTILE)
     return found
 
 

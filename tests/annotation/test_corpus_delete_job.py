@@ -27,10 +27,10 @@ def admin_client(db) -> Client:
 
 
 def _corpus(documents: int, name: str = "big") -> Corpus:
-    corpus = CorpusFactory(name=name)
+    corpus = CorpusFactory.create(name=name)
     ids = make_documents(corpus, documents)
-    classifier = ClassifierFactory(corpus=corpus, ids=ids[: documents // 2])
-    ClassifierFactory(corpus=corpus, ids=ids[:10])
+    classifier = ClassifierFactory.create(corpus=corpus, ids=ids[: documents // 2])
+    ClassifierFactory.create(corpus=corpus, ids=ids[:10])
     ClassifierScore.objects.bulk_create(ClassifierScore(classifier=classifier, document_id=pk, score=0.5) for pk in ids)
     return corpus
 

@@ -1,5 +1,6 @@
 """Topic sets through the submit path: class votes, majority class, unsure, replays, corrections, MTurk, Dawid–Skene."""
 from decimal import Decimal
+from unittest import mock
 
 import boto3
 import numpy as np
@@ -196,8 +197,11 @@ def test_mturk_answers_are_provisional_then_counted_as_classes(stub):
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
     d = _docs(hit)
     answers = {d[0]: 1, d[1]: 0, d[2]: None, d[3]: 3, d[4]: 2}
-    assignment = mturk_service.mturk_assignment_start(
-        hit=hit, mturk_hit_id=MTURK_HIT_ID, mturk_assignment_id="3ASSIGNMENTCLASSES0", mturk_worker_id="AWORKERCLASSES0")
+    # MTurk's GetHIT check of a new place is tested in test_mturk_ops.py; the stub here answers the reconcile only.
+    with mock.patch.object(mturk_service, "_mturk_places_check"):
+        assignment = mturk_service.mturk_assignment_start(
+            hit=hit, mturk_hit_id=MTURK_HIT_ID, mturk_assignment_id="3ASSIGNMENTCLASSES0",
+            mturk_worker_id="AWORKERCLASSES0")
     with pytest.raises(InvalidAnswers):
         mturk_service.mturk_assignment_submit(hit=hit, mturk_assignment_id="3ASSIGNMENTCLASSES0",
                                               mturk_worker_id="AWORKERCLASSES0", answers={**answers, d[0]: 7})

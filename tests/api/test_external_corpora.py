@@ -77,3 +77,12 @@ def test_the_command_registers_and_checks(folder, capsys):
     assert "snapshot parquet:" in capsys.readouterr().out
     with pytest.raises(CommandError, match="NAME of an environment variable"):
         call_command("corpus_register_external", "other", "--location", str(folder), "--connection-env", "a=b")
+
+
+def test_a_location_the_server_cannot_read_is_refused_with_its_reason():
+    """A path longer than the file system allows (found by the schema fuzzer: 500 OSError 'File name too long')."""
+    from annotation.services.corpora.backends.base import BackendError
+    from annotation.services.corpora.backends.parquet_files import parquet_files
+
+    with pytest.raises(BackendError, match="cannot be read by the server"):
+        parquet_files("0" * 5000)

@@ -35,7 +35,7 @@ def objects(db):
     plan = CertificationPlan.objects.filter(topic=world.topic).first()
     return {"corpus_id": world.topic.corpus_id, "topic_id": world.topic.pk, "classifier_id": c1(world).pk,
             "topic_set_id": topic_set.pk, "plan_id": plan.pk if plan else 1, "build_id": 1, "upload_id": 1,
-            "router_id": 1, "version": 1}
+            "router_id": 1, "version": 1, "run_id": 1}
 
 
 # Each API list endpoint and its string filters (api/views/*: every `params.get(...)` that filters text).

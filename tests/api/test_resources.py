@@ -316,6 +316,8 @@ def test_certification_plan_create_lock_with_confirmation_and_verdict(manager, d
 def test_ids_beyond_the_database_range_are_no_server_error(manager, analyst, world, url):
     caller = manager if "judgments" in url or "report" in url else analyst
     response = caller.client.get(url)
-    assert response.status_code in (200, 404)
+    # An offset past 100,000 is refused with its reason (issue 25: no request walks the table that far).
+    expected = (400,) if "offset=" in url else (200, 404)
+    assert response.status_code in expected, response.content
     if response.status_code == 200:
         assert response.json()["results"] == []

@@ -67,6 +67,19 @@ ENDPOINTS = [
     ("get", "/api/v1/certification-plans/999999/", READERS),
     ("post", "/api/v1/certification-plans/999999/lock/", READERS),
     ("get", "/api/v1/certification-plans/999999/verdict/", READERS),
+    # the model judge (issue 28): configuring and paying is the analyst's; reading is the report readers'
+    ("get", "/api/v1/topics/{topic}/judge/quote/", ANALYST),
+    ("get", "/api/v1/topics/{topic}/judge/runs/", READERS),
+    ("post", "/api/v1/topics/{topic}/judge/runs/", ANALYST),
+    ("get", "/api/v1/topics/{topic}/judge/report/", READERS),
+    ("get", "/api/v1/judge-runs/999999/", READERS),
+    # adjudication (issue 27): the analyst's
+    ("get", "/api/v1/topics/{topic}/adjudication/", ANALYST),
+    ("post", "/api/v1/topics/{topic}/adjudication/", ANALYST),
+    # corpora that stay in the team's engine (issue 29)
+    ("post", "/api/v1/external-corpora/", ANALYST),
+    ("get", "/api/v1/external-corpora/{corpus}/", ANALYST),
+    ("post", "/api/v1/external-corpora/{corpus}/check/", ANALYST),
 ]
 
 

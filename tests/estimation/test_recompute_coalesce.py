@@ -68,6 +68,7 @@ def _label_commit(built, position: int) -> None:
     """One completed label in its own transaction, scheduling its topic's recompute as the crowd code does."""
     topic = built.topic
     draw = SampleDraw.objects.filter(topic=topic, region=Region.B2).first()
+    assert draw is not None
     with transaction.atomic():
         SampledDocument.objects.create(draw=draw, topic=topic, document_id=built.docs[position], region=Region.B2,
                                        inclusion_probability=0.5)

@@ -33,7 +33,8 @@ def coverage(*, accuracy: float, correct: bool, studies: int = 200, judged: int 
     for study in range(studies):
         relevant = rng.multinomial(TRUTH, _cells(RECALLS))
         irrelevant = rng.multinomial(IRRELEVANT, _cells(FALSE_RATES))
-        regions, votes = {}, []
+        regions: dict = {}
+        votes: list = []
         for i, h in enumerate(HISTORIES):
             if h == "000":
                 continue

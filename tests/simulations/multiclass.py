@@ -15,7 +15,7 @@ DRAWS = 2_000
 
 
 def _truth(z: np.ndarray, r: np.ndarray) -> tuple[float, float]:
-    matrix = confusion_matrix(true=z, predicted=r, classes=K)
+    matrix = confusion_matrix(true=z, predicted=r, classes=K)  # type: ignore[arg-type]  # arrays of class positions
     diagonal, rows, cols = np.diag(matrix), matrix.sum(axis=1), matrix.sum(axis=0)
     micro = 2 * diagonal[1:].sum() / (rows[1:].sum() + cols[1:].sum())
     macro = float(np.mean(2 * diagonal[1:] / (rows[1:] + cols[1:])))
@@ -39,10 +39,12 @@ def simulate(seed: int, *, accuracy: float, none: float) -> dict:
         answer = np.where(rng.random(n) < accuracy, zs, (zs + rng.integers(1, K, n)) % K)
         votes[np.arange(n), answer] += 1
     majority, decided = votes.argmax(axis=1), votes.max(axis=1) >= 2
-    before = multiclass_posterior(confusion=confusion_matrix(true=majority[decided], predicted=rs[decided],
-                                                             classes=K), draws=DRAWS, seed=seed, per_class=False)
-    after = multiclass_posterior_latent(votes=votes, predicted=rs, classes=K, draws=DRAWS, seed=seed,
-                                        per_class=False)
+    before = multiclass_posterior(confusion=confusion_matrix(true=majority[decided],
+                                                             predicted=rs[decided], classes=K),
+                                  draws=DRAWS, seed=seed, per_class=False)
+    after = multiclass_posterior_latent(votes=votes, predicted=rs, classes=K, draws=DRAWS,  # type: ignore[arg-type]
+                                        seed=seed, per_class=False)
+    assert after.latent is not None
     out = {"identified": after.latent.identified}
     for name, post in (("before", before), ("after", after)):
         for average, truth in (("micro", micro_true), ("macro", macro_true)):

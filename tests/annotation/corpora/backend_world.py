@@ -96,7 +96,7 @@ def truth(external_id: str) -> bool:
 
 def report(topic: Topic, sizes: dict[str, int]) -> dict:
     """The pair report's estimate from the sampled documents (labelled by ``truth``) and the engine's region sizes."""
-    regions = {}
+    regions: dict = {}
     for code in ("A12", "B1", "B2"):
         ids = list(SampledDocument.objects.filter(topic=topic, region=code).values_list("document__external_id", flat=True))
         regions[code.lower()] = RegionSample(size=sizes[code], judged=len(ids), relevant=sum(truth(i) for i in ids))

@@ -11,14 +11,18 @@ from annotation.services.corpora.backends.base import BackendError, Snapshot, sn
 
 def parquet_files(location: str) -> tuple[Path, list[Path]]:
     """(root, files): every *.parquet under a folder (recursively, sorted), or the one file given."""
-    path = Path(location).expanduser()
-    if path.is_file():
-        return path.parent, [path]
-    if not path.is_dir():
-        raise BackendError(f"No Parquet file or folder at {location!r} (as seen by the server).")
-    files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+    shown = location if len(location) <= 200 else location[:200] + "…"
+    try:
+        path = Path(location).expanduser()
+        if path.is_file():
+            return path.parent, [path]
+        if not path.is_dir():
+            raise BackendError(f"No Parquet file or folder at {shown!r} (as seen by the server).")
+        files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
+    except (OSError, ValueError) as exc:  # a name too long, a NUL, a folder the server may not read
+        raise BackendError(f"The location {shown!r} cannot be read by the server ({getattr(exc, 'strerror', None) or exc}).") from exc
     if not files:
-        raise BackendError(f"The folder {location!r} holds no .parquet file.")
+        raise BackendError(f"The folder {shown!r} holds no .parquet file.")
     return path, files
 
 
