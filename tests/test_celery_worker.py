@@ -49,10 +49,12 @@ def worker(redis_url, monkeypatch):
 
     monkeypatch.setitem(celery_app.conf, "CELERY_TASK_ALWAYS_EAGER", False)
     monkeypatch.setitem(celery_app.conf, "CELERY_BROKER_URL", redis_url)
-    # Pending flags left by an earlier run (topic ids restart with each test database) would hold schedules back.
+    # Pending flags, label counters and last-run times left by an earlier run (topic ids restart with each test
+    # database) would hold schedules back: the coalescing interval of issue 30 reads the last run's time.
     client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(match=recompute.PENDING_KEY.format(topic_id="*")):
-        client.delete(key)
+    for pattern in (recompute.PENDING_KEY, recompute.SEEN_KEY, recompute.LAST_KEY):
+        for key in client.scan_iter(match=pattern.format(topic_id="*")):
+            client.delete(key)
     from celery._state import _set_task_join_will_block, task_join_will_block
 
     joins_blocked = task_join_will_block()
