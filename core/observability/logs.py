@@ -29,7 +29,10 @@ def logging_config(*, fmt: str, level: str) -> dict[str, Any]:
     if fmt not in FORMATS:
         raise ValueError(f"LOG_FORMAT must be one of {', '.join(FORMATS)}, not {fmt!r}")
     renderer: Any = (structlog.processors.JSONRenderer() if fmt == "json"
-                     else structlog.dev.ConsoleRenderer(colors=False))
+                     # Plain tracebacks: rich's (with locals) cost tens of milliseconds a record, and a dead
+                     # Redis logs a warning on every request (e2e test_faults: submits took 2-8 s).
+                     else structlog.dev.ConsoleRenderer(colors=False,
+                                                        exception_formatter=structlog.dev.plain_traceback))
     final: list[Any] = [structlog.stdlib.ProcessorFormatter.remove_processors_meta]
     if fmt == "json":
         final.append(structlog.processors.format_exc_info)

@@ -162,13 +162,15 @@ def test_redis_stopped_while_annotators_submit(stack, analyst, manager, corpus, 
     threads, runs = crowd(stack, corpus, ANNOTATORS[:4], pause=0.05)
     wait_for(lambda: sum(len(run.acknowledged) for run in runs) >= 4, "a few submits before the outage", timeout=60)
     private_redis.stop()
-    acknowledged_at_stop = sum(len(run.acknowledged) for run in runs)
-    join(threads)
-    assert all(not run.failures for run in runs), [run.failures for run in runs]
-    during = sum(len(run.acknowledged) for run in runs) - acknowledged_at_stop
-    assert during > 0, "annotators submitted while Redis was down"
-    judgment_invariants(stack, runs)  # nothing acknowledged was lost while the broker was away
-    private_redis.start()
+    try:
+        acknowledged_at_stop = sum(len(run.acknowledged) for run in runs)
+        join(threads)
+        assert all(not run.failures for run in runs), [run.failures for run in runs]
+        during = sum(len(run.acknowledged) for run in runs) - acknowledged_at_stop
+        assert during > 0, "annotators submitted while Redis was down"
+        judgment_invariants(stack, runs)  # nothing acknowledged was lost while the broker was away
+    finally:  # the module's later tests need the broker whatever happened here
+        private_redis.start()
     TIMINGS["b_redis"] = {"submits_during_outage": during,
                           "catch_up_after_restart": report_catches_up(manager, stack, topic_id, timeout=SWEEP_WAIT)}
     judgment_invariants(stack, runs)
