@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from api.models import ApiToken, IdempotencyRecord
+from api.models import ApiToken, IdempotencyRecord, TokenScope
 from core.errors import ApplicationError
 
 TOKEN_PREFIX = "rk_"
@@ -44,13 +45,35 @@ class CreatedToken:
     plaintext: str  # shown once, never stored
 
 
-def api_token_create(*, user: User, name: str) -> CreatedToken:
-    """A new token for `user`; the plaintext is returned here and nowhere else."""
+def token_days_bounds() -> tuple[int, int]:
+    """(default, maximum) days a new token lasts: `API_TOKEN_DEFAULT_DAYS`, `API_TOKEN_MAX_DAYS`
+    (config/settings/identity.py; 90 and 365 when the settings do not define them)."""
+    maximum = int(getattr(settings, "API_TOKEN_MAX_DAYS", 365))
+    default = min(int(getattr(settings, "API_TOKEN_DEFAULT_DAYS", 90)), maximum)
+    return default, maximum
+
+
+def api_token_create(*, user: User, name: str, scope: TokenScope | str = TokenScope.READ_WRITE,
+                     expires_in_days: int | None = None) -> CreatedToken:
+    """A new token for `user` with its scope and term; the plaintext is returned here and nowhere else.
+
+    The one place a token's terms are checked: `scope` is one of `TokenScope`, `expires_in_days` (None: the
+    default term) is a whole number from 1 to `API_TOKEN_MAX_DAYS`. The page and the management command
+    pass what they were asked and show the TokenError.
+    """
     name = (name or "").strip()
     if not name:
         raise TokenError("Give the token a name (what will use it, e.g. “nightly pipeline”).")
     if len(name) > 100:
         raise TokenError("The token's name is longer than 100 characters.")
+    if scope not in TokenScope.values:
+        raise TokenError(f"Unknown scope {str(scope)[:40]!r}: choose read or read and write.",
+                         extra={"field": "scope"})
+    default_days, max_days = token_days_bounds()
+    days = default_days if expires_in_days is None else expires_in_days
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= max_days:
+        raise TokenError(f"A token lasts 1 to {max_days} days; {str(days)[:40]} was asked.",
+                         extra={"field": "expires_in_days"})
     if ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() >= MAX_TOKENS_PER_USER:
         raise TokenError(f"You already have {MAX_TOKENS_PER_USER} active tokens: revoke some first.")
     for _ in range(5):
@@ -58,7 +81,9 @@ def api_token_create(*, user: User, name: str) -> CreatedToken:
         plaintext = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(SECRET_BYTES)}"
         try:
             with transaction.atomic():
-                token = ApiToken.objects.create(user=user, name=name, prefix=prefix, secret_hash=_hash(plaintext))
+                token = ApiToken.objects.create(
+                    user=user, name=name, prefix=prefix, secret_hash=_hash(plaintext), scope=TokenScope(scope),
+                    expires_at=timezone.now() + timedelta(days=days))
         except IntegrityError:  # a prefix collision: draw again
             continue
         return CreatedToken(token=token, plaintext=plaintext)

@@ -2,14 +2,12 @@
 through the company's identity provider (/account/oidc/…, annotation/oidc.py; 404 while OIDC is off)."""
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -21,7 +19,7 @@ from rest_framework.views import APIView
 from annotation.roles import ROLE_PERMISSIONS
 from api.models import ApiToken, TokenScope
 from api.serializers import MeSerializer
-from api.services import api_token_create, api_token_revoke
+from api.services import api_token_create, api_token_revoke, token_days_bounds
 from api.views.common import PROBLEMS
 from core.errors import ApplicationError
 
@@ -48,17 +46,12 @@ def tokens_page(request: HttpRequest) -> HttpResponse:
     error = None
     user = request.user
     assert isinstance(user, User)  # login_required
-    default_days = getattr(settings, "API_TOKEN_DEFAULT_DAYS", 90)
-    max_days = getattr(settings, "API_TOKEN_MAX_DAYS", 365)
+    default_days, max_days = token_days_bounds()
     if request.method == "POST":
         try:
-            scope, days = _token_terms(request.POST, default_days=default_days, max_days=max_days)
-            with transaction.atomic():
-                created = api_token_create(user=user, name=request.POST.get("name", ""))
-                # The terms, until api_token_create takes them itself (see docs/deploy.md "API tokens").
-                ApiToken.objects.filter(pk=created.token.pk).update(
-                    scope=scope, expires_at=created.token.created_at + timedelta(days=days))
-                created.token.refresh_from_db()
+            created = api_token_create(user=user, name=request.POST.get("name", ""),
+                                       scope=request.POST.get("scope") or TokenScope.READ_WRITE,
+                                       expires_in_days=_days_parse(request.POST.get("expires_in_days")))
         except ApplicationError as exc:
             error = exc.message
     tokens = ApiToken.objects.filter(user=user)
@@ -85,19 +78,15 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     return redirect("account:tokens")
 
 
-def _token_terms(data: Any, *, default_days: int, max_days: int) -> tuple[str, int]:
-    """The scope and the days until expiry asked for in the form (parsed here, nothing written)."""
-    scope = data.get("scope") or TokenScope.READ_WRITE
-    if scope not in TokenScope.values:
-        raise ApplicationError(f"Unknown scope {scope!r}: choose read or read and write.")
-    raw = (data.get("expires_in_days") or "").strip()
+def _days_parse(raw: str | None) -> int | None:
+    """The form's days until expiry as a number (None when left empty); its bounds are the service's."""
+    raw = (raw or "").strip()
+    if not raw:
+        return None
     try:
-        days = int(raw) if raw else default_days
+        return int(raw)
     except ValueError:
         raise ApplicationError("Days until the token expires must be a whole number.") from None
-    if not 1 <= days <= max_days:
-        raise ApplicationError(f"A token lasts 1 to {max_days} days; {days} was asked.")
-    return scope, days
 
 
 # --- Sign-in through the identity provider (annotation/oidc.py) --------------------------------------
