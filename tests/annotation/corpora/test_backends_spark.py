@@ -48,7 +48,7 @@ from tests.annotation.corpora.backend_world import (
     write_parquet,
 )
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.slow, pytest.mark.spark]
 K1 = KeywordQuery(terms=tuple(C1_TERMS))
 K2 = KeywordQuery(terms=tuple(C2_TERMS))
 
