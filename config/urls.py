@@ -1,6 +1,3 @@
-import os
-
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth import views as auth_views
@@ -13,9 +10,10 @@ from django.urls import include, path
 from django.utils.http import url_has_allowed_host_and_scheme
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from annotation.services.accounts import DEMO_ACCOUNTS, PRODUCTION_SETTINGS
+from annotation.services.accounts import DEMO_ACCOUNTS
 from annotation.views.home import home
 from api.errors import api_not_found
+from core.demo import demo_accounts_allowed
 from core.health import healthz
 from core.observability.metrics import metrics_view
 
@@ -36,8 +34,7 @@ class LoginView(auth_views.LoginView):
 
 
 def _demo_accounts_present() -> list[tuple[str, str, str]]:
-    module = getattr(settings, "SETTINGS_MODULE", None) or os.environ.get("DJANGO_SETTINGS_MODULE", "")
-    if module == PRODUCTION_SETTINGS:
+    if not demo_accounts_allowed():  # core/demo.py: the same check that refuses to create them
         return []
     present = set(get_user_model().objects.filter(username__in=[name for _, name, _ in DEMO_ACCOUNTS], is_active=True)
                   .values_list("username", flat=True))

@@ -9,10 +9,8 @@ under the production settings this refuses to run.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.password_validation import validate_password
@@ -21,6 +19,7 @@ from django.db import transaction
 
 from annotation.models import Assignment
 from annotation.roles import ROLE_PERMISSIONS, roles_ensure
+from core.demo import demo_accounts_allowed
 from core.errors import ApplicationError
 
 
@@ -84,7 +83,6 @@ def user_deactivate(*, username: str) -> DeactivateResult:
         )
     return DeactivateResult(username=username, assignments_released=released)
 
-PRODUCTION_SETTINGS = "config.settings.production"
 
 # (role, username, password) — documented demo credentials, local use only.
 DEMO_ACCOUNTS: tuple[tuple[str, str, str], ...] = (
@@ -102,7 +100,7 @@ class DemoAccountsRefused(ApplicationError):
 
 def demo_accounts_ensure() -> list[tuple[str, str, str]]:
     """Create the demo accounts in their role groups (an existing account keeps its password); returns (role, username, password)."""
-    if _settings_module() == PRODUCTION_SETTINGS:
+    if not demo_accounts_allowed():
         raise DemoAccountsRefused("Demo accounts with published passwords are never created under production settings.")
     groups = roles_ensure()
     user_model = get_user_model()
@@ -116,8 +114,3 @@ def demo_accounts_ensure() -> list[tuple[str, str, str]]:
             user.save()
             user.groups.add(groups[role])
     return list(DEMO_ACCOUNTS)
-
-
-def _settings_module() -> str:
-    # settings.SETTINGS_MODULE is None when settings were configured by a test runner.
-    return getattr(settings, "SETTINGS_MODULE", None) or os.environ.get("DJANGO_SETTINGS_MODULE", "")
