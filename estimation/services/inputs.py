@@ -69,9 +69,11 @@ from annotation.models import (
     Topic,
     TopicClassifier,
 )
+from annotation.selectors import topic_gold_answers
 from annotation.services.corpora.retrieved_sets import classifier_bitmap, region_counts
 from annotation.services.crowd.adjudication import topic_adjudications
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
+from annotation.services.crowd.labels import UNSAMPLED_STRATUM, labels_strata
 from annotation.services.crowd.model_judge import model_judge_answers
 from core.errors import ApplicationError
 from estimation.selectors import certification_summary
@@ -148,6 +150,26 @@ class StratumInputs:
 
 
 @dataclass(frozen=True)
+class CrowdJudgmentsInputs:
+    """Every sure judgment of a Dawid–Skene topic, as ``annotation.services.crowd.labels`` fits its posteriors.
+
+    The report draws the Bayesian Dawid–Skene chain from them (issue 24 item 5), so its intervals carry the
+    uncertainty of the workers' accuracies.  Items are the judged documents in document order; workers are
+    numbered 0, 1, … in the order of their first judgment (no worker id is stored); strata are
+    ``labels_strata``'s keys (the sample that drew the document: one class prior each); gold items keep
+    their known answer.  Parallel tuples, one entry per judgment in ``items``/``workers``/``answers``.
+    """
+
+    document_ids: tuple[int, ...]  # item index → document id
+    strata: tuple[str, ...]  # per item
+    items: tuple[int, ...]
+    workers: tuple[int, ...]
+    answers: tuple[int, ...]  # 1 on topic, 0 off topic ("unsure" left out: a missing observation)
+    gold_items: tuple[int, ...] = ()
+    gold_answers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class CostInputs:
     assignments: int  # submitted or approved assignments
     rewards: str  # Decimal as a string: sum of the HIT rewards of those assignments
@@ -208,6 +230,9 @@ class TopicInputs:
     # Sampled documents an analyst adjudicated (annotation.services.crowd.adjudication): their label is the
     # adjudicated answer, counted as certain. Left out of ``as_dict`` when 0, so other topics' checksums stay.
     adjudicated: int = 0
+    # Dawid–Skene topics: every sure judgment, for the posterior draws of the workers' accuracies (issue 24
+    # item 5). None on majority topics and topic sets; left out of ``as_dict`` then, so their checksums stay.
+    crowd_judgments: CrowdJudgmentsInputs | None = None
 
     def sample(self, key: str) -> SampleInputs | None:
         return self.samples.get(key)
@@ -259,6 +284,11 @@ class TopicInputs:
             del data["model_judge_run"]
         if not self.adjudicated:
             del data["adjudicated"]
+        if self.crowd_judgments is None:
+            del data["crowd_judgments"]
+        else:
+            data["crowd_judgments"] = {f.name: list(getattr(self.crowd_judgments, f.name))
+                                       for f in fields(self.crowd_judgments)}
         return data
 
     def checksum(self) -> str:
@@ -518,7 +548,30 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
         model_judge=judge_answers,
         model_judge_run=f"{judge_answers.run_id}:{judge_answers.finished_at}" if judge_answers else "",
         adjudicated=len(sampled_any & labels.adjudicated),
+        crowd_judgments=_crowd_judgments(topic=topic) if soft and not topic.is_multiclass else None,
     )
+
+
+def _crowd_judgments(*, topic: Topic) -> CrowdJudgmentsInputs | None:
+    """The judgments ``labels_posteriors_recompute`` fits Dawid–Skene to (same rows, strata and gold), or None
+    without a sure judgment."""
+    rows = (Judgment.objects.filter(topic=topic, relevant__isnull=False).order_by("document_id", "worker_id")
+            .values_list("document_id", "worker_id", "relevant"))
+    doc_index: dict[int, int] = {}
+    worker_index: dict[int, int] = {}
+    items, workers, answers = [], [], []
+    for document_id, worker_id, relevant in rows:
+        items.append(doc_index.setdefault(document_id, len(doc_index)))
+        workers.append(worker_index.setdefault(worker_id, len(worker_index)))
+        answers.append(int(bool(relevant)))
+    if not items:
+        return None
+    gold = {d: int(bool(answer)) for d, answer in topic_gold_answers(topic=topic).items() if d in doc_index}
+    stratum_of = labels_strata(topic=topic, document_ids=doc_index)
+    return CrowdJudgmentsInputs(
+        document_ids=tuple(doc_index), strata=tuple(stratum_of.get(d, UNSAMPLED_STRATUM) for d in doc_index),
+        items=tuple(items), workers=tuple(workers), answers=tuple(answers),
+        gold_items=tuple(doc_index[d] for d in gold), gold_answers=tuple(gold.values()))
 
 
 def _strata(*, samples: dict[str, SampleInputs], stratum_drawn: dict[str, dict[str, set[int]]],

@@ -56,6 +56,12 @@ DEFAULT_DRAWS = 10_000
 # their Monte Carlo intervals move only when the judgments do.
 DEFAULT_SEED = 20_141_024
 POSTERIOR_BINS = 40
+# The Bayesian Dawid–Skene chain of a report (issue 24 item 5): kept sweeps and burn-in.  200 imputations are
+# enough for a mixture interval (Zhou & Reiter 2010 use 100 or more; each is reused 50 times by the 10,000
+# Monte Carlo draws); the chain starts from the EM fit, so 100 sweeps of burn-in suffice.  Measured on 600
+# judged documents × 3 votes: docs/aggregation.md ("Dawid–Skene intervals").
+DS_CHAIN_DRAWS = 200
+DS_CHAIN_BURN_IN = 100
 _REGION_LABELS = {
     "A12": "A1 ∩ A2 (retrieved by both)",
     "B1": "A1 ∖ A2 (C1 only)",
@@ -143,6 +149,9 @@ class _ReportBuilder:
         self.label_noise: dict[str, Any] | None = None
         self._probabilities: dict[str, tuple[float, ...]] | None = None
         self._probabilities_done = False
+        # Dawid–Skene topics: per sample key, the chain's draws of its judged relevant count (issue 24 item 5).
+        self._count_draws: dict[str, np.ndarray] | None = None
+        self._chain_probability: dict[int, float] = {}  # document id → the chain's mean P(relevant)
 
     # ----------------------------------------------------------------- top level
 
@@ -261,6 +270,8 @@ class _ReportBuilder:
                 corpus_size=corpus_size, confidence=self.confidence, draws=self.draws, seed=self.seed,
                 other_classifiers=others, return_draws=True, label_probabilities=probabilities,
                 certain_relevant=self._certain_relevant(),
+                judged_count_draws=(None if self._count_draws is None or probabilities is None
+                                    else {k: v for k, v in self._count_draws.items() if k in probabilities}),
             )
         except STATS_ERRORS as exc:
             self.diagnostics.append(diagnostic("estimation_failed", "error", f"The stratified estimate failed: {exc}"))
@@ -272,7 +283,14 @@ class _ReportBuilder:
             noise = self.stratified.label_noise
             self.label_noise["widened"] = noise is not None
             self.label_noise["regions"] = None if noise is None else noise.regions
-            if noise is not None:
+            if noise is not None and self.label_noise["source"] == "dawid_skene_draws":
+                self.diagnostics.append(diagnostic(
+                    "label_noise_widened", "info",
+                    "The workers did not always agree, so some labels may be wrong, and how accurate each worker "
+                    "is can only be estimated from their answers. The recall intervals allow for both: they "
+                    "average over many plausible accuracies of the workers, each with the labels it implies.",
+                    "stratified_pair_recall"))
+            elif noise is not None:
                 self.diagnostics.append(diagnostic(
                     "label_noise_widened", "info",
                     "The workers did not always agree, so some labels may be wrong. The recall intervals allow for "
@@ -287,7 +305,10 @@ class _ReportBuilder:
         worker error than a relevant document (notes §3), so counting majorities there would overstate
         what the classifiers missed by the majority's false-positive rate times |N|.
 
-        Dawid–Skene topics: the stored posteriors (the labels themselves).  Majority topics: the
+        Dawid–Skene topics (issue 24 item 5): the Bayesian Dawid–Skene chain's mean posteriors, and its draws
+        of each sample's judged relevant count (``_count_draws``, for ``judged_count_draws``) so the intervals
+        carry the uncertainty of the workers' accuracies; the stored EM posteriors (the labels themselves)
+        when the inputs hold no judgments to draw from.  Majority topics: the
         one-coin probability implied by each document's votes, with the worker accuracy estimated from
         how often two votes on one document agree (all estimation votes) and a prior per region.
         None when every label is certain (unanimous votes): the estimate is then the plain one.
@@ -304,8 +325,11 @@ class _ReportBuilder:
         if not samples:
             return None
         if inputs.soft_labels:
+            chain = self._dawid_skene_chain(samples)
+            if chain is not None:
+                return chain
             self.label_noise = {"source": "dawid_skene_posteriors", "worker_accuracy": None, "widened": False,
-                                "regions": None}
+                                "regions": None, "accuracy_uncertainty": False}
             return {k: s.labels for k, s in samples.items()}
         accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
         if accuracy is None or accuracy >= 1.0 or any(len(s.votes) != s.judged for s in samples.values()):
@@ -319,6 +343,65 @@ class _ReportBuilder:
         for key, sample in samples.items():
             out[key] = result.probabilities[start:start + sample.judged]
             start += sample.judged
+        return out
+
+    def _dawid_skene_chain(self, samples: dict[str, SampleInputs]) -> dict[str, tuple[float, ...]] | None:
+        """Label probabilities from the Bayesian Dawid–Skene chain (``aggregation.dawid_skene_draws``) on the
+        topic's judgments, with the same workers, strata and gold as the stored posteriors; sets
+        ``_count_draws`` and ``label_noise``.  None without judgments to draw from.
+
+        A judged document whose stored label is certain (a gold answer, an analyst's adjudication, or a
+        document in no judgment) keeps it in every draw.  The chain's seed is a function of the report's seed,
+        the topic and its number of judgments, so a report of the same labels is the same report.
+        """
+        crowd = self.inputs.crowd_judgments
+        if crowd is None or not crowd.items:
+            return None
+        index = {d: i for i, d in enumerate(crowd.document_ids)}
+        stratum_index = {k: i for i, k in enumerate(sorted(set(crowd.strata)))}
+        seed = (self.seed + 1_000_003 * self.inputs.topic_id + len(crowd.items)) % 2**32
+        try:
+            fit = aggregation.dawid_skene_draws(
+                items=np.asarray(crowd.items, dtype=np.int64), workers=np.asarray(crowd.workers, dtype=np.int64),
+                labels=np.asarray(crowd.answers, dtype=np.int64), n_classes=2,
+                strata=np.asarray([stratum_index[k] for k in crowd.strata], dtype=np.int64),
+                gold_items=np.asarray(crowd.gold_items, dtype=np.int64) if crowd.gold_items else None,
+                gold_labels=np.asarray(crowd.gold_answers, dtype=np.int64) if crowd.gold_items else None,
+                draws=DS_CHAIN_DRAWS, burn_in=DS_CHAIN_BURN_IN, seed=seed)
+        except STATS_ERRORS as exc:
+            self.diagnostics.append(diagnostic("dawid_skene_draws_failed", "warning",
+                                                f"The workers' accuracies could not be drawn ({exc}); the intervals "
+                                                "take the fitted accuracies as known."))
+            return None
+        groups: dict[str, list[int]] = {}
+        fixed: dict[str, tuple[list[int], float]] = {}
+        for key, sample in samples.items():
+            drawn = [index[d] for d, value in zip(sample.document_ids, sample.labels, strict=True)
+                     if d in index and 0.0 < value < 1.0]
+            groups[key] = drawn
+            certain = [i for i, (d, value) in enumerate(zip(sample.document_ids, sample.labels, strict=True))
+                       if not (d in index and 0.0 < value < 1.0)]
+            fixed[key] = (certain, float(sum(sample.labels[i] for i in certain)))
+        grouped = aggregation.dawid_skene_group_draws(fit=fit, groups=groups)
+        out: dict[str, tuple[float, ...]] = {}
+        self._count_draws = {}
+        for key, sample in samples.items():
+            certain, certain_sum = fixed[key]
+            chain = iter(grouped.probabilities[key].tolist())
+            keep = set(certain)
+            out[key] = tuple(sample.labels[i] if i in keep else next(chain) for i in range(sample.judged))
+            self._count_draws[key] = grouped.counts[key] + certain_sum
+        self._chain_probability = {d: float(fit.posterior_mean[i, 1]) for d, i in index.items()}
+        crowd_mean = fit.worker_accuracy.mean(axis=1)
+        low, high = np.quantile(crowd_mean, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
+        self.label_noise = {
+            "source": "dawid_skene_draws", "widened": False, "regions": None, "accuracy_uncertainty": True,
+            "worker_accuracy": num(float(crowd_mean.mean())),
+            "worker_accuracy_interval": [num(float(low)), num(float(high))],
+            "workers": int(fit.worker_accuracy.shape[1]), "draws": fit.draws, "burn_in": fit.burn_in,
+            "method": ("Bayesian Dawid–Skene (Gibbs): each Monte Carlo draw of the recall uses one draw of the "
+                       "workers' accuracies and the labels it implies; the interval is the mixture over the draws"),
+        }
         return out
 
     def _certain_relevant(self) -> dict[str, float]:
@@ -349,7 +432,11 @@ class _ReportBuilder:
         if not samples:
             return {}
         if inputs.soft_labels:
-            return {k: float(sum(1 for p in s.labels if p >= threshold)) for k, s in samples.items()}
+            self._label_probabilities()  # the chain's probabilities, when it ran, decide what is certain
+            chain = self._chain_probability
+            return {k: float(sum(1 for d, p in zip(s.document_ids, s.labels, strict=True)
+                                 if (chain.get(d, p) if 0.0 < p < 1.0 else p) >= threshold))
+                    for k, s in samples.items()}
         accuracy = pair_recall.worker_accuracy_from_agreement(votes=inputs.votes)
         if accuracy is None or accuracy >= 1.0 or any(len(s.votes) != s.judged for s in samples.values()):
             return {k: float(sum(1 for p in s.labels if p >= threshold)) for k, s in samples.items()}

@@ -473,6 +473,15 @@ def dawid_skene_draws(
     hyper_mean = float(np.clip(np.mean(point.worker_accuracy), ACCURACY_MEAN_GRID[0], ACCURACY_MEAN_GRID[-1]))
     hyper_strength = 20.0
     cell_base = data.workers * (k * k) + data.labels  # + k·z gives the (worker, truth, label) cell
+    # The grid's constant terms, once (the griddy Gibbs step below reads them every sweep).
+    grid_norm = (n_w * (gammaln(grid_k) - gammaln(grid_a) - gammaln(grid_b))).ravel()
+    grid_a1, grid_b1 = (grid_a - 1.0).ravel(), (grid_b - 1.0).ravel()
+    grid_mean, grid_strength = (grid_a / grid_k).ravel(), grid_k.ravel()
+    has_gold = bool(gold_mask.any())
+    # The item-weighted mixture of the strata's priors (the uniform mixture without items).
+    stratum_share = (np.bincount(group, minlength=n_strata) / data.n_items if data.n_items
+                     else np.full(n_strata, 1.0 / n_strata))
+    log_confusion = np.empty((data.labels.size, k))
     for sweep in range(burn_in + draws):
         counts = np.bincount(cell_base + k * z[data.items], minlength=data.n_workers * k * k).reshape(
             data.n_workers, k, k).astype(float)
@@ -487,26 +496,32 @@ def dawid_skene_draws(
             acc = np.clip(rng.beta(a_prior + right, b_prior + wrong), 1e-9, 1 - 1e-9)
             # Griddy Gibbs for (μ, κ) given the accuracies (Ritter & Tanner 1992).
             log_acc, log_rest = np.log(acc).sum(), np.log1p(-acc).sum()
-            log_post = (n_w * (gammaln(grid_k) - gammaln(grid_a) - gammaln(grid_b))
-                        + (grid_a - 1.0) * log_acc + (grid_b - 1.0) * log_rest).ravel()
+            log_post = grid_norm + grid_a1 * log_acc + grid_b1 * log_rest
             weights = np.exp(log_post - log_post.max())
             cell = int(np.searchsorted(np.cumsum(weights), rng.random() * weights.sum()))
             cell = min(cell, weights.size - 1)
-            hyper_mean, hyper_strength = float(grid_a.ravel()[cell] / grid_k.ravel()[cell]), float(grid_k.ravel()[cell])
+            hyper_mean, hyper_strength = float(grid_mean[cell]), float(grid_strength[cell])
             confusion = np.repeat(((1.0 - acc) / (k - 1))[:, None, None], k, axis=1).repeat(k, axis=2)
             confusion[:, idx, idx] = acc[:, None]
+            # log π_w[c, l_j] of one coin: log a_w where l_j = c, log((1 − a_w)/(k − 1)) elsewhere.
+            log_right, log_wrong = np.log(acc)[data.workers], np.log((1.0 - acc) / (k - 1))[data.workers]
+            log_confusion = np.where(data.labels[:, None] == idx[None, :], log_right[:, None], log_wrong[:, None])
         sums = np.bincount(group * k + z, minlength=n_strata * k).reshape(n_strata, k).astype(float)
         priors = _dirichlet_rows(rng, sums + 1.0)
         # E-step as _log_joint, with bincount (np.add.at is ~10× slower in this loop).
-        log_confusion = np.log(confusion[data.workers, :, data.labels])
+        if model == "full":
+            log_confusion = np.log(confusion[data.workers, :, data.labels])
         joint = np.log(priors)[group] + np.stack(
             [np.bincount(data.items, weights=log_confusion[:, c], minlength=data.n_items) for c in range(k)], axis=1)
-        posterior = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
-        posterior = np.where(gold_mask[:, None], gold_onehot, posterior)
+        # Normalised in place (scipy's logsumexp cost half of each sweep): exp(joint − row max) / row sum.
+        joint -= joint.max(axis=1, keepdims=True)
+        np.exp(joint, out=joint)
+        joint /= joint.sum(axis=1, keepdims=True)
+        posterior = np.where(gold_mask[:, None], gold_onehot, joint) if has_gold else joint
         z = draw_labels(posterior)
         if sweep >= burn_in:
             d = sweep - burn_in
-            mixture = priors[group].mean(axis=0) if data.n_items else priors.mean(axis=0)
+            mixture = stratum_share @ priors
             kept_posterior[d] = posterior
             kept_labels[d] = z
             kept_accuracy[d] = np.einsum("k,wkk->w", mixture, confusion)
@@ -514,6 +529,47 @@ def dawid_skene_draws(
     return DawidSkeneDraws(model=model, posterior=kept_posterior, labels=kept_labels,
                            posterior_mean=kept_posterior.mean(axis=0), worker_accuracy=kept_accuracy,
                            class_priors=kept_priors, burn_in=int(burn_in), point=point)
+
+
+@dataclass(frozen=True)
+class DawidSkeneGroupDraws:
+    """Result of :func:`dawid_skene_group_draws`: per group of items (a sample's judged documents).
+
+    counts[g]: (draws,) how many of the group's items the chain's latent labels put in ``positive_class``,
+        one per kept draw — the joint posterior of the group's count with the workers' accuracies drawn
+        too; draw d of every group comes from the same sweep.
+    probabilities[g]: (items of g,) P(item in ``positive_class``), averaged over the draws (the point).
+    """
+
+    counts: dict[str, np.ndarray]
+    probabilities: dict[str, np.ndarray]
+    draws: int
+
+    def as_dict(self) -> dict:
+        return jsonable(self)
+
+
+def dawid_skene_group_draws(*, fit: DawidSkeneDraws, groups: Mapping[str, Sequence[int]],
+                            positive_class: int = 1) -> DawidSkeneGroupDraws:
+    """Counts of ``positive_class`` among each group's items, per draw of :func:`dawid_skene_draws`.
+
+    The latent labels z of a Gibbs sweep are a draw from the joint posterior of every item's true class
+    (Paun et al., TACL 2018), so Σ_{i in g} z_i^(d) over the kept sweeps d is a draw of the group's count that
+    carries both the label noise given the accuracies and the accuracies' own uncertainty; a count built
+    from the EM posteriors (:func:`dawid_skene`) carries only the first.  Estimators take these draws as
+    imputations of the labels (e.g. ``pair_recall.stratified_pair_recall``'s ``judged_count_draws``).
+    """
+    if not 0 <= positive_class < fit.posterior.shape[2]:
+        raise ValueError(f"positive_class must be a class index below {fit.posterior.shape[2]}, got {positive_class!r}")
+    counts: dict[str, np.ndarray] = {}
+    probabilities: dict[str, np.ndarray] = {}
+    for key, members in groups.items():
+        index = np.asarray(members, dtype=np.int64)
+        if index.size and (index.min() < 0 or index.max() >= fit.posterior.shape[1]):
+            raise ValueError(f"group {key!r} names an item outside 0 … {fit.posterior.shape[1] - 1}")
+        counts[key] = (fit.labels[:, index] == positive_class).sum(axis=1).astype(float)
+        probabilities[key] = fit.posterior_mean[index, positive_class].copy()
+    return DawidSkeneGroupDraws(counts=counts, probabilities=probabilities, draws=fit.draws)
 
 
 # =========================================================================== agreement

@@ -627,6 +627,7 @@ def stratified_pair_recall(
     min_precision: float = 0.1,
     label_probabilities: Mapping[str, Sequence[float]] | None = None,
     certain_relevant: Mapping[str, float] | None = None,
+    judged_count_draws: Mapping[str, Sequence[float]] | None = None,
 ) -> StratifiedPairRecall:
     """Recall of C1 and C2 from judged samples of the disjoint regions (ESTIMATION-NOTES §2).
 
@@ -671,6 +672,14 @@ def stratified_pair_recall(
     the floor (``contradicts_found``: n̂ − floor's interval lies below zero) the
     ``total_below_found`` warning says the pair's figures are withheld.
 
+    ``judged_count_draws`` (issue 24 item 5): per region key with uncertain ``label_probabilities``, draws of
+    the judged documents' relevant count from a joint posterior of the labels — the Bayesian Dawid–Skene
+    chain's latent labels (``aggregation.dawid_skene_count_draws``), which move with its draws of the
+    workers' accuracies.  They replace the Poisson-binomial of the fixed probabilities, cycled to ``draws``
+    in the same order for every region (draw d of each region comes from the same chain draw, so errors that
+    a wrong accuracy makes in several regions stay together): each Monte Carlo draw is one imputation of the
+    labels, and the percentile interval is the mixture of the imputations' posteriors (Zhou & Reiter 2010).
+
     Example (notes §2): |A12| = 5,000 with p12 = 0.9, |B2| = 20,000 with
     p_B2 = 0.1 → r1 = 4,500/6,500 = 0.692.
     """
@@ -697,7 +706,16 @@ def stratified_pair_recall(
     point = _Counts(*(np.float64(_point_count(regions[k])) for k in ("A12", "B1", "B2")))
     # The judged documents' true counts, drawn once per region and shared by every prior's draws
     # (common random numbers: each quantity's draws keep their distribution, at a tenth of the cost).
-    label_counts = {k: _label_count_draws(p, rng=rng, draws=draws) for k, p in noisy.items()}
+    label_counts = {k: _label_count_draws(p, rng=rng, draws=draws) for k, p in noisy.items()
+                    if k not in (judged_count_draws or {})}
+    for key, values in (judged_count_draws or {}).items():
+        if key not in regions:
+            raise ValueError(f"judged_count_draws: unknown region {key!r}")
+        counts = np.asarray(values, dtype=float)
+        if counts.ndim != 1 or counts.size == 0 or counts.min() < 0 or counts.max() > regions[key].judged:
+            raise ValueError(f"judged_count_draws[{key!r}] must be counts between 0 and {regions[key].judged}")
+        if key in noisy:
+            label_counts[key] = np.resize(counts, draws)
 
     def region_draws(key: str, prior: tuple[float, float]) -> np.ndarray:
         if key in noisy:

@@ -47,3 +47,87 @@ def coverage(accuracy: float, *, seed: int = 2024, studies: int = STUDIES) -> tu
         low, high = recall_interval(fit.labels.astype(float), strata, rng)
         bayes += low <= TRUTH <= high
     return plug_in / studies, bayes / studies
+
+
+# --------------------------------------------------------------------------- the pair design (the report's path)
+
+# A fixed corpus seen through a classifier pair: |A12|, |B1|, |B2| and their relevant counts T, with the relevant
+# documents neither classifier retrieved T_U = T_B1·T_B2/T12 = 120, so the pair's estimand r1* = T12/(T12 + T_B2)
+# is the corpus recall exactly (δ1 = 1): r1 = 480/840 = 0.571, r2 = 480/640 = 0.750.
+PAIR_SIZES = {"A12": 600, "B1": 400, "B2": 900}
+PAIR_RELEVANT = {"A12": 480, "B1": 160, "B2": 360}
+PAIR_TRUTH = {"C1": 480 / 840, "C2": 480 / 640}
+PAIR_JUDGED = 200  # per region: 600 judged documents × 3 votes, the report's timing case
+
+
+def pair_study(rng: np.random.Generator, *, accuracy: float, workers: int = 20, judged: int = PAIR_JUDGED):
+    """One study: a simple random sample of ``judged`` documents per region, three votes each from a pool of
+    ``workers`` whose accuracies are N(``accuracy``, 0.05) clipped to [0.55, 0.99].
+
+    Returns (strata, items, workers, labels): strata[i] is 0/1/2 for A12/B1/B2, the rest are one entry per vote.
+    """
+    truth = []
+    for key in ("A12", "B1", "B2"):
+        region = np.zeros(PAIR_SIZES[key], dtype=bool)
+        region[:PAIR_RELEVANT[key]] = True
+        truth.append(rng.choice(region, size=judged, replace=False))
+    relevant = np.concatenate(truth)
+    strata = np.repeat(np.arange(3), judged)
+    n = relevant.size
+    items = np.repeat(np.arange(n), 3)
+    who = np.argsort(rng.random((n, workers)), axis=1)[:, :3].ravel()
+    skill = np.clip(rng.normal(accuracy, 0.05, workers), 0.55, 0.99)
+    labels = np.where(rng.random(3 * n) < skill[who], relevant[items], ~relevant[items]).astype(int)
+    return strata, items, who, labels
+
+
+PAIR_TRUE_TOTAL = 480 + 160 + 360 + 120  # n, the relevant documents of the corpus (T_U = 120 outside the pair)
+
+
+def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judged: int = PAIR_JUDGED,
+                  chain_draws: int = 200, burn_in: int = 100, mc_draws: int = 2_000) -> dict[str, dict[str, float]]:
+    """Coverage of the truth by ``stratified_pair_recall``'s 95% intervals, three ways on the same data:
+
+    "point": label probabilities = the EM posteriors (the workers' accuracies taken as known; the Dawid–Skene
+    report before issue 24 item 5); "draws": the Bayesian Dawid–Skene chain's label counts as
+    ``judged_count_draws`` (the report now); "votes": the majority topics' report, one-coin probabilities of
+    each document's votes at the accuracy estimated from vote agreement (``vote_label_probabilities``).
+    Returns {way: {"C1", "C2": coverage of r1, r2; "n_hat": coverage of n; "width_C1": mean width;
+    "inside": share of studies whose r1 and r2 point estimates lie inside their intervals}}.
+    """
+    from estimation.stats.aggregation import dawid_skene_group_draws
+    from estimation.stats.pair_recall import (
+        stratified_pair_recall,
+        vote_label_probabilities,
+        worker_accuracy_from_agreement,
+    )
+
+    rng = np.random.default_rng(seed)
+    keys = ("A12", "B1", "B2")
+    hits = {way: dict.fromkeys(("C1", "C2", "n_hat", "width_C1", "inside"), 0.0) for way in ("point", "draws", "votes")}
+    for study in range(studies):
+        strata, items, who, labels = pair_study(rng, accuracy=accuracy, judged=judged)
+        fit = dawid_skene_draws(items=items, workers=who, labels=labels, strata=strata, draws=chain_draws,
+                                burn_in=burn_in, seed=study)
+        groups = {key: np.flatnonzero(strata == g) for g, key in enumerate(keys)}
+        grouped = dawid_skene_group_draws(fit=fit, groups=groups)
+        relevant_votes = np.bincount(items, weights=labels, minlength=strata.size).astype(int)
+        votes = [(int(r), 3) for r in relevant_votes]
+        agreement = worker_accuracy_from_agreement(votes=votes)
+        by_vote = vote_label_probabilities(votes=votes, strata=[keys[g] for g in strata],
+                                           accuracy=min(agreement or 1.0, 0.999)).probabilities
+        regions = {key.lower(): {"size": PAIR_SIZES[key], "judged": judged, "relevant": 0.0} for key in keys}
+        ways = {
+            "point": {"label_probabilities": {k: fit.point.posterior[g, 1] for k, g in groups.items()}},
+            "draws": {"label_probabilities": grouped.probabilities, "judged_count_draws": grouped.counts},
+            "votes": {"label_probabilities": {k: np.asarray(by_vote)[g] for k, g in groups.items()}},
+        }
+        for way, extra in ways.items():
+            result = stratified_pair_recall(**regions, draws=mc_draws, seed=study, **extra)
+            for name, estimate in (("C1", result.r1), ("C2", result.r2)):
+                hits[way][name] += estimate.low <= PAIR_TRUTH[name] <= estimate.high
+            n_hat = result.n_hat
+            hits[way]["n_hat"] += n_hat.low is not None and n_hat.low <= PAIR_TRUE_TOTAL <= (n_hat.high or np.inf)
+            hits[way]["width_C1"] += result.r1.high - result.r1.low
+            hits[way]["inside"] += all(e.low <= e.point <= e.high for e in (result.r1, result.r2))
+    return {way: {k: v / studies for k, v in values.items()} for way, values in hits.items()}
