@@ -16,6 +16,7 @@ from api.views import (
     reports,
     topic_sets,
     topics,
+    training_advice,
 )
 
 app_name = "api"
@@ -75,6 +76,7 @@ v1 = [
          name="certification_lock"),
     path("certification-plans/<int:plan_id>/verdict/", reports.CertificationVerdict.as_view(),
          name="certification_verdict"),
+    path("training-advice/", training_advice.TrainingAdvice.as_view(), name="training_advice"),
     *model_judge.urlpatterns,  # the model judge (issue 28): quote, runs, report
     *external_corpora.urlpatterns,  # corpora that stay in the team's engine (issue 29)
 ]

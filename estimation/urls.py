@@ -4,7 +4,7 @@ Certification pages are added below by their owner, one line each.
 """
 from django.urls import path
 
-from estimation.views import certification, reports
+from estimation.views import certification, reports, training_advice
 
 app_name = "reports"
 urlpatterns = [
@@ -22,4 +22,5 @@ urlpatterns = [
     path("certification/<int:plan_id>/replan/", certification.certification_plan_replan,
          name="certification_replan"),
     path("certification/<int:plan_id>/verdict/", certification.certification_verdict, name="certification_verdict"),
+    path("certification/training-advice/", training_advice.training_advice, name="training_advice"),
 ]

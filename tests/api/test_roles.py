@@ -67,6 +67,7 @@ ENDPOINTS = [
     ("get", "/api/v1/certification-plans/999999/", READERS),
     ("post", "/api/v1/certification-plans/999999/lock/", READERS),
     ("get", "/api/v1/certification-plans/999999/verdict/", READERS),
+    ("post", "/api/v1/training-advice/", READERS),  # when to stop training (seed 004 Sec. 3): a calculator
     # the model judge (issue 28): configuring and paying is the analyst's; reading is the report readers'
     ("get", "/api/v1/topics/{topic}/judge/quote/", ANALYST),
     ("get", "/api/v1/topics/{topic}/judge/runs/", READERS),
