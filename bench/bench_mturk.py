@@ -51,6 +51,10 @@ class FakeMturk:
         self.calls += 1
         return {}
 
+    def list_reviewable_hits(self, Status, MaxResults, NextToken=None):
+        self.calls += 1
+        return {"HITs": [], "NumResults": 0}
+
     def get_hit(self, HITId):
         self.calls += 1
         return {"HIT": {"HITId": HITId, "HITStatus": "Reviewable", "Expiration": timezone.now() + timedelta(days=1)}}

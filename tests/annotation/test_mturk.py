@@ -4,6 +4,7 @@ Every request is asserted exactly (expected_params); the Stubber also fails the 
 if a call is made that was not expected, or an expected one is left unmade.
 """
 import hashlib
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from unittest import mock
@@ -137,6 +138,19 @@ def _created(hit_id: str = MTURK_HIT_ID) -> dict:
 
 def _live_hit(hit_id: str = MTURK_HIT_ID, status: str = "Assignable", expires_in: float = 86400) -> dict:
     return {"HIT": {"HITId": hit_id, "HITStatus": status, "Expiration": timezone.now() + timedelta(seconds=expires_in)}}
+
+
+def _listed(hit_id: str = MTURK_HIT_ID, status: str = "Reviewable", expires_in: float = 86400) -> dict:
+    """A HIT as ListReviewableHITs returns it (Reviewable: expired, or every assignment submitted)."""
+    return {"HITId": hit_id, "HITStatus": status, "Expiration": timezone.now() + timedelta(seconds=expires_in)}
+
+
+def _lists(stub, reviewable: Sequence[dict] = (), reviewing: Sequence[dict] = ()) -> None:
+    """The two listings every reconcile run of published HITs starts with, one page each."""
+    stub.add_response("list_reviewable_hits", {"HITs": list(reviewable), "NumResults": len(reviewable)},
+                      {"Status": "Reviewable", "MaxResults": 100})
+    stub.add_response("list_reviewable_hits", {"HITs": list(reviewing), "NumResults": len(reviewing)},
+                      {"Status": "Reviewing", "MaxResults": 100})
 
 
 def _submitted_app_assignment(hit: Hit, mturk_assignment_id: str, worker_id: str, *, blocked: bool = False):
@@ -280,10 +294,9 @@ def test_failed_publish_keeps_the_hit_unpublished_and_reconcile_publishes_it(stu
     assert "not published" in caplog.text and "reconcile will retry" in caplog.text
 
     stub.add_response("create_hit", _created(), _create_hit_params(hit))
-    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    _lists(stub)  # an open HIT nobody took, on offer: no call of its own
     summary = mturk_reconcile_all()
-    assert (summary.published, summary.publish_failed, summary.errors) == (1, 0, [])
+    assert (summary.published, summary.publish_failed, summary.errors, summary.hits_checked) == (1, 0, [], 0)
     assert Hit.objects.get(pk=hit.pk).external_id == MTURK_HIT_ID
 
 
@@ -354,6 +367,7 @@ def test_reconcile_reads_every_page_approves_recorded_work_and_rejects_unrecorde
     hit = _published()
     recorded = _submitted_app_assignment(hit, "3ASSIGNMENTRECORDED00000000001", "A1WORKERRECORDED")
     listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTRECORDED00000000001", "A1WORKERRECORDED")], "NextToken": "page-2", "NumResults": 1},
@@ -380,7 +394,6 @@ def test_reconcile_reads_every_page_approves_recorded_work_and_rejects_unrecorde
             "UniqueRequestToken": "recall-extra-3ASSIGNMENTNOANSWERS0000000002",
         },
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
 
     summary = mturk_reconcile_all()
     assert (summary.hits_checked, summary.approved, summary.rejected, summary.replaced) == (1, 1, 1, 1)
@@ -395,6 +408,7 @@ def test_a_refused_replacement_is_reported_and_the_run_goes_on(stub):
         hit=hit, worker=Worker.objects.create(platform="mturk", external_id="A8BYPASS"), slot=0,
         deadline=timezone.now() + timedelta(hours=1), external_id="3ASSIGNMENTCLAIMED00000000008",
     )
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTCLAIMED00000000008", "A8BYPASS")], "NumResults": 1},
@@ -410,7 +424,6 @@ def test_a_refused_replacement_is_reported_and_the_run_goes_on(stub):
         expected_params={"HITId": MTURK_HIT_ID, "NumberOfAdditionalAssignments": 1,
                          "UniqueRequestToken": "recall-extra-3ASSIGNMENTCLAIMED00000000008"},
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     summary = mturk_reconcile_all()
     assert (summary.rejected, summary.replaced, summary.hits_checked) == (1, 0, 1)
     assert "cannot be extended" in summary.errors[0]
@@ -421,6 +434,7 @@ def test_a_refused_replacement_is_reported_and_the_run_goes_on(stub):
 def test_reconcile_rejects_work_of_workers_blocked_for_gold_accuracy(stub):
     hit = _published()
     blocked = _submitted_app_assignment(hit, "3ASSIGNMENTBLOCKED00000000003", "A3WORKERBLOCKED", blocked=True)
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTBLOCKED00000000003", "A3WORKERBLOCKED")], "NumResults": 1},
@@ -429,7 +443,6 @@ def test_reconcile_rejects_work_of_workers_blocked_for_gold_accuracy(stub):
     stub.add_response(
         "reject_assignment", {}, {"AssignmentId": "3ASSIGNMENTBLOCKED00000000003", "RequesterFeedback": FEEDBACK_LOW_ACCURACY}
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     summary = mturk_reconcile_all()
     assert (summary.approved, summary.rejected) == (0, 1)
     blocked.refresh_from_db()
@@ -443,18 +456,18 @@ def test_approval_waits_for_the_hold_so_later_gold_checks_can_still_block(settin
     assignment = _submitted_app_assignment(hit, "3ASSIGNMENTHELD000000000000006", "A6WORKERHELD")
     listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
     found = {"Assignments": [_mturk_assignment("3ASSIGNMENTHELD000000000000006", "A6WORKERHELD")], "NumResults": 1}
+    _lists(stub)
     stub.add_response("list_assignments_for_hit", found, listing)
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     summary = mturk_reconcile_all()  # no approve_assignment queued: a call would fail the test
     assert (summary.held, summary.approved) == (1, 0)
     assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
 
     Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=7))
+    _lists(stub)
     stub.add_response("list_assignments_for_hit", found, listing)
     stub.add_response(
         "approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTHELD000000000000006", "RequesterFeedback": FEEDBACK_APPROVED}
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     assert mturk_reconcile_all().approved == 1
 
 
@@ -463,6 +476,7 @@ def test_the_hold_never_reaches_mturks_auto_approval(settings, stub):
     hit = _published()
     assignment = _submitted_app_assignment(hit, "3ASSIGNMENTLATE000000000000007", "A7WORKERLATE")
     Assignment.objects.filter(pk=assignment.pk).update(submitted_at=timezone.now() - timedelta(hours=71, minutes=1))
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTLATE000000000000007", "A7WORKERLATE")], "NumResults": 1},
@@ -471,7 +485,6 @@ def test_the_hold_never_reaches_mturks_auto_approval(settings, stub):
     stub.add_response(
         "approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTLATE000000000000007", "RequesterFeedback": FEEDBACK_APPROVED}
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     assert mturk_reconcile_all().approved == 1
 
 
@@ -480,6 +493,7 @@ def test_reconcile_does_not_approve_twice(stub):
     hit = _published()
     assignment = _submitted_app_assignment(hit, "3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE")
     listing = {"HITId": MTURK_HIT_ID, "MaxResults": 100}
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE")], "NumResults": 1},
@@ -497,19 +511,19 @@ def test_reconcile_does_not_approve_twice(stub):
         {"Assignment": _mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE", "Approved")},
         {"AssignmentId": "3ASSIGNMENTTWICE0000000000004"},
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     first = mturk_reconcile_all()
     assert (first.approved, first.already_reviewed, first.errors) == (0, 1, [])
     assignment.refresh_from_db()
     assert assignment.status == "approved"
 
-    # Second run: MTurk lists it as Approved; no approve_assignment call is made (none is queued).
+    # Second run (the HIT now full, so Reviewable): MTurk lists the assignment as Approved; no approve_assignment
+    # call is made (none is queued).
+    _lists(stub, reviewable=[_listed()])
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTTWICE0000000000004", "A4WORKERTWICE", "Approved")], "NumResults": 1},
         listing,
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     second = mturk_reconcile_all()
     assert (second.approved, second.rejected, second.errors) == (0, 0, [])
     assignment.refresh_from_db()
@@ -522,8 +536,7 @@ def test_reconcile_does_not_approve_twice(stub):
 )
 def test_reconcile_expires_hits_no_longer_needed(stub, topic_status, hit_status):
     _published(_topic(status=topic_status), status=hit_status)
-    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    _lists(stub)  # in neither list: still on offer, so expired (no GetHIT, no listing of its assignments)
     stub.add_response(
         "update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)}
     )
@@ -531,19 +544,36 @@ def test_reconcile_expires_hits_no_longer_needed(stub, topic_status, hit_status)
     assert summary.expired == 1
 
 
-def test_reconcile_does_not_expire_an_already_expired_hit(stub):
+def test_reconcile_does_not_expire_an_already_expired_hit_and_parks_it_once_decided(stub):
     _published(_topic(status=Topic.Status.CLOSED))
+    _lists(stub, reviewable=[_listed(expires_in=-60)])
     stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(status="Reviewable", expires_in=-60), {"HITId": MTURK_HIT_ID})
-    assert mturk_reconcile_all().expired == 0
+    stub.add_response("update_hit_review_status", {}, {"HITId": MTURK_HIT_ID, "Revert": False})
+    summary = mturk_reconcile_all()
+    assert (summary.expired, summary.parked, summary.reviewable_listed) == (0, 1, 1)
+    # Next run MTurk lists it as Reviewing: no call of its own any more.
+    _lists(stub, reviewing=[_listed(status="Reviewing", expires_in=-60)])
+    summary = mturk_reconcile_all()
+    assert (summary.hits_checked, summary.expired, summary.parked) == (0, 0, 0)
 
 
 def test_reconcile_reopens_a_needed_hit_whose_mturk_lifetime_ran_out(stub):
     _published()
+    _lists(stub, reviewable=[_listed(expires_in=-60)])
     stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(expires_in=-60), {"HITId": MTURK_HIT_ID})
     stub.add_response("update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": stub_any_future()})
-    assert mturk_reconcile_all().reopened == 1
+    summary = mturk_reconcile_all()
+    assert (summary.reopened, summary.parked) == (1, 0)
+
+
+def test_reconcile_reopens_a_hit_parked_while_its_topic_was_paused(stub):
+    """Parked in Reviewing when the topic paused; resumed, the app needs it again: back to Reviewable, extended."""
+    _published()
+    _lists(stub, reviewing=[_listed(status="Reviewing", expires_in=-60)])
+    stub.add_response("update_hit_review_status", {}, {"HITId": MTURK_HIT_ID, "Revert": True})
+    stub.add_response("update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": stub_any_future()})
+    summary = mturk_reconcile_all()
+    assert (summary.reopened, summary.hits_checked) == (1, 1)
 
 
 def stub_any_future():
@@ -562,6 +592,7 @@ def test_one_failing_hit_does_not_stop_the_others(stub):
     first = _published(topic)
     second = _hit(topic)
     Hit.objects.filter(pk=second.pk).update(external_id="3SECONDHIT0000000000000000000B")
+    _lists(stub, reviewable=[_listed(), _listed("3SECONDHIT0000000000000000000B")])
     stub.add_client_error(
         "list_assignments_for_hit", service_error_code="RequestError", service_message="Hit does not exist.",
         http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
@@ -570,7 +601,6 @@ def test_one_failing_hit_does_not_stop_the_others(stub):
         "list_assignments_for_hit", {"Assignments": [], "NumResults": 0},
         {"HITId": "3SECONDHIT0000000000000000000B", "MaxResults": 100},
     )
-    stub.add_response("get_hit", _live_hit("3SECONDHIT0000000000000000000B"), {"HITId": "3SECONDHIT0000000000000000000B"})
     summary = mturk_reconcile_all()
     assert summary.hits_checked == 2
     assert summary.errors == [f"HIT {first.pk} ({MTURK_HIT_ID}): RequestError Hit does not exist."]
@@ -583,6 +613,7 @@ def test_reconcile_stops_early_when_mturk_is_throttling(stub):
     first = _published(topic)
     second = _hit(topic)
     Hit.objects.filter(pk=second.pk).update(external_id="3SECONDHIT0000000000000000000B")
+    _lists(stub, reviewable=[_listed(), _listed("3SECONDHIT0000000000000000000B")])
     stub.add_client_error(
         "list_assignments_for_hit", service_error_code="ThrottlingException", service_message="Rate exceeded",
         http_status_code=400, expected_params={"HITId": MTURK_HIT_ID, "MaxResults": 100},
@@ -655,13 +686,13 @@ def test_judgments_are_not_touched_by_reconcile(stub):
     Judgment.objects.create(
         assignment=assignment, topic=hit.topic, document=item.document, worker=assignment.worker, relevant=True
     )
+    _lists(stub)
     stub.add_response(
         "list_assignments_for_hit",
         {"Assignments": [_mturk_assignment("3ASSIGNMENTJUDGED000000000005", "A5WORKER")], "NumResults": 1},
         {"HITId": MTURK_HIT_ID, "MaxResults": 100},
     )
     stub.add_response("approve_assignment", {}, {"AssignmentId": "3ASSIGNMENTJUDGED000000000005", "RequesterFeedback": FEEDBACK_APPROVED})
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     mturk_reconcile_all()
     assert list(Judgment.objects.filter(assignment=assignment).values_list("relevant", flat=True)) == [True]
 
@@ -673,8 +704,7 @@ def test_hits_of_an_inactive_topic_wait_unpublished(stub, topic_status):
     assert mturk_reconcile_all().published == 0
     Topic.objects.filter(pk=hit.topic_id).update(status=Topic.Status.ACTIVE)
     stub.add_response("create_hit", _created(), _create_hit_params(hit))
-    stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
+    _lists(stub)
     assert mturk_reconcile_all().published == 1
 
 
@@ -712,9 +742,8 @@ def _unknown(stub, assignment_id: str) -> None:
     )
 
 
-def _no_listing_then_live_hit(stub) -> None:
+def _no_assignments_listed(stub) -> None:
     stub.add_response("list_assignments_for_hit", {"Assignments": [], "NumResults": 0}, {"HITId": MTURK_HIT_ID, "MaxResults": 100})
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
 
 
 def _labels(hit: Hit) -> list[tuple[int, bool | None]]:
@@ -732,18 +761,20 @@ def test_three_forged_pairs_decide_nothing_and_expire_unverified(stub):
     assert {a.status for a in forged} == {"claimed"}  # waiting; their places are held meanwhile
 
     # Within MTurk's time for the assignments, an id MTurk does not know may still be handed back.
+    _lists(stub)
     for assignment_id, _ in FORGED:
         _unknown(stub, assignment_id)
-    _no_listing_then_live_hit(stub)
+    _no_assignments_listed(stub)
     summary = mturk_reconcile_all()
     assert (summary.verified, summary.unverified, summary.awaiting_verification) == (0, 0, 3)
     assert (summary.approved, summary.rejected) == (0, 0)
 
     # Past MTurk's deadline (30 min after the claim) plus the grace: given up, kept, never counted.
     Assignment.objects.filter(hit=hit).update(claimed_at=timezone.now() - timedelta(minutes=41))
+    _lists(stub)
     for assignment_id, _ in FORGED:
         _unknown(stub, assignment_id)
-    _no_listing_then_live_hit(stub)
+    _no_assignments_listed(stub)
     summary = mturk_reconcile_all()
     assert (summary.verified, summary.unverified, summary.awaiting_verification) == (0, 3, 0)
     stored = list(Assignment.objects.filter(hit=hit).order_by("pk"))
@@ -763,6 +794,7 @@ def test_confirmed_submissions_count_decide_labels_and_are_paid(stub):
         _provisional(hit, assignment_id, worker_id, relevant=n != 2)  # two say yes, one no
     assert Judgment.objects.count() == 0
 
+    _lists(stub)
     for assignment_id, worker_id in real:
         stub.add_response("get_assignment", _got(assignment_id, worker_id), {"AssignmentId": assignment_id})
     stub.add_response(
@@ -772,8 +804,7 @@ def test_confirmed_submissions_count_decide_labels_and_are_paid(stub):
     )
     for assignment_id, _ in real:
         stub.add_response("approve_assignment", {}, {"AssignmentId": assignment_id, "RequesterFeedback": FEEDBACK_APPROVED})
-    # Complete now: reconcile takes the HIT off MTurk.
-    stub.add_response("get_hit", _live_hit(status="Unassignable"), {"HITId": MTURK_HIT_ID})
+    # Complete now: reconcile takes the HIT off MTurk (in neither list: still on offer there).
     stub.add_response("update_expiration_for_hit", {}, {"HITId": MTURK_HIT_ID, "ExpireAt": datetime(2015, 1, 1, tzinfo=UTC)})
 
     summary = mturk_reconcile_all()
@@ -800,8 +831,9 @@ def test_a_contradicted_submission_is_given_up_at_once(stub, reply, reason):
     """A real assignment id used with another worker id (or for another HIT) never counts, even early."""
     hit = _published()
     pending = _provisional(hit, *FORGED[0])
+    _lists(stub)
     stub.add_response("get_assignment", reply, {"AssignmentId": FORGED[0][0]})
-    _no_listing_then_live_hit(stub)
+    _no_assignments_listed(stub)
     summary = mturk_reconcile_all()
     assert (summary.verified, summary.unverified) == (0, 1)
     pending.refresh_from_db()
@@ -813,6 +845,7 @@ def test_verification_waits_while_mturk_is_unreachable(stub):
     hit = _published()
     pending = _provisional(hit, *FORGED[0])
     Assignment.objects.filter(pk=pending.pk).update(claimed_at=timezone.now() - timedelta(hours=3))
+    _lists(stub)
     stub.add_client_error("get_assignment", service_error_code="ServiceFault", http_status_code=500)
     summary = mturk_reconcile_all()
     assert summary.stopped_early and summary.unverified == 0
@@ -839,12 +872,12 @@ def test_reconcile_never_rejects_work_still_waiting_for_confirmation(stub):
     """MTurk lists it Submitted while GetAssignment does not know it yet: neither paid nor rejected."""
     hit = _published()
     pending = _provisional(hit, *FORGED[0])
+    _lists(stub)
     _unknown(stub, FORGED[0][0])
     stub.add_response(
         "list_assignments_for_hit", {"Assignments": [_mturk_assignment(*FORGED[0])], "NumResults": 1},
         {"HITId": MTURK_HIT_ID, "MaxResults": 100},
     )
-    stub.add_response("get_hit", _live_hit(), {"HITId": MTURK_HIT_ID})
     summary = mturk_reconcile_all()
     assert (summary.approved, summary.rejected, summary.held, summary.awaiting_verification) == (0, 0, 1, 1)
     assert Assignment.objects.get(pk=pending.pk).status == "claimed"

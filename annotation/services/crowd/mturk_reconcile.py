@@ -1,9 +1,24 @@
 """Mechanical Turk reconcile: the periodic sweep that brings the app and Mechanical Turk into agreement.
 
-Split from ``annotation.services.crowd.mturk`` (publishing, the external page, costs, verification): for every
-published HIT it verifies provisional submissions, approves or rejects reviewed assignments, offers
-replacements, publishes HITs that never reached Mechanical Turk and expires HITs no longer needed.
+Split from ``annotation.services.crowd.mturk`` (publishing, the external page, costs, verification): it
+verifies provisional submissions, approves or rejects reviewed assignments, offers replacements, publishes
+HITs that never reached Mechanical Turk and expires HITs no longer needed.
 Run by ``annotation.tasks.crowd_reconcile_task``; every call is safe to repeat.
+
+What it asks Mechanical Turk, per run (issue 25: it used to poll every HIT of the last 7 days, two calls each):
+
+* ``ListReviewableHITs`` (100 a page, ``NextToken``) for ``Reviewable`` HITs (expired, or every assignment
+  submitted: where submitted work waits) and for ``Reviewing`` ones (those this sweep finished with);
+* ``ListAssignmentsForHIT`` only for our HITs that are reviewable, or where the app itself saw a worker
+  (an assignment claimed or submitted here): an open HIT nobody took costs nothing;
+* ``GetAssignment`` for each provisional submission (counted only once MTurk confirms it);
+* the decisions (approve, reject, an extra assignment), ``UpdateExpirationForHIT`` to expire a HIT no longer
+  needed that is in neither list (so still on offer) or to reopen a needed one whose lifetime ran out, and
+  ``UpdateHITReviewStatus`` to move a reviewable HIT we no longer need, all of whose work is decided, to
+  ``Reviewing`` (so later runs list it once, in a page, and never again one by one).
+
+Throttling or MTurk unreachable stops the run (``stopped_early``); the next run starts over, and every
+decision is idempotent (MTurk refuses a second approval; app records only move forward).
 """
 from __future__ import annotations
 
@@ -60,6 +75,8 @@ class ReconcileSummary:
     verified: int = 0  # provisional answers MTurk confirmed: counted now
     unverified: int = 0  # provisional answers MTurk contradicted or never confirmed: kept, not counted
     awaiting_verification: int = 0  # MTurk does not know them yet; a later run asks again
+    reviewable_listed: int = 0  # our HITs MTurk listed as Reviewable this run
+    parked: int = 0  # reviewable HITs moved to Reviewing: nothing left to decide, not needed
     errors: list[str] = field(default_factory=list)
     stopped_early: bool = False  # MTurk unreachable or throttling: the rest waits for the next run
 
@@ -200,27 +217,42 @@ def _sync_reviewed(*, hit: Hit, found: Mapping[str, Any], summary: ReconcileSumm
     summary.already_reviewed += updated
 
 
-def _hit_expiry_sync(*, client: Any, hit: Hit, summary: ReconcileSummary) -> None:
-    """Expire a HIT nobody should take any more; reopen one a resumed topic needs again."""
-    found = client.get_hit(HITId=hit.external_id)["HIT"]
-    expiration = found.get("Expiration")
-    live = expiration is not None and expiration > timezone.now()
-    if not _hit_needed(hit):
-        if live and found.get("HITStatus") in ("Assignable", "Unassignable"):
-            client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=EXPIRE_NOW)
-            summary.expired += 1
-            logger.info("mturk: HIT %s (%s) expired: %s", hit.pk, hit.external_id, _why_not_needed(hit))
-        return
-    if not live:
-        # The topic was paused (we expired it) or the lifetime ran out while the app still needs answers.
-        expire_at = timezone.now() + timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
-        client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=expire_at)
-        summary.reopened += 1
-        logger.info("mturk: HIT %s (%s) offered again until %s", hit.pk, hit.external_id, expire_at.isoformat())
+REVIEWABLE = "Reviewable"
+REVIEWING = "Reviewing"
 
 
-def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | None = None) -> ReconcileSummary:
-    """Review every submitted assignment of one published HIT, then expire or reopen it."""
+def mturk_reviewable_hits(*, client: Any, status: str = REVIEWABLE,
+                          hit_type_id: str | None = None) -> dict[str, Mapping[str, Any]]:
+    """Every HIT MTurk lists with `status` (Reviewable or Reviewing), by HIT id: 100 a page, following
+    ``NextToken`` (per HIT type when `hit_type_id` is given, else all of the account's HITs)."""
+    kwargs: dict[str, Any] = {"Status": status, "MaxResults": 100}
+    if hit_type_id:
+        kwargs["HITTypeId"] = hit_type_id
+    found: dict[str, Mapping[str, Any]] = {}
+    while True:
+        page = client.list_reviewable_hits(**kwargs)
+        for listed in page.get("HITs", []):
+            found[listed["HITId"]] = listed
+        # Like ListAssignmentsForHIT: a NextToken may come with an empty last page; stop on either.
+        if not page.get("NextToken") or not page.get("HITs"):
+            return found
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def _not_live(listed: Mapping[str, Any] | None) -> bool:
+    """A HIT MTurk lists as reviewable or reviewing whose expiry has passed (a full one may still expire later)."""
+    expiration = listed.get("Expiration") if listed is not None else None
+    return expiration is not None and expiration <= timezone.now()
+
+
+def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | None = None,
+                        listed: Mapping[str, Any] | None = None, list_assignments: bool = True) -> ReconcileSummary:
+    """Reconcile one published HIT: confirm its provisional answers, decide its submitted assignments (when
+    `list_assignments`), then expire, reopen or park it.
+
+    `listed` is the HIT as ListReviewableHITs returned it (its ``HITStatus`` Reviewable or Reviewing), or
+    None when MTurk listed it in neither (so it is still on offer, or full but not yet expired).
+    """
     summary = summary if summary is not None else ReconcileSummary()
     hit = Hit.objects.select_related("topic").get(pk=hit.pk)
     assert hit.external_id is not None, "only published HITs are reconciled (_hits_to_reconcile)"
@@ -237,33 +269,71 @@ def mturk_hit_reconcile(*, hit: Hit, client: Any, summary: ReconcileSummary | No
         if outcome == VERIFIED:  # the HIT may be complete now: expire it on MTurk in this run
             hit = Hit.objects.select_related("topic").get(pk=hit.pk)
     assert hit.external_id is not None
-    for found in _assignments_of(client=client, mturk_hit_id=hit.external_id):
-        if found["AssignmentStatus"] == "Submitted":
-            _review(client=client, hit=hit, found=found, summary=summary)
-        else:
-            _sync_reviewed(hit=hit, found=found, summary=summary)
-    _hit_expiry_sync(client=client, hit=hit, summary=summary)
+    undecided = 0
+    if list_assignments:
+        for found in _assignments_of(client=client, mturk_hit_id=hit.external_id):
+            if found["AssignmentStatus"] == "Submitted":
+                before = summary.approved + summary.rejected + summary.already_reviewed
+                _review(client=client, hit=hit, found=found, summary=summary)
+                undecided += summary.approved + summary.rejected + summary.already_reviewed == before
+            else:
+                _sync_reviewed(hit=hit, found=found, summary=summary)
+    _hit_expiry_sync(client=client, hit=hit, listed=listed, summary=summary)
+    if (list_assignments and listed is not None and listed.get("HITStatus") == REVIEWABLE and not undecided
+            and not _hit_needed(hit)):
+        # Nothing left to decide and the app needs nothing more: off the Reviewable list for good.
+        client.update_hit_review_status(HITId=hit.external_id, Revert=False)
+        summary.parked += 1
     return summary
 
 
-def _hits_to_reconcile() -> Any:
-    """Published HITs MTurk may still hold unreviewed work for, or may still be offering.
+def _hit_expiry_sync(*, client: Any, hit: Hit, listed: Mapping[str, Any] | None, summary: ReconcileSummary) -> None:
+    """Expire a HIT nobody should take any more; reopen one the app needs again whose lifetime ran out."""
+    assert hit.external_id is not None
+    if not _hit_needed(hit):
+        if listed is None:  # in neither list: MTurk still offers it (or holds work in progress)
+            client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=EXPIRE_NOW)
+            summary.expired += 1
+            logger.info("mturk: HIT %s (%s) expired: %s", hit.pk, hit.external_id, _why_not_needed(hit))
+        return
+    if _not_live(listed):
+        assert listed is not None
+        # The topic was paused (we expired it) or the lifetime ran out while the app still needs answers.
+        if listed.get("HITStatus") == REVIEWING:  # parked by an earlier run while the topic was paused
+            client.update_hit_review_status(HITId=hit.external_id, Revert=True)
+        expire_at = timezone.now() + timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
+        client.update_expiration_for_hit(HITId=hit.external_id, ExpireAt=expire_at)
+        summary.reopened += 1
+        logger.info("mturk: HIT %s (%s) offered again until %s", hit.pk, hit.external_id, expire_at.isoformat())
 
-    Open HITs, HITs with app assignments not yet final, and closed ones younger than
-    the MTurk lifetime (a complete or cancelled HIT may still be on offer there).
+
+def _hits_to_reconcile(*, reviewable: Mapping[str, Any], reviewing: Mapping[str, Any]) -> list[tuple[Hit, bool]]:
+    """Our published HITs with something to do this run, each with whether to list its assignments.
+
+    Listed (ListAssignmentsForHIT): HITs MTurk lists as Reviewable, and HITs where the app saw a worker (an
+    assignment claimed or submitted here: work to confirm, pay or reject before MTurk's auto-approval).
+    Expiry only: HITs no longer needed that are recent (younger than the MTurk lifetime) and in neither list,
+    so possibly still on offer; needed HITs MTurk lists as expired (to reopen). An open HIT nobody has taken
+    is in none of these and costs no call.
     """
     recent = timezone.now() - timedelta(seconds=settings.MTURK_LIFETIME_SECONDS)
-    pending = Assignment.objects.filter(
+    active = Assignment.objects.filter(
         status__in=[Assignment.Status.CLAIMED, Assignment.Status.SUBMITTED]
     ).values("hit_id")
-    return (
-        Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, external_id__isnull=False)
-        .filter(Q(status=Hit.Status.OPEN) | Q(pk__in=pending) | Q(created_at__gte=recent))
-        .order_by("pk")
-    )
+    listed_ids = set(reviewable) | set(reviewing)
+    published = Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, external_id__isnull=False)
+    with_work = set(published.filter(Q(external_id__in=list(reviewable)) | Q(pk__in=active)).values_list("pk", flat=True))
+    not_needed = (published.filter(Q(pk__in=active) | Q(created_at__gte=recent))
+                  .filter(~Q(status=Hit.Status.OPEN) | ~Q(topic__status=Topic.Status.ACTIVE))
+                  .exclude(external_id__in=list(listed_ids)).values_list("pk", flat=True))
+    expired_needed = [pk for pk, external_id in published.filter(
+        external_id__in=list(listed_ids), status=Hit.Status.OPEN, topic__status=Topic.Status.ACTIVE,
+    ).values_list("pk", "external_id") if _not_live(reviewable.get(external_id or "") or reviewing.get(external_id or ""))]
+    todo = with_work | set(not_needed) | set(expired_needed)
+    return [(hit, hit.pk in with_work) for hit in published.filter(pk__in=todo).order_by("pk")]
 
 
-def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
+def mturk_reconcile_all(*, client: Any = None, hit_type_id: str | None = None) -> ReconcileSummary:
     """Publish what failed to publish, pay for recorded work, reject the rest, expire unneeded HITs.
 
     Safe to run twice and concurrently: MTurk refuses a second approval and we read
@@ -296,9 +366,24 @@ def mturk_reconcile_all(*, client: Any = None) -> ReconcileSummary:
             if isinstance(exc, MturkUnavailable):
                 return _stopped(summary)
 
-    for hit in _hits_to_reconcile():
+    if not Hit.objects.filter(topic__crowd=Topic.Crowd.MTURK, external_id__isnull=False).exists():
+        return summary  # nothing published: nothing to ask MTurk
+    try:
+        reviewable = mturk_reviewable_hits(client=client, status=REVIEWABLE, hit_type_id=hit_type_id)
+        reviewing = mturk_reviewable_hits(client=client, status=REVIEWING, hit_type_id=hit_type_id)
+    except (ClientError, BotoCoreError) as exc:
+        message = f"ListReviewableHITs: {error_code(exc)} {error_message(exc)}"
+        logger.error("mturk: reconcile could not list reviewable HITs: %s; next run retries", message)
+        summary.errors.append(message)
+        return _stopped(summary) if is_transient(exc) else summary
+    summary.reviewable_listed = Hit.objects.filter(external_id__in=list(reviewable)).count()
+
+    for hit, list_assignments in _hits_to_reconcile(reviewable=reviewable, reviewing=reviewing):
+        assert hit.external_id is not None
+        listed = reviewable.get(hit.external_id) or reviewing.get(hit.external_id)
         try:
-            mturk_hit_reconcile(hit=hit, client=client, summary=summary)
+            mturk_hit_reconcile(hit=hit, client=client, summary=summary, listed=listed,
+                                list_assignments=list_assignments)
         except (ClientError, BotoCoreError, MturkError) as exc:
             message = f"HIT {hit.pk} ({hit.external_id}): {error_code(exc)} {error_message(exc)}"
             logger.error("mturk: reconcile failed for %s; next run retries", message)
