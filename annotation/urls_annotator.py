@@ -9,5 +9,6 @@ urlpatterns = [
     path("next/", annotator.annotator_next, name="next"),
     path("assignments/<int:assignment_id>/", annotator.annotator_assignment, name="assignment"),
     path("assignments/<int:assignment_id>/return/", annotator.annotator_release, name="release"),
+    path("assignments/<int:assignment_id>/hold/", annotator.annotator_hold, name="hold"),
     path("assignments/<int:assignment_id>/correct/", annotator.annotator_correct, name="correct"),
 ]

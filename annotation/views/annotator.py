@@ -44,6 +44,7 @@ from annotation.services.crowd.assignments import (
     SubmitRefused,
     assignment_claim_fresh,
     assignment_correctable,
+    assignment_hold_renew,
     assignment_release,
     assignment_submit,
     judgment_correct,
@@ -357,3 +358,15 @@ def annotator_release(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if upcoming is not None:
             return redirect("annotator:assignment", assignment_id=upcoming.pk)
     return redirect("annotator:home")
+
+
+@role_required(ANNOTATE)
+@require_POST
+def annotator_hold(request: HttpRequest, assignment_id: int) -> JsonResponse:
+    """The HIT page renews its hold while the annotator is active (annotator.js): JSON, never a redirect."""
+    try:
+        result = assignment_hold_renew(assignment_id=assignment_id, worker=_worker(request))
+    except AssignmentNotFound:
+        raise Http404("No such assignment.") from None
+    return JsonResponse({"held": result.held, "deadline": result.deadline.isoformat() if result.deadline else "",
+                         "message": result.message})

@@ -261,6 +261,9 @@ AUTH_PERMISSION_CACHE_SECONDS = env_int_default("AUTH_PERMISSION_CACHE_SECONDS",
 
 # --- Product settings ---------------------------------------------------------
 ASSIGNMENT_TIMEOUT_SECONDS = int(os.environ.get("ASSIGNMENT_TIMEOUT_SECONDS", "1800"))
+# The built-in HIT page holds a claimed HIT this long and renews the hold while the annotator is active
+# (annotator.js), up to ASSIGNMENT_TIMEOUT_SECONDS in all: an abandoned tab frees its place within minutes.
+ASSIGNMENT_HOLD_SECONDS = min(env_int_default("ASSIGNMENT_HOLD_SECONDS", 300), ASSIGNMENT_TIMEOUT_SECONDS)
 IMPORT_MAX_FIELD_CHARS = int(os.environ.get("IMPORT_MAX_FIELD_CHARS", str(1_000_000)))
 # One line (or CSV record) of a corpus file, in bytes: longer is refused before it is built in memory.
 IMPORT_MAX_RECORD_BYTES = int(os.environ.get("IMPORT_MAX_RECORD_BYTES", str(16 * IMPORT_MAX_FIELD_CHARS)))

@@ -424,4 +424,41 @@
   updateProgress();
   var start = firstUnanswered();
   show(start >= 0 ? start : 0, false);
+
+  // ------------------------------------------------------------------ hold
+  // The server holds this HIT for a few minutes (ASSIGNMENT_HOLD_SECONDS); while the annotator is active
+  // (a key, a click, a scroll or a touch within ACTIVE_MS, page visible) the hold is renewed each RENEW_MS,
+  // so a closed or forgotten tab frees its place for someone else within minutes. A hold the server can no
+  // longer give (another worker took the place) is said at once, before more answers are typed.
+  var RENEW_MS = 60 * 1000;
+  var ACTIVE_MS = 5 * 60 * 1000;
+  var lastActive = Date.now();
+  ["keydown", "pointerdown", "scroll", "touchstart", "change"].forEach(function (type) {
+    window.addEventListener(type, function () { lastActive = Date.now(); }, { passive: true, capture: true });
+  });
+  function renewHold() {
+    if (!window.fetch || document.visibilityState === "hidden" || Date.now() - lastActive > ACTIVE_MS) { return; }
+    var action = form.getAttribute("action") || window.location.pathname;
+    var headers = { "Accept": "application/json" };
+    var token = cookie("csrftoken");
+    if (token) { headers["X-CSRFToken"] = token; }
+    fetch(action.replace(/\/?$/, "/") + "hold/", {
+      method: "POST", headers: headers, credentials: "same-origin", redirect: "manual"
+    }).then(function (response) {
+      if (!response.ok) { return null; }  // signed out or a passing fault: the submit path says what to do
+      return response.json().then(function (data) {
+        var time = document.getElementById("deadline");
+        if (data.held && data.deadline && time) {
+          time.setAttribute("datetime", data.deadline);
+          deadline();
+        } else if (!data.held && data.message) {
+          say(problem, data.message);
+        }
+      });
+    }).catch(function () { /* offline for a moment: the next renewal tries again */ });
+  }
+  window.setInterval(renewHold, RENEW_MS);
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") { lastActive = Date.now(); renewHold(); }
+  });
 })();

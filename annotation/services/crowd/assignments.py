@@ -108,8 +108,21 @@ class SubmitResult:
     differs: bool = field(default=False, compare=False)
 
 
-def _deadline(now: datetime) -> datetime:
-    return now + timedelta(seconds=settings.ASSIGNMENT_TIMEOUT_SECONDS)
+def _deadline(now: datetime, *, hold: bool = False) -> datetime:
+    """A new place's deadline: the whole timeout (a platform's worker), or the built-in pages' short hold.
+
+    The built-in HIT page renews its hold while the annotator is active (assignment_hold_renew), up to
+    ASSIGNMENT_TIMEOUT_SECONDS after the claim; a tab left alone or closed frees its place within
+    ASSIGNMENT_HOLD_SECONDS (issue 27: "submit and next" used to keep the next HIT for half an hour).
+    """
+    seconds = settings.ASSIGNMENT_HOLD_SECONDS if hold else settings.ASSIGNMENT_TIMEOUT_SECONDS
+    return now + timedelta(seconds=seconds)
+
+
+def _hold_until(*, claimed_at: datetime, now: datetime) -> datetime:
+    """A renewed hold: ASSIGNMENT_HOLD_SECONDS from now, never past the timeout counted from the claim."""
+    return min(now + timedelta(seconds=settings.ASSIGNMENT_HOLD_SECONDS),
+               claimed_at + timedelta(seconds=settings.ASSIGNMENT_TIMEOUT_SECONDS))
 
 
 # --------------------------------------------------------------------------- expiry
@@ -121,6 +134,56 @@ def assignments_expire(*, now: datetime | None = None) -> int:
     return Assignment.objects.filter(status=Assignment.Status.CLAIMED, deadline__lt=now).update(
         status=Assignment.Status.EXPIRED
     )
+
+
+# --------------------------------------------------------------------------- hold
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    """What the HIT page learns when it renews its hold: still held (until ``deadline``) or not, and why."""
+
+    held: bool
+    deadline: datetime | None
+    message: str = ""
+
+
+def assignment_hold_renew(*, assignment_id: int, worker: Worker, now: datetime | None = None) -> HoldResult:
+    """Renew the built-in HIT page's hold on the worker's claimed assignment (called while they are active).
+
+    Claimed: the deadline moves to ASSIGNMENT_HOLD_SECONDS from now, capped at ASSIGNMENT_TIMEOUT_SECONDS
+    after the claim. Expired by the sweep while its place is still free (a tab asleep for a while): the
+    place is taken back, so the answers typed can still be submitted; if another worker took it, not held,
+    with the reason. Submitted, returned or past the timeout: not held. Another worker's assignment:
+    AssignmentNotFound. One UPDATE on the assignment's row; safe to call any number of times.
+    """
+    now = now or timezone.now()
+    assignment = Assignment.objects.filter(pk=assignment_id, worker=worker).select_related("hit__topic").first()
+    if assignment is None:
+        raise AssignmentNotFound("This assignment does not exist or is not yours.")
+    if assignment.hit.topic.crowd != Topic.Crowd.LOCAL:  # a platform's places keep the platform's own time
+        return HoldResult(held=assignment.status == Assignment.Status.CLAIMED, deadline=assignment.deadline)
+    until = _hold_until(claimed_at=assignment.claimed_at, now=now)
+    if assignment.status == Assignment.Status.CLAIMED:
+        if until <= now:
+            return HoldResult(held=False, deadline=assignment.deadline,
+                              message="The time allowed for this HIT has passed.")
+        deadline = max(until, assignment.deadline)  # never shortened
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.CLAIMED).update(deadline=deadline)
+        return HoldResult(held=True, deadline=deadline)
+    if assignment.status == Assignment.Status.EXPIRED and assignment.feedback != RELEASED_FEEDBACK and until > now:
+        try:
+            with transaction.atomic():
+                revived = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.EXPIRED).update(
+                    status=Assignment.Status.CLAIMED, deadline=until)
+        except IntegrityError:  # the place (or this worker's place in the HIT) was taken since
+            revived = 0
+        if revived:
+            return HoldResult(held=True, deadline=until)
+        return HoldResult(held=False, deadline=assignment.deadline,
+                          message="Another worker has taken your place in this HIT: your answers can no longer "
+                                  "be recorded. Take the next HIT.")
+    return HoldResult(held=False, deadline=assignment.deadline, message="This HIT is no longer yours to answer.")
 
 
 # --------------------------------------------------------------------------- claim
@@ -223,7 +286,7 @@ def _topics_to_serve(*, topic: Topic | None) -> list[Topic]:
 
 
 def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
-                 external_assignment_id: str | None = None) -> Assignment | None:
+                 external_assignment_id: str | None = None, hold: bool = False) -> Assignment | None:
     """Take this place of the HIT unless someone holds it; the worker's place in the HIT (HIT and topic loaded).
 
     INSERT … ON CONFLICT DO NOTHING: a lost race is no error, so no savepoint is needed around it. Read
@@ -231,7 +294,7 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
     request of theirs: Mechanical Turk's, which does not take the claim lock); None if the place was taken.
     """
     Assignment.objects.bulk_create(
-        [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now),
+        [Assignment(hit_id=hit_id, worker=worker, slot=slot, deadline=_deadline(now, hold=hold),
                     external_id=external_assignment_id)],
         ignore_conflicts=True,
     )
@@ -244,7 +307,7 @@ def _slot_insert(*, hit_id: int, slot: int, worker: Worker, now: datetime,
 
 
 def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: datetime, live: int | None = None,
-               external_assignment_id: str | None = None) -> Assignment | None:
+               external_assignment_id: str | None = None, hold: bool = False) -> Assignment | None:
     """A free place in the HIT for the worker (HIT and topic loaded); None when others took them all first.
 
     ``live``: the places held when the caller looked. Places are numbered from 0 and mostly held
@@ -253,7 +316,7 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
     """
     if live is not None and live < max_assignments:
         assignment = _slot_insert(hit_id=hit_id, slot=live, worker=worker, now=now,
-                                  external_assignment_id=external_assignment_id)
+                                  external_assignment_id=external_assignment_id, hold=hold)
         if assignment is not None:
             return assignment
     taken = set(
@@ -263,7 +326,7 @@ def _slot_take(*, hit_id: int, max_assignments: int, worker: Worker, now: dateti
         if slot in taken or slot == live:
             continue
         assignment = _slot_insert(hit_id=hit_id, slot=slot, worker=worker, now=now,
-                                  external_assignment_id=external_assignment_id)
+                                  external_assignment_id=external_assignment_id, hold=hold)
         if assignment is not None:
             return assignment
     return None
@@ -320,6 +383,11 @@ def assignment_claim(*, worker: Worker, topic: Topic | None = None, now: datetim
             current = current.filter(hit__topic=topic)
         resumed = current.order_by("claimed_at").first()
         if resumed is not None:
+            # Coming back to a HIT in progress is activity: its hold starts again (never shortened).
+            renewed = _hold_until(claimed_at=resumed.claimed_at, now=now)
+            if renewed > resumed.deadline:
+                Assignment.objects.filter(pk=resumed.pk, status=Assignment.Status.CLAIMED).update(deadline=renewed)
+                resumed.deadline = renewed
             return resumed
         for serving in _topics_to_serve(topic=topic):
             assignment = _claim_in_topic(worker=worker, topic=serving, now=now, skip_returned=skip_returned)
@@ -340,7 +408,8 @@ def _claim_in_topic(*, worker: Worker, topic: Topic, now: datetime, skip_returne
         candidates = candidates[offset:] + candidates[:offset]
         for hit_id, max_assignments, live in candidates:
             tried.add(hit_id)
-            assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, live=live, worker=worker, now=now)
+            assignment = _slot_take(hit_id=hit_id, max_assignments=max_assignments, live=live, worker=worker, now=now,
+                                    hold=True)
             if assignment is not None:
                 return assignment
     return None
