@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
-from scipy.special import gammaln, logsumexp
+from scipy.special import expit, gammaln
 
 from .proportions import jsonable
 
@@ -245,7 +245,7 @@ def dawid_skene(
         priors, confusion = _m_step(posterior, data, model=model, smoothing=smoothing, strata=stratum_of)
         joint = _log_joint(priors, confusion, data, strata=stratum_of)
         log_likelihood = _log_likelihood(joint, gold_mask, gold_onehot)
-        posterior = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        posterior = np.exp(joint - _logsumexp_rows(joint))
         posterior = np.where(gold_mask[:, None], gold_onehot, posterior)
         if abs(log_likelihood - previous) <= tol * (1.0 + abs(log_likelihood)):
             converged = True
@@ -340,8 +340,17 @@ def _log_joint(priors: np.ndarray, confusion: np.ndarray, data: _Labels, *, stra
     return joint
 
 
+def _logsumexp_rows(joint: np.ndarray) -> np.ndarray:
+    """log Σ_k exp(joint[i, k]) per row, as a column: max + log Σ exp(· − max), the same value as scipy's
+    logsumexp to rounding, at a tenth of its cost on these small arrays (it was most of an EM fit's time)."""
+    top = joint.max(axis=1, keepdims=True) if joint.size else np.zeros((joint.shape[0], 1))
+    top = np.where(np.isfinite(top), top, 0.0)  # a row of −inf stays −inf (log 0), as scipy's
+    with np.errstate(divide="ignore"):
+        return top + np.log(np.exp(joint - top).sum(axis=1, keepdims=True))
+
+
 def _log_likelihood(joint: np.ndarray, gold_mask: np.ndarray, gold_onehot: np.ndarray) -> float:
-    free = logsumexp(joint[~gold_mask], axis=1).sum() if (~gold_mask).any() else 0.0
+    free = _logsumexp_rows(joint[~gold_mask]).sum() if (~gold_mask).any() else 0.0
     anchored = (joint[gold_mask] * gold_onehot[gold_mask]).sum()
     return float(free + anchored)
 
@@ -461,6 +470,9 @@ def dawid_skene_draws(
         return np.minimum((cumulative < u).sum(axis=1), k - 1)
 
     z = draw_labels(point.posterior)
+    if model == "one_coin" and k == 2:
+        return _binary_one_coin_chain(data=data, z=z, group=group, n_strata=n_strata, gold_mask=gold_mask,
+                                      gold_onehot=gold_onehot, point=point, rng=rng, draws=draws, burn_in=burn_in)
     kept_posterior = np.empty((draws, data.n_items, k))
     kept_labels = np.empty((draws, data.n_items), dtype=np.int8 if k < 128 else np.int64)
     kept_accuracy = np.empty((draws, data.n_workers))
@@ -528,6 +540,69 @@ def dawid_skene_draws(
             kept_priors[d] = mixture
     return DawidSkeneDraws(model=model, posterior=kept_posterior, labels=kept_labels,
                            posterior_mean=kept_posterior.mean(axis=0), worker_accuracy=kept_accuracy,
+                           class_priors=kept_priors, burn_in=int(burn_in), point=point)
+
+
+def _griddy_hyper(acc: np.ndarray, rng: np.random.Generator, grid: tuple[np.ndarray, ...]) -> tuple[float, float]:
+    """One draw of the crowd's (μ, κ) given the accuracies, on the grid (griddy Gibbs, Ritter & Tanner 1992)."""
+    norm, a1, b1, mean, strength = grid
+    log_post = norm + a1 * float(np.log(acc).sum()) + b1 * float(np.log1p(-acc).sum())
+    weights = np.exp(log_post - log_post.max())
+    cumulative = np.cumsum(weights)
+    cell = min(int(np.searchsorted(cumulative, rng.random() * cumulative[-1])), weights.size - 1)
+    return float(mean[cell]), float(strength[cell])
+
+
+def _binary_one_coin_chain(*, data: _Labels, z: np.ndarray, group: np.ndarray, n_strata: int, gold_mask: np.ndarray,
+                           gold_onehot: np.ndarray, point: DawidSkeneResult, rng: np.random.Generator, draws: int,
+                           burn_in: int) -> DawidSkeneDraws:
+    """:func:`dawid_skene_draws` for two classes and one coin, the same conditionals in log-odds form.
+
+    A worker's vote adds ±logit(a_w) to its item's log-odds of class 1, the stratum's prior adds
+    logit(ρ_g1), and the class prior's Dirichlet(1 + counts) is a Beta; about a dozen array operations a sweep
+    instead of forty, which keeps a report's chain (300 sweeps on 600 documents × 3 votes) within its budget.
+    """
+    n_w = float(data.n_workers)
+    grid_k = np.broadcast_to(ACCURACY_CONCENTRATION_GRID[None, :], (ACCURACY_MEAN_GRID.size,
+                                                                   ACCURACY_CONCENTRATION_GRID.size))
+    grid_a = ACCURACY_MEAN_GRID[:, None] * grid_k
+    grid_b = grid_k - grid_a
+    grid = ((n_w * (gammaln(grid_k) - gammaln(grid_a) - gammaln(grid_b))).ravel(), (grid_a - 1.0).ravel(),
+            (grid_b - 1.0).ravel(), (grid_a / grid_k).ravel(), grid_k.ravel())
+    hyper_mean = float(np.clip(np.mean(point.worker_accuracy), ACCURACY_MEAN_GRID[0], ACCURACY_MEAN_GRID[-1]))
+    hyper_strength = 20.0
+    total = np.bincount(data.workers, minlength=data.n_workers).astype(float)
+    sign = 2.0 * data.labels - 1.0  # +1 for a vote of class 1, −1 for class 0
+    stratum_size = np.bincount(group, minlength=n_strata).astype(float)
+    share = stratum_size / data.n_items if data.n_items else np.full(n_strata, 1.0 / n_strata)
+    gold = np.flatnonzero(gold_mask)
+    gold_one = gold_onehot[gold, 1]
+    kept_one = np.empty((draws, data.n_items))
+    kept_labels = np.empty((draws, data.n_items), dtype=np.int8)
+    kept_accuracy = np.empty((draws, data.n_workers))
+    kept_priors = np.empty((draws, 2))
+    for sweep in range(burn_in + draws):
+        right = np.bincount(data.workers, weights=data.labels == z[data.items], minlength=data.n_workers)
+        acc = np.clip(rng.beta(hyper_mean * hyper_strength + right, (1.0 - hyper_mean) * hyper_strength
+                               + total - right), 1e-9, 1 - 1e-9)
+        hyper_mean, hyper_strength = _griddy_hyper(acc, rng, grid)
+        ones = np.bincount(group, weights=z, minlength=n_strata)
+        prior_one = np.clip(rng.beta(1.0 + ones, 1.0 + stratum_size - ones), 1e-12, 1 - 1e-12)
+        log_odds = np.log(prior_one / (1.0 - prior_one))[group] + np.bincount(
+            data.items, weights=sign * np.log(acc / (1.0 - acc))[data.workers], minlength=data.n_items)
+        one = expit(log_odds)
+        one[gold] = gold_one
+        z = (rng.random(data.n_items) < one).astype(np.int64)
+        if sweep >= burn_in:
+            d = sweep - burn_in
+            kept_one[d] = one
+            kept_labels[d] = z
+            kept_accuracy[d] = acc  # one coin: right with probability a_w whatever the class
+            mixture_one = float(share @ prior_one)
+            kept_priors[d] = (1.0 - mixture_one, mixture_one)
+    posterior = np.stack([1.0 - kept_one, kept_one], axis=2)
+    return DawidSkeneDraws(model="one_coin", posterior=posterior, labels=kept_labels,
+                           posterior_mean=posterior.mean(axis=0), worker_accuracy=kept_accuracy,
                            class_priors=kept_priors, burn_in=int(burn_in), point=point)
 
 

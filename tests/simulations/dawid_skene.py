@@ -85,7 +85,8 @@ PAIR_TRUE_TOTAL = 480 + 160 + 360 + 120  # n, the relevant documents of the corp
 
 
 def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judged: int = PAIR_JUDGED,
-                  chain_draws: int = 200, burn_in: int = 100, mc_draws: int = 2_000) -> dict[str, dict[str, float]]:
+                  chain_draws: int = 200, burn_in: int = 100, mc_draws: int = 2_000,
+                  ways: tuple[str, ...] = ("point", "draws", "votes")) -> dict[str, dict[str, float]]:
     """Coverage of the truth by ``stratified_pair_recall``'s 95% intervals, three ways on the same data:
 
     "point": label probabilities = the EM posteriors (the workers' accuracies taken as known; the Dawid–Skene
@@ -104,25 +105,28 @@ def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judg
 
     rng = np.random.default_rng(seed)
     keys = ("A12", "B1", "B2")
-    hits = {way: dict.fromkeys(("C1", "C2", "n_hat", "width_C1", "inside"), 0.0) for way in ("point", "draws", "votes")}
+    hits = {way: dict.fromkeys(("C1", "C2", "n_hat", "width_C1", "inside"), 0.0) for way in ways}
     for study in range(studies):
         strata, items, who, labels = pair_study(rng, accuracy=accuracy, judged=judged)
         fit = dawid_skene_draws(items=items, workers=who, labels=labels, strata=strata, draws=chain_draws,
                                 burn_in=burn_in, seed=study)
         groups = {key: np.flatnonzero(strata == g) for g, key in enumerate(keys)}
         grouped = dawid_skene_group_draws(fit=fit, groups=groups)
-        relevant_votes = np.bincount(items, weights=labels, minlength=strata.size).astype(int)
-        votes = [(int(r), 3) for r in relevant_votes]
-        agreement = worker_accuracy_from_agreement(votes=votes)
-        by_vote = vote_label_probabilities(votes=votes, strata=[keys[g] for g in strata],
-                                           accuracy=min(agreement or 1.0, 0.999)).probabilities
+        by_vote: tuple[float, ...] = ()
+        if "votes" in ways:
+            relevant_votes = np.bincount(items, weights=labels, minlength=strata.size).astype(int)
+            votes = [(int(r), 3) for r in relevant_votes]
+            agreement = worker_accuracy_from_agreement(votes=votes)
+            by_vote = vote_label_probabilities(votes=votes, strata=[keys[g] for g in strata],
+                                               accuracy=min(agreement or 1.0, 0.999)).probabilities
         regions = {key.lower(): {"size": PAIR_SIZES[key], "judged": judged, "relevant": 0.0} for key in keys}
-        ways = {
+        options = {
             "point": {"label_probabilities": {k: fit.point.posterior[g, 1] for k, g in groups.items()}},
             "draws": {"label_probabilities": grouped.probabilities, "judged_count_draws": grouped.counts},
-            "votes": {"label_probabilities": {k: np.asarray(by_vote)[g] for k, g in groups.items()}},
+            "votes": {"label_probabilities": {k: np.asarray(by_vote)[g] for k, g in groups.items()} if by_vote else {}},
         }
-        for way, extra in ways.items():
+        for way in ways:
+            extra = options[way]
             result = stratified_pair_recall(**regions, draws=mc_draws, seed=study, **extra)
             for name, estimate in (("C1", result.r1), ("C2", result.r2)):
                 hits[way][name] += estimate.low <= PAIR_TRUTH[name] <= estimate.high
@@ -131,3 +135,40 @@ def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judg
             hits[way]["width_C1"] += result.r1.high - result.r1.low
             hits[way]["inside"] += all(e.low <= e.point <= e.high for e in (result.r1, result.r2))
     return {way: {k: v / studies for k, v in values.items()} for way, values in hits.items()}
+
+
+def pair_topic_inputs(*, accuracy: float, judged: int = PAIR_JUDGED, seed: int = 1, with_judgments: bool = True,
+                      draws: int = 10_000):
+    """A Dawid–Skene topic's TopicInputs for the pure report (``topic_report_from_inputs``): the pair corpus above,
+    one :func:`pair_study`, the EM posteriors as the stored labels; with ``with_judgments`` the judgments the report
+    draws the chain from (``crowd_judgments``), without them the inputs of a report before issue 24 item 5."""
+    from estimation.services.inputs import ClassifierInputs, CostInputs, CrowdJudgmentsInputs, SampleInputs, TopicInputs
+
+    rng = np.random.default_rng(seed)
+    strata, items, who, labels = pair_study(rng, accuracy=accuracy, judged=judged)
+    posterior = dawid_skene(items=items, workers=who, labels=labels, strata=strata).posterior[:, 1]
+    relevant_votes = np.bincount(items, weights=labels, minlength=strata.size).astype(int)
+    keys = ("A12", "B1", "B2")
+    holders = {"A12": (1, 2), "B1": (1,), "B2": (2,)}
+    samples = {}
+    for g, key in enumerate(keys):
+        members = np.flatnonzero(strata == g)
+        samples[key] = SampleInputs(
+            key=key, region=key, classifier_id=None, size=PAIR_SIZES[key], sampled=judged,
+            document_ids=tuple(int(i) + 1 for i in members), labels=tuple(float(posterior[i]) for i in members),
+            retrieved_by=(holders[key],) * judged, votes=tuple((int(relevant_votes[i]), 3) for i in members))
+    sizes = dict(PAIR_SIZES)
+    region_sizes = {**sizes, "A1": sizes["A12"] + sizes["B1"], "A2": sizes["A12"] + sizes["B2"]}
+    votes = tuple(v for s in samples.values() for v in s.votes)
+    crowd = CrowdJudgmentsInputs(
+        document_ids=tuple(range(1, strata.size + 1)), strata=tuple(keys[g] for g in strata),
+        items=tuple(int(i) for i in items), workers=tuple(int(w) for w in who), answers=tuple(int(v) for v in labels))
+    return TopicInputs(
+        schema=3, topic_id=seed, topic_name="t", corpus_size=20_000, aggregator="dawid_skene", soft_labels=True,
+        target_recall=0.8, confidence=0.95, crowd="local",
+        c1=ClassifierInputs(1, "title filter", "f1", "c1", region_sizes["A1"]),
+        c2=ClassifierInputs(2, "body filter", "f2", "c2", region_sizes["A2"]), extras=(),
+        region_sizes=region_sizes, samples=samples, venn3={}, judgments=3 * len(votes), votes=votes,
+        cost=CostInputs(0, "0", "0", False), certification={"state": "none"}, code_version="test",
+        parameters={"draws": draws, "seed": seed}, vote_strata=tuple(k for k, s in samples.items() for _ in s.votes),
+        crowd_judgments=crowd if with_judgments else None)
