@@ -126,3 +126,18 @@ def test_csrf_failure_is_a_friendly_page_with_a_way_back(settings, world):
     script = client.post("/annotate/next/", **JSON)
     assert script.status_code == 403 and script.json()["csrf"] is True
     assert not Assignment.objects.exists()
+
+
+def test_the_home_page_and_the_hit_page_give_the_same_count(client, annotator, world, monkeypatch):
+    """Issue 27: "about 152 HITs open for you" on the home page and "HIT 1 of more than 51" on the HIT page at the
+    same moment (two caps, 1,000 and 50). One count now, with one cap, in the same words."""
+    from annotation.services.crowd import annotator as queue
+
+    monkeypatch.setattr(queue, "QUEUE_CAP", 1)  # the world's three HITs are more than the cap
+    home = client.get("/annotate/").content.decode()
+    assert 'id="hits-left">more than 1<' in home
+    assignment = _take(client)
+    assert "HIT 1 of more than 2 for you" in client.get(_url(assignment)).content.decode()
+    monkeypatch.setattr(queue, "QUEUE_CAP", 200)
+    assert "HIT 1 of about 3 for you" in client.get(_url(assignment)).content.decode()
+    assert 'id="hits-left">about 2<' in client.get("/annotate/").content.decode()  # the two still open besides it

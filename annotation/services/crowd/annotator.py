@@ -14,8 +14,10 @@ from django.db.models import Count, Sum
 from annotation.models import Assignment, Judgment, Topic, Worker
 from annotation.services.crowd.assignments import assignment_correctable, hits_open_count
 
-HITS_LEFT_CAP = 1000  # "more than 1000 HITs left": counting further would cost time and tell nothing
-QUEUE_CAP = 50  # the HIT page's "HIT 4 of more than 54": its count runs on every HIT
+# One count for every page (issue 27: the home page said "about 152 open" while the HIT page said "HIT 1 of more
+# than 51"): HITs open for the worker, counted up to QUEUE_CAP + 1. The HIT page counts on every HIT, and the count's
+# cost grows with the HITs it walks (about 2 ms of PostgreSQL at 200).
+QUEUE_CAP = 200
 
 
 @dataclass(frozen=True)
@@ -25,12 +27,13 @@ class AnnotatorProgress:
     earned: Decimal
     in_progress: Assignment | None
     # Open HITs of built-in-crowd topics with a free place this worker may take (not held, not
-    # returned by them), counted up to HITS_LEFT_CAP + 1; approximate (gold repeats are not excluded).
+    # returned by them), counted up to QUEUE_CAP + 1; approximate (gold repeats are not excluded).
     hits_left: int = 0
+    cap: int = QUEUE_CAP
 
     @property
     def hits_left_capped(self) -> bool:
-        return self.hits_left > HITS_LEFT_CAP
+        return self.hits_left > self.cap
 
 
 def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
@@ -48,11 +51,12 @@ def annotator_progress(*, worker: Worker) -> AnnotatorProgress:
         earned=totals["earned"] or Decimal("0"),
         in_progress=current,
         hits_left=_hits_left(worker=worker),
+        cap=QUEUE_CAP,
     )
 
 
-def _hits_left(*, worker: Worker, cap: int = HITS_LEFT_CAP) -> int:
-    return hits_open_count(worker=worker, cap=cap)
+def _hits_left(*, worker: Worker) -> int:
+    return hits_open_count(worker=worker, cap=QUEUE_CAP)
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,10 @@ class AnnotatorQueue:
 def annotator_queue(*, worker: Worker) -> AnnotatorQueue:
     """The HITs the worker has done and those still open for them (annotator_progress without the rest).
 
-    Counted up to QUEUE_CAP + 1 ("HIT 4 of more than 54"): this runs on every HIT page, and the count's
-    cost grows with the HITs it walks (about 9 ms of PostgreSQL per page at 1,000).
+    Counted up to QUEUE_CAP + 1 as on the home page ("HIT 4 of more than 204"): the same count, the same words.
     """
     done = Assignment.objects.filter(worker=worker, status__in=("submitted", "approved")).count()
-    return AnnotatorQueue(hits_done=done, hits_left=_hits_left(worker=worker, cap=QUEUE_CAP), cap=QUEUE_CAP)
+    return AnnotatorQueue(hits_done=done, hits_left=_hits_left(worker=worker), cap=QUEUE_CAP)
 
 
 def annotator_correctable(*, worker: Worker, limit: int = 5) -> list[Assignment]:
