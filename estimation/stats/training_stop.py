@@ -80,6 +80,8 @@ _GRID = 400
 _C_LOW = 0.2
 # More training is advised only when it is projected to save at least this share of the current total.
 _WORTH_IT = 0.01
+# A projected minimum within this share of the last training size is "here", not behind or ahead.
+_AT_MINIMUM = 0.05
 
 SEQUENTIAL_BIAS_CAVEAT = (
     "Stopping at the first point whose total fits the budget, or at the lowest point of the curve, is optimistic: "
@@ -479,11 +481,13 @@ def _decide(*, last: PointSizing, fit: LearningCurveFit | None, target: float,
             f"curve does not project the total to fall below it.")
     if fit is None:
         why = "no projection is possible, so this is the paper's stop-at-the-first-affordable-point rule"
-    elif fit.minimum_size is not None and fit.minimum_size < last.size:
+    elif fit.minimum_size is not None and fit.minimum_size < last.size * (1.0 - _AT_MINIMUM):
         notes.append(f"The projected minimum (about {fit.minimum_total:,} annotations at {fit.minimum_size:,} "
                      "training documents) is already behind: that point cannot be gone back to, and every further "
                      "training document now costs more than it saves.")
         why = "the total is past its projected minimum: more training would cost more than it saves"
+    elif fit.minimum_size is not None and fit.minimum_size <= last.size * (1.0 + _AT_MINIMUM):
+        why = "the total is at its projected minimum"
     else:
         why = "the fitted curve projects no worthwhile saving from more training"
     budget_note = "" if budget is None else f", within the budget of {budget:,}"

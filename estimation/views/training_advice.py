@@ -134,10 +134,11 @@ def cost_curve_svg(advice: TrainingStopAdvice, *, width: int = 520, height: int 
     if not projection and not measured:
         return plots.empty_svg("No point can be certified yet: no total to draw.", title="Total annotations")
     totals = [c for _, c in measured] + [row[3] for row in projection if row[3] is not None]
-    # A projection that starts where the test set would be huge would squash the rest: cap the axis.
-    cap = max(3 * min(totals), max(c for _, c in measured) if measured else 0)
+    # A point (or the projection's start) where the test set would be huge would squash the rest: the axis stops
+    # at four times the lowest total (or past the budget); the table lists every point.
+    cap = 4 * min(totals)
     if advice.budget is not None:
-        cap = max(cap, int(advice.budget * 1.1))
+        cap = max(cap, int(advice.budget * 1.15))
     sizes = [p.size for p in advice.points] + [row[0] for row in projection]
     x_low, x_high, x_ticks = plots.nice_axis(0.0, float(max(sizes)), count=5)
     y_low, y_high, y_ticks = plots.nice_axis(0.0, float(min(max(totals), cap)), count=5)
@@ -160,7 +161,9 @@ def cost_curve_svg(advice: TrainingStopAdvice, *, width: int = 520, height: int 
         if c <= y_high:
             body.append(f'<circle class="total" cx="{frame.x(r):.1f}" cy="{frame.y(c):.1f}" r="3.5" fill="{color}">'
                         f'<title>{r:,} training + certification: {c:,}</title></circle>')
-    legend.append(("if training stopped at a measured point", color))
+    hidden = sum(1 for _, c in measured if c > y_high)
+    legend.append(("if training stopped at a measured point"
+                   + (f" ({hidden} off the top)" if hidden else ""), color))
     fit = advice.fit
     if fit is not None and fit.minimum_size is not None and fit.minimum_total is not None \
             and fit.minimum_total <= y_high:

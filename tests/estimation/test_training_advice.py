@@ -166,3 +166,16 @@ def test_bad_api_input_is_a_400_problem(change):
     response = _api_client("analyst").post(API, _body(**change), format="json")
     assert response.status_code == 400, (change, response.status_code, response.content[:300])
     assert response["Content-Type"].startswith("application/problem+json")
+
+
+def test_the_cost_plot_keeps_its_axis_on_the_lowest_totals():
+    from estimation.views.training_advice import cost_curve_svg
+
+    points = training_points_parse(text="200, 0.70\n400, 0.76\n800, 0.79\n1200, 0.80\n1600, 0.815\n2400, 0.82\n")
+    advice = training_stop_advise(points=points, target=0.72, prevalence=0.1, budget=8000)
+    huge = max(p.total for p in advice.points if p.total is not None)
+    lowest = min(p.total for p in advice.points if p.total is not None)
+    assert huge > 4 * lowest  # the fixture has a point far above the rest (800 documents: about 88,000)
+    svg = cost_curve_svg(advice)
+    assert svg.count('class="total"') == sum(1 for p in advice.points if p.total is not None) - 1
+    assert "1 off the top" in svg and "budget 8,000" in svg
