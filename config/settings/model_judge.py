@@ -29,3 +29,7 @@ def apply(s: dict[str, Any]) -> None:
     # Document text sent to the judge is cut at this many characters; completion tokens asked for.
     s["MODEL_JUDGE_MAX_DOCUMENT_CHARS"] = int(env("MODEL_JUDGE_MAX_DOCUMENT_CHARS", "6000"))
     s["MODEL_JUDGE_MAX_TOKENS"] = int(env("MODEL_JUDGE_MAX_TOKENS", "60"))
+    # A run with no batch stored for this long is failed by the beat's sweep (its worker was lost); retry resumes it.
+    s["MODEL_JUDGE_STUCK_SECONDS"] = int(env("MODEL_JUDGE_STUCK_SECONDS", "1800"))
+    s["CELERY_BEAT_SCHEDULE"]["fail-stuck-judge-runs"] = {
+        "task": "annotation.tasks.model_judge_runs_stuck_task", "schedule": 300.0}

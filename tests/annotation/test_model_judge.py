@@ -349,3 +349,34 @@ def test_a_finished_run_schedules_the_report_recompute(world, django_capture_on_
     run.refresh_from_db()
     assert run.status == "done"
     schedule.assert_any_call(topic_id=world.topic.pk)
+
+
+def test_a_run_whose_worker_was_lost_is_failed_by_the_sweep_and_retry_finishes_it(world, settings):
+    """Issue 28: a run whose worker died mid-run stayed 'running' for ever (no sweep). Now the beat's sweep fails it
+    after MODEL_JUDGE_STUCK_SECONDS without a stored batch, with a message; retry asks for what is still pending."""
+    from datetime import timedelta
+
+    from annotation.services.crowd.model_judge import STUCK, model_judge_runs_stuck_fail
+    from annotation.tasks_judge import model_judge_runs_stuck_task
+    from core.jobs import job_begin
+
+    settings.MODEL_JUDGE_STUCK_SECONDS = 600
+    plan = {"A12": 10, "B1": 10, "B2": 10, "N": 10}
+    with FakeJudge(relevant_titles=_titles(world)) as fake:
+        settings.MODEL_JUDGE_BASE_URL = fake.url
+        quote = model_judge_quote(topic=world.topic, plan=plan)
+        run = model_judge_launch(topic_id=world.topic.pk, plan=plan, confirm_cost=quote.cost,
+                                 enqueue=lambda run_id: None)  # the task never ran: its worker was lost
+        assert job_begin(model=ModelJudgeRun, job_id=run.pk)  # … after it had started
+        started = ModelJudgeRun.objects.get(pk=run.pk).started_at
+        assert model_judge_runs_stuck_fail(now=started + timedelta(seconds=599)) == 0
+        assert ModelJudgeRun.objects.get(pk=run.pk).status == "running"
+        assert model_judge_runs_stuck_fail(now=started + timedelta(seconds=601)) == 1
+        run.refresh_from_db()
+        assert run.status == "failed" and run.error == STUCK
+        assert model_judge_runs_stuck_task() == 0  # nothing else stuck; the task is the service
+        run.base_url = fake.url
+        assert model_judge_retry(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done" and ModelJudgment.objects.filter(run=run, status="ok").count() == run.total == 40
+    assert "fail-stuck-judge-runs" in settings.CELERY_BEAT_SCHEDULE

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -58,7 +59,16 @@ from annotation.services.crowd.judge_endpoint import (
 )
 from core.errors import ApplicationError
 from core.events import event_send_on_commit
-from core.jobs import JobStatus, job_begin, job_enqueue_on_commit, job_fail, job_finish, job_progress_add, job_retry
+from core.jobs import (
+    JobStatus,
+    job_begin,
+    job_enqueue_on_commit,
+    job_fail,
+    job_finish,
+    job_progress_add,
+    job_retry,
+    jobs_stuck_fail,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +95,7 @@ _DEFAULTS: dict[str, Any] = {
     "MODEL_JUDGE_PRICE_PER_1K_TOKENS": Decimal("0"),
     "MODEL_JUDGE_MAX_DOCUMENT_CHARS": 6000,
     "MODEL_JUDGE_MAX_TOKENS": 60,
+    "MODEL_JUDGE_STUCK_SECONDS": 1800,
 }
 
 
@@ -279,6 +290,17 @@ def model_judge_retry(*, run_id: int, enqueue: Callable[[int], Any] | None = Non
         send = enqueue
         job_enqueue_on_commit(job=run, enqueue=lambda: send(run_id))
     return True
+
+
+STUCK = ("The run stopped giving signs of life (its worker was lost or restarted). The answers received are kept; "
+         "retry the run to ask the judge for the documents still pending.")
+
+
+def model_judge_runs_stuck_fail(*, now: datetime | None = None) -> int:
+    """The stuck sweep of model judge runs (core.jobs): a run waiting or running with no stored batch for
+    MODEL_JUDGE_STUCK_SECONDS is failed with a message the analyst can act on (retry keeps its answers)."""
+    older_than = timedelta(seconds=int(_conf("MODEL_JUDGE_STUCK_SECONDS")))
+    return len(jobs_stuck_fail(model=ModelJudgeRun, older_than=older_than, message=STUCK, now=now))
 
 
 # ------------------------------------------------------------------------------------------------ the run
