@@ -205,8 +205,8 @@ def _launch(topic: Topic, data: dict[str, Any]) -> dict[str, Any]:
         assert exc.quote is not None
         raise ProblemError(status_code=409, slug=exc.code, extra={"quote": _quote_data(exc.quote)},
                            detail=exc.message) from exc
-    except LaunchRefused as exc:  # archived, or a status that takes no launch
-        raise ProblemError(status_code=409, slug="conflict", detail=exc.message) from exc
+    except LaunchRefused as exc:  # archived, a status that takes no launch, an engine's corpus counting or changed
+        raise ProblemError(status_code=409, slug=exc.code, detail=exc.message) from exc
     return {"topic": topic.pk, "status": "queued", "quote": _quote_data(quote)}
 
 

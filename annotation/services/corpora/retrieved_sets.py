@@ -16,6 +16,7 @@ import numpy as np
 from pyroaring import BitMap
 
 from annotation.models import Classifier, Corpus, Document
+from annotation.services.corpora.engine_counts import corpus_in_engine, engine_region_counts
 
 
 def bitmap_from_ids(ids: Iterable[int]) -> BitMap:
@@ -102,7 +103,11 @@ def region_counts(*, c1: Classifier, c2: Classifier, include_neither: bool = Fal
     """|A1|, |A2|, |A12|, |A1∖A2|, |A2∖A1| without materialising the regions; with ``include_neither``, |N| too.
 
     |N| = |U| − |U ∩ (A1 ∪ A2)| reads the corpus's bitmap (one query, then microseconds).
+    A corpus that stays in the team's engine has no bitmaps: its counts are the engine's, kept per snapshot
+    (annotation.services.corpora.engine_counts; never counted in the caller).
     """
+    if corpus_in_engine(corpus_id=c1.corpus_id):
+        return engine_region_counts(c1=c1, c2=c2, include_neither=include_neither)
     a1 = classifier_bitmap(classifier=c1)
     a2 = classifier_bitmap(classifier=c2)
     a12 = a1.intersection_cardinality(a2)

@@ -15,14 +15,13 @@ from typing import Any
 from scipy.stats import beta
 
 from annotation.models import Region, Topic
-from annotation.services.corpora.retrieved_sets import pair_regions
 from annotation.services.sampling.draws import (
     PILOT_MIN_JUDGED,
     SamplingError,
+    pair_sizes,
     planned_region_sizes,
     region_precision_guesses,
     region_sample_labels,
-    topic_pair,
     topic_scored_plan,
 )
 from estimation.stats.design_based import (
@@ -159,8 +158,7 @@ def complement_plan(
     otherwise reach it). About 0.1 s per classifier and prevalence (4,000 Monte Carlo draws per step).
     """
     if sizes is None:
-        pair = topic_pair(topic=topic)
-        sizes = pair_regions(c1=pair.c1, c2=pair.c2).counts()
+        sizes = pair_sizes(topic=topic).counts  # the bitmaps, or a corpus in the team's engine's counts
     if guesses is None:
         guesses = region_precision_guesses(topic=topic)
     stage, prevalences, source = complement_prevalences(topic=topic, sizes=sizes, guesses=guesses)

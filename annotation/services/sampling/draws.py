@@ -46,6 +46,7 @@ from annotation.events import SampleDrawn
 from annotation.models import (
     Classifier,
     ClassifierPair,
+    Document,
     Hit,
     Label,
     Region,
@@ -54,6 +55,15 @@ from annotation.models import (
     Topic,
 )
 from annotation.services.classifiers.pairs import pair_design_check
+from annotation.services.corpora.backends.external import (
+    corpus_is_external,
+    external_draw_reproduce,
+    external_pair_counts,
+    external_pair_counts_cached,
+    external_pair_plan,
+    external_plan_snapshot_check,
+    external_samples_draw,
+)
 from annotation.services.corpora.retrieved_sets import (
     bitmap_draw,
     bitmap_from_bytes,
@@ -62,6 +72,7 @@ from annotation.services.corpora.retrieved_sets import (
     classifier_bitmap,
     corpus_documents,
     pair_regions,
+    region_counts,
 )
 from annotation.services.crowd.hits import hits_create_for_draws, hits_publish
 from annotation.services.sampling.strata import (
@@ -247,7 +258,19 @@ def region_sample_draw(
 
 
 def sample_draw_reproduce(*, draw: SampleDraw) -> list[int]:
-    """Re-derive the ids of a draw from its record (seed, region, exclusions), sorted by id."""
+    """Re-derive the ids of a draw from its record (seed, region, exclusions), sorted by id.
+
+    A draw of a corpus in the team's engine is re-run there (external.external_draw_reproduce: refused when the
+    corpus is no longer in the snapshot the draw measured); its ids are the Document rows the draw stored."""
+    if corpus_is_external(corpus_id=draw.topic.corpus_id):
+        external_ids = external_draw_reproduce(draw=draw)
+        pks = dict(Document.objects.filter(corpus_id=draw.topic.corpus_id, external_id__in=external_ids)
+                   .values_list("external_id", "pk"))
+        missing = [i for i in external_ids if i not in pks]
+        if missing:
+            raise SamplingError(f"Draw {draw.pk} re-derives document {missing[0]!r}, which it never stored: "
+                                "the draw does not reproduce.")
+        return sorted(pks[i] for i in external_ids)
     bitmap = region_bitmap(topic=draw.topic, region=draw.region, classifier=draw.classifier)
     if score_stratum_parse(draw.stratum_key) is not None:
         # A score stratum of the region: its key names the scores it holds (annotation.services.sampling.strata).
@@ -268,6 +291,30 @@ def sample_draw_reproduce(*, draw: SampleDraw) -> list[int]:
 
 
 # --------------------------------------------------------------------------- sizes
+
+
+@dataclass(frozen=True)
+class PairSizes:
+    """The pair's region sizes (A1, A2, A12, B1, B2, N) and the corpus state they describe.
+
+    ``snapshot`` is the engine's snapshot token for a corpus that stays in the team's engine (the counts are of that
+    state), "" for an imported corpus (its bitmaps are the state)."""
+
+    counts: dict[str, int]
+    snapshot: str = ""
+
+
+def pair_sizes(*, topic: Topic) -> PairSizes:
+    """The one place the plan, the quote and the launch get the pair's region sizes.
+
+    An imported corpus: its bitmaps (microseconds). A corpus in the team's engine: the engine's counts of its
+    current snapshot, read from the cache (external.external_pair_counts); when not counted yet, the count is
+    queued as a task and RegionCountsPending (409, code "counting") says so: no request counts a corpus."""
+    pair = topic_pair(topic=topic)
+    if corpus_is_external(corpus_id=topic.corpus_id):
+        counted = external_pair_counts(c1=pair.c1, c2=pair.c2)
+        return PairSizes(counts=dict(counted.counts), snapshot=counted.snapshot)
+    return PairSizes(counts=region_counts(c1=pair.c1, c2=pair.c2, include_neither=True))
 
 
 @dataclass(frozen=True)
@@ -320,6 +367,11 @@ def topic_scored_plan(*, topic: Topic, half_width: float) -> ScoredPlan | None:
     from the pair regions' sizes, precision guesses and pilot; None without a scorer."""
     if topic.scorer_id is None:
         return None
+    if corpus_is_external(corpus_id=topic.corpus_id):
+        raise SamplingError(
+            f"Topic {topic.name!r} names a scorer, but its corpus stays in the team's engine: score strata of N are "
+            "not supported there yet (the scores would have to be joined in the engine). Remove the scorer from the "
+            "topic's settings to plan and launch without score strata.")
     pair = topic_pair(topic=topic)
     regions = pair_regions(c1=pair.c1, c2=pair.c2)
     counted = region_sample_labels(topic=topic)
@@ -336,8 +388,7 @@ def planned_region_sizes(*, topic: Topic, half_width: float, design: str = DESIG
 
     With a scorer (stratified design), each pair region gets at least what the joint plan with N's score strata
     gives it (``topic_scored_plan``), so the design-based interval is expected within the half-width too."""
-    pair = topic_pair(topic=topic)
-    counts = pair_regions(c1=pair.c1, c2=pair.c2).counts()
+    counts = pair_sizes(topic=topic).counts
     guesses = region_precision_guesses(topic=topic)
     try:
         plan = plan_pair_sample(
@@ -386,6 +437,7 @@ def samples_draw(
     purpose: str = SampleDraw.Purpose.PAIR,
     stratum_key: str = "",
     complement: int = 0,
+    plan_snapshot: str = "",
 ) -> list[SampleDraw]:
     """Draw the topic's samples up to the requested *totals*; returns the new draws.
 
@@ -407,6 +459,9 @@ def samples_draw(
     scorer, the dependence check's `complement` is shared between N's score
     strata (annotation.services.sampling.strata: Neyman from the prior, then
     from each stratum's pilot), each drawn as its own SRS under its score key.
+
+    A corpus that stays in the team's engine is drawn there (``_external_draw``): the pair's regions and N, with
+    `plan_snapshot` the snapshot the confirmed plan counted (a corpus changed since is refused, naming the files).
     """
     if design not in DESIGNS:
         raise SamplingError(f"Unknown design {design!r}; use one of {', '.join(DESIGNS)}.")
@@ -433,6 +488,11 @@ def samples_draw(
                 topic=topic, half_width=half_width, per_region=per_region, design=design,
                 extra_per_classifier=extra_per_classifier, complement=complement,
             )
+        if corpus_is_external(corpus_id=topic.corpus_id):
+            return _external_draw(topic=topic, half_width=half_width, per_region=per_region, uniform=uniform,
+                                  seed=seed, design=design, extra_per_classifier=extra_per_classifier,
+                                  exclude_documents=exclude_documents, purpose=purpose, complement=complement,
+                                  plan_snapshot=plan_snapshot)
         if per_region is not None:
             targets = dict.fromkeys(DESIGN_REGIONS[design], per_region)
         else:
@@ -497,6 +557,54 @@ def samples_draw(
                 )
             )
         return draws
+
+
+def _external_draw(
+    *, topic: Topic, half_width: float | None, per_region: int | None, uniform: int, seed: int, design: str,
+    extra_per_classifier: int | None, exclude_documents: BitMap | None, purpose: str, complement: int,
+    plan_snapshot: str,
+) -> list[SampleDraw]:
+    """samples_draw for a corpus in the team's engine (called under the topic's lock): the pair's stratified
+    regions and the dependence check N, drawn in the engine (external.external_samples_draw), seeds derived as for
+    an imported corpus. What the engine cannot draw yet is refused with the reason."""
+    unsupported = []
+    if design != DESIGN_STRATIFIED:
+        unsupported.append("the paper design")
+    if purpose != SampleDraw.Purpose.PAIR:
+        unsupported.append(f"{SampleDraw.Purpose(purpose).label.lower()} samples")
+    if uniform:
+        unsupported.append("a uniform sample of the corpus")
+    if exclude_documents:
+        unsupported.append("excluded documents")
+    if extra_per_classifier or topic.extra_classifiers.exists():
+        unsupported.append("precision samples of further classifiers")
+    if unsupported:
+        raise SamplingError(f"Topic {topic.name!r}: its corpus stays in the team's engine, which draws the pair's "
+                            f"regions and the dependence check only, not {' or '.join(unsupported)}.")
+    topic_scored_plan(topic=topic, half_width=half_width or DEFAULT_HALF_WIDTH)  # refuses a scorer, with the reason
+    # A corpus changed since the confirmed plan is refused before anything is counted or drawn, naming the files.
+    now = external_plan_snapshot_check(topic=topic, plan_snapshot=plan_snapshot)
+    pair = topic_pair(topic=topic)
+    if external_pair_counts_cached(c1=pair.c1, c2=pair.c2, snapshot=now.token) is None:
+        # Only in the launch's task (the launch guard refuses a request until the counts are cached): count here.
+        external_pair_plan(topic=topic)
+    if per_region is not None:
+        targets = dict.fromkeys(DESIGN_REGIONS[design], per_region)
+    else:
+        targets = planned_region_sizes(topic=topic, half_width=half_width or DEFAULT_HALF_WIDTH, design=design)
+    if complement:
+        targets[Region.NEITHER] = complement
+    _pair_drawable(topic=topic)
+    sizes = pair_sizes(topic=topic).counts
+    # A region smaller than asked is judged in full (as for an imported corpus).
+    totals = {region: min(total, sizes.get(region, 0)) for region, total in targets.items() if total}
+
+    def seed_for(region: str, previous: int) -> int:
+        return draw_seed_derive(seed=seed, stream=launch_stream(region=region, classifier_id=None,
+                                                                previous_draws=previous))
+
+    return external_samples_draw(topic=topic, per_region=totals, seed_for=seed_for, plan_snapshot=plan_snapshot,
+                                 regions=tuple(totals), purpose=SampleDraw.Purpose.PAIR)
 
 
 def _topic_set_options_check(

@@ -6,10 +6,10 @@ from dataclasses import asdict
 from annotation.models import REGION_NAMES, ClassifierPair, Hit, Topic
 from annotation.selectors import PAIR_REGIONS, topic_region_progress
 from annotation.services.classifiers.pairs import pair_design_check
-from annotation.services.corpora.retrieved_sets import region_counts
+from annotation.services.corpora.backends.external import RegionCountsPending
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
-from annotation.services.sampling.draws import region_precision_guesses, topic_scored_plan
+from annotation.services.sampling.draws import SamplingError, pair_sizes, region_precision_guesses, topic_scored_plan
 from annotation.services.sampling.strata import strata_targets, stratum_words
 from core.errors import ApplicationError
 from estimation.stats.planning import plan_pair_sample
@@ -20,19 +20,28 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
 
     `half_width` comes from PlanForm, inside the planner's (0, 0.5); `margin` is how far below the
     recall the dependence check's design-based bound may fall (PlanForm too).
+
+    `snapshot` names the corpus state the counts describe: a corpus in the team's engine's snapshot token ("" for
+    an imported corpus). When the engine's counts of the current snapshot are not there yet, the count is queued
+    (a task) and the answer has no plan but `engine_counting` ({"snapshot", "changes"}): no request counts a corpus.
     """
     try:
         pair = topic.pair
     except ClassifierPair.DoesNotExist:
         return {"plan": None, "plan_error": "Choose the classifier pair first.", "counts": None}
-    counts = region_counts(c1=pair.c1, c2=pair.c2, include_neither=True)
+    try:
+        sizes = pair_sizes(topic=topic)
+    except RegionCountsPending as exc:
+        return {"plan": None, "plan_error": exc.message, "counts": None,
+                "engine_counting": {"snapshot": exc.snapshot, "changes": exc.changes}}
+    counts, snapshot = sizes.counts, sizes.snapshot
     if counts["A12"] == 0:
-        return {"plan": None, "counts": counts,
+        return {"plan": None, "counts": counts, "snapshot": snapshot,
                 "plan_error": "No plan: the two classifiers retrieve no document in common, so the pair says "
                               "nothing about recall. Choose classifiers that overlap."}
     refused = pair_design_check(c1=pair.c1, c2=pair.c2, counts=counts)
     if refused.refused:  # a topic from before the rule, or a classifier changed since
-        return {"plan": None, "counts": counts, "plan_error": "No plan: " + refused.errors[0]}
+        return {"plan": None, "counts": counts, "snapshot": snapshot, "plan_error": "No plan: " + refused.errors[0]}
     # A judged document costs its share of a HIT for each of the HIT's assignments.
     per_document = float(crowd_cost_per_assignment(topic)) * Hit.ASSIGNMENTS_PER_HIT / max(1, topic.hit_size)
     guesses = region_precision_guesses(topic=topic)
@@ -44,6 +53,7 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
     )
     data = asdict(plan)
     data["guesses"] = guesses
+    data["snapshot"] = snapshot
     data["judgments_per_document"] = Hit.ASSIGNMENTS_PER_HIT
     progress = topic_region_progress(topic=topic, regions=(*PAIR_REGIONS, "N"))
     data["rows"] = [
@@ -66,7 +76,10 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
         for which, classifier in (("r1", pair.c1), ("r2", pair.c2))
     ]
     dependence["strata"] = []
-    joint = topic_scored_plan(topic=topic, half_width=half_width)
+    try:
+        joint = topic_scored_plan(topic=topic, half_width=half_width)
+    except SamplingError as exc:  # e.g. score strata on a corpus in the team's engine: refused, with the reason
+        return {"plan": None, "counts": counts, "snapshot": snapshot, "plan_error": "No plan: " + exc.message}
     if joint is not None and joint.plan.feasible:
         # N by the scorer's strata (annotation.services.sampling.strata): the joint plan sizes the check (the
         # default launch draws it: complement.complement_default) and each stratum's share, as drawn.
@@ -88,4 +101,5 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
         dependence["cost"] = per_document * dependence["judged"]
         dependence["total_with"] = data["stratified_total"] + dependence["judged"]
         dependence["cost_with"] = per_document * dependence["total_with"]
-    return {"plan": data, "plan_error": "", "counts": counts, "pair_check": check, "dependence": dependence}
+    return {"plan": data, "plan_error": "", "counts": counts, "snapshot": snapshot, "pair_check": check,
+            "dependence": dependence}

@@ -15,18 +15,15 @@ from typing import Any
 from django.db.models import Count
 
 from annotation.models import Hit, SampledDocument, SampleDraw, Topic
-from annotation.services.corpora.retrieved_sets import region_counts
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.crowd.hits import topic_committed_cost
 from annotation.services.sampling.complement import complement_default
-from annotation.services.sampling.draws import planned_region_sizes, topic_scored_plan
+from annotation.services.sampling.draws import PairSizes, pair_sizes, planned_region_sizes, topic_scored_plan
 from annotation.services.sampling.strata import StratumTarget, strata_targets, stratum_words
 
 
-def _pair_new_documents(*, topic: Topic, targets: Mapping[str, int]) -> dict[str, int]:
+def _pair_new_documents(*, topic: Topic, targets: Mapping[str, int], sizes: Mapping[str, int]) -> dict[str, int]:
     """{region: new documents} for a launch up to `targets` (totals per region), as samples_draw counts them."""
-    pair = topic.pair
-    sizes = region_counts(c1=pair.c1, c2=pair.c2, include_neither=bool(targets.get("N")))
     sampled = dict(
         SampledDocument.objects.filter(topic=topic, draw__purpose=SampleDraw.Purpose.PAIR)
         .values("region").annotate(n=Count("pk")).values_list("region", "n")
@@ -61,6 +58,9 @@ class LaunchQuote:
     # With a scorer: the design-based interval's half-width expected at the joint plan ({"r1", "r2"}; the plan's
     # figure, estimation.stats.stratified.stratified_sample_plan), when the quote draws that plan; else None.
     expected_half_width: dict[str, float | None] | None = None
+    # A corpus in the team's engine: the snapshot whose region counts the quote priced ("" for an imported corpus).
+    # The launch draws with it as the plan's snapshot, so a corpus changed since is refused, naming the files.
+    snapshot: str = ""
 
     @property
     def exact(self) -> bool:
@@ -161,8 +161,9 @@ class LaunchQuote:
         regions = ",".join(f"{k}={v}" for k, v in sorted({**self.regions, **self.further}.items()))
         budget = "none" if self.budget is None else f"{self.budget:.2f}"
         strata = "".join(f";{k}={v}" for k, v in sorted(self.strata.items()))  # "" without a scorer: as before
+        state = f";snapshot={self.snapshot}" if self.snapshot else ""  # "" for an imported corpus: as before
         return (f"half_width={self.half_width:g};complement={self.complement};{regions}{strata};hits={self.hits};"
-                f"cost={self.cost:.2f};committed={self.committed:.2f};budget={budget}")
+                f"cost={self.cost:.2f};committed={self.committed:.2f};budget={budget}{state}")
 
 
 def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | None = None) -> LaunchQuote:
@@ -171,8 +172,11 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | Non
     `complement` is the dependence check's total of documents of N: None (the default) is the plan's size
     (``complement.complement_default``: the check is part of the default plan), 0 none. With a scorer, N's
     documents are itemised per score stratum as ``samples_draw`` will draw them. Raises the sampling
-    service's SamplingError when the pair cannot be planned or drawn.
+    service's SamplingError when the pair cannot be planned or drawn. For a corpus in the team's engine the region
+    sizes are the engine's counts of its current snapshot (``pair_sizes``; RegionCountsPending, code "counting",
+    while they are counted in a task) and the quote carries that snapshot.
     """
+    sizes: PairSizes = pair_sizes(topic=topic)
     if complement is None:
         complement = complement_default(topic=topic, half_width=half_width)
     targets: dict[str, int] = dict(planned_region_sizes(topic=topic, half_width=half_width))
@@ -182,7 +186,8 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | Non
     joint = topic_scored_plan(topic=topic, half_width=half_width) if complement else None
     if joint is not None:
         by_score = strata_targets(plan=joint, total=complement)
-    regions = _pair_new_documents(topic=topic, targets={k: v for k, v in targets.items() if not (by_score and k == "N")})
+    regions = _pair_new_documents(topic=topic, targets={k: v for k, v in targets.items() if not (by_score and k == "N")},
+                                  sizes=sizes.counts)
     if by_score:
         regions["N"] = sum(target.new for target in by_score)
     further: dict[str, int] = {}
@@ -202,4 +207,5 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | Non
         strata={t.stratum.key: t.new for t in by_score},
         strata_labels={t.stratum.key: stratum_words(t.stratum.key) for t in by_score},
         expected_half_width=joint.expected_half_width if joint is not None and complement >= joint.n_total else None,
+        snapshot=sizes.snapshot,
     )

@@ -24,6 +24,8 @@ from typing import ClassVar
 from django.db import transaction
 
 from annotation.models import Topic
+from annotation.services.corpora.backends.base import CorpusChangedError
+from annotation.services.corpora.backends.external import RegionCountsPending
 from annotation.services.crowd.hits import hits_budget_check
 from annotation.services.sampling.draws import Launch, samples_launch_enqueue
 from annotation.services.sampling.quote import LaunchQuote, topic_launch_quote
@@ -73,6 +75,18 @@ class LaunchCostChanged(LaunchRefused):
     code: ClassVar[str] = "cost-changed"
 
 
+class LaunchCounting(LaunchRefused):
+    """A corpus in the team's engine: the pair's regions are being counted there (a task); launch once they are."""
+
+    code: ClassVar[str] = "counting"
+
+
+class LaunchCorpusChanged(LaunchRefused):
+    """A corpus in the team's engine changed since the plan was counted; the message names the files."""
+
+    code: ClassVar[str] = "corpus-changed"
+
+
 def _what(topic: Topic) -> str:
     return "topic set" if topic.is_multiclass else "topic"
 
@@ -93,7 +107,17 @@ def _state_check(*, topic: Topic, top_up: bool = False) -> None:
 
 def _topic_guard(*, topic: Topic, half_width: float, complement: int, top_up: bool) -> LaunchQuote:
     _state_check(topic=topic, top_up=top_up)
-    quote = topic_launch_quote(topic=topic, half_width=half_width, complement=complement)
+    try:
+        quote = topic_launch_quote(topic=topic, half_width=half_width, complement=complement)
+    except RegionCountsPending as exc:  # a corpus in the team's engine (annotation.services.corpora.backends.external)
+        if exc.changes:
+            raise LaunchCorpusChanged(
+                f"Nothing was drawn: the corpus changed since the plan was counted ({'; '.join(exc.changes[:5])}"
+                f"{'; …' if len(exc.changes) > 5 else ''}). The regions are being counted again in the engine; "
+                "check the new plan and its cost, then launch.") from exc
+        raise LaunchCounting(f"Nothing was drawn: {exc.message}") from exc
+    except CorpusChangedError as exc:
+        raise LaunchCorpusChanged(f"Nothing was drawn: {exc.message}") from exc
     if not quote.documents:
         raise NothingToDraw("Nothing to draw: every region already holds the documents this plan asks for. "
                             "Choose a narrower half-width (or a larger dependence check).", quote=quote)
@@ -122,9 +146,11 @@ def topic_launch(*, topic_id: int, half_width: float, complement: int = 0, confi
             raise LaunchCostChanged(f"Nothing was drawn: the launch costs ${quote.cost:.2f}, not the "
                                     f"${confirm_cost:.2f} confirmed. Check the quote and confirm its cost.",
                                     quote=quote, confirmed_cost=confirm_cost)
-        options: dict[str, float | int] = {"half_width": half_width}
+        options: dict[str, float | int | str] = {"half_width": half_width}
         if complement:
             options["complement"] = complement
+        if quote.snapshot:  # a corpus in the team's engine: the draw refuses a corpus changed since this quote
+            options["plan_snapshot"] = quote.snapshot
         samples_launch_enqueue(topic=topic, **options)
     return quote
 
@@ -175,7 +201,9 @@ def topic_set_launch_confirmed(*, topic_id: int, documents: int, confirm_cost: D
 
 __all__ = [
     "LaunchArchived",
+    "LaunchCorpusChanged",
     "LaunchCostChanged",
+    "LaunchCounting",
     "LaunchOverBudget",
     "LaunchQuote",
     "LaunchRefused",

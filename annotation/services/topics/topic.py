@@ -27,6 +27,7 @@ from annotation.models import (
 from annotation.services.classifiers.classifier import rows_referring_to
 from annotation.services.classifiers.keywords import terms_normalize
 from annotation.services.classifiers.pairs import PairCheck, pair_design_check
+from annotation.services.corpora.engine_counts import RegionCountsPending
 from core.errors import ApplicationError
 
 
@@ -40,7 +41,12 @@ class PairRefused(TopicError):
 
 def pair_design_ensure(*, c1: Classifier, c2: Classifier) -> PairCheck:
     """Raise PairRefused (its message for the user) when the pair cannot carry an estimate; else the warnings."""
-    check = pair_design_check(c1=c1, c2=c2)
+    try:
+        check = pair_design_check(c1=c1, c2=c2)
+    except RegionCountsPending:
+        # A corpus in the team's engine, this pair never counted: it is counted in a task once the topic exists,
+        # and the plan and the launch refuse it then if it cannot carry an estimate (sampling.plan, draws).
+        return PairCheck(codes=(), errors=(), warnings=())
     if check.refused:
         raise PairRefused(" ".join(check.errors[:1]))
     return check

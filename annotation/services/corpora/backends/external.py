@@ -15,15 +15,18 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import (
     Classifier,
+    ClassifierPair,
     Corpus,
     Document,
     ExternalCorpusSource,
@@ -50,10 +53,20 @@ from annotation.services.corpora.backends.base import (
     pair_region,
     snapshot_explain,
 )
+from annotation.services.corpora.backends.parquet_files import parquet_snapshot
 from annotation.services.corpora.backends.registry import ENGINES, corpus_backend_open, source_backend_open
 from annotation.services.corpora.corpus_import import content_hash
+from annotation.services.corpora.engine_counts import (
+    RegionCountsPending,
+    RegionCountsStale,
+    corpus_in_engine,
+    engine_counts_latest,
+    engine_counts_of,
+    engine_counts_store,
+)
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, bitmap_from_ids, bitmap_to_bytes
 
+logger = logging.getLogger(__name__)
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,99}$")
 MAX_CORPUS_COUNT = 2**31 - 1  # Corpus.document_count is a PositiveIntegerField
 
@@ -197,7 +210,11 @@ def topic_region_query(*, topic: Topic, region: str, classifier: Classifier | No
 
 
 def external_pair_plan(*, topic: Topic, backend: CorpusBackend | None = None) -> ExternalPlan:
-    """Count the pair's regions in the corpus's engine (one pass) and name the snapshot they were counted on."""
+    """Count the pair's regions in the corpus's engine (one pass) and name the snapshot they were counted on.
+
+    Corpus-sized work (about 9 s for 10M documents with DuckDB): run it in a task (external_pair_count_run), never
+    in a request. The counts are kept in the cache per (pair, snapshot), where pages read them
+    (``external_pair_counts``)."""
     backend = backend or corpus_backend_open(corpus=topic.corpus)
     snapshot = backend.snapshot()
     counts = pair_counts(backend.region_counts(list(_pair_queries(topic=topic))))
@@ -206,12 +223,129 @@ def external_pair_plan(*, topic: Topic, backend: CorpusBackend | None = None) ->
         # The plan is a fresh look at the corpus: recorded, so a later change can be explained file by file.
         _record(source, size=counts["A12"] + counts["B1"] + counts["B2"] + counts["N"], snapshot=snapshot)
         source.save()
-    return ExternalPlan(snapshot=snapshot.token, engine=backend.engine, counts=counts)
+    plan = ExternalPlan(snapshot=snapshot.token, engine=backend.engine, counts=counts)
+    pair = topic.pair
+    engine_counts_store(c1=pair.c1, c2=pair.c2, snapshot=snapshot.token, engine=backend.engine, counts=counts,
+                        manifest=snapshot.manifest)
+    return plan
 
 
-def _corpus_changed(*, topic: Topic, backend: CorpusBackend, plan_snapshot: str, now: Snapshot) -> CorpusChangedError:
+# --------------------------------------------------------------------------- counts kept for pages (issue 29)
+#
+# No page request does corpus-sized work. The pair's region counts are kept per (classifier pair, snapshot)
+# (annotation.services.corpora.engine_counts, Django's cache): a page takes the corpus's snapshot (a listing of its
+# files, milliseconds), reads the counts of that snapshot, and when they are not there queues the count as a task
+# and says so (RegionCountsPending).
+
+COUNT_QUEUED_SECONDS = 600  # one queued count per (topic, snapshot) at a time, however often the page is shown
+
+
+def corpus_is_external(*, corpus_id: int) -> bool:
+    """Whether the corpus stays in the team's engine (it has an ExternalCorpusSource)."""
+    return corpus_in_engine(corpus_id=corpus_id)
+
+
+def external_snapshot(*, corpus_id: int) -> Snapshot:
+    """The corpus's current snapshot without opening the engine: its Parquet files' names, sizes and times
+    (both engines read Parquet files, and name their state by parquet_snapshot alike)."""
+    source = ExternalCorpusSource.objects.get(corpus_id=corpus_id)
+    return parquet_snapshot(source.location)
+
+
+def external_pair_counts_cached(*, c1: Classifier, c2: Classifier, snapshot: str) -> ExternalPlan | None:
+    """The pair's region counts of ``snapshot`` if they were counted already (a cache read), else None."""
+    entry = engine_counts_of(c1=c1, c2=c2, snapshot=snapshot)
+    if entry is None:
+        return None
+    return ExternalPlan(snapshot=entry["snapshot"], engine=entry["engine"], counts=dict(entry["counts"]))
+
+
+def external_pair_counts(*, c1: Classifier, c2: Classifier) -> ExternalPlan:
+    """The pair's region counts for the corpus as it is now, read from the cache: never counted here.
+
+    When they are not cached, the count is queued as a task (once the caller's transaction commits) and
+    RegionCountsPending says so, with what changed since the pair was last counted."""
+    snapshot = external_snapshot(corpus_id=c1.corpus_id)
+    plan = external_pair_counts_cached(c1=c1, c2=c2, snapshot=snapshot.token)
+    if plan is not None:
+        return plan
+    topic_id = ClassifierPair.objects.filter(c1=c1, c2=c2).values_list("topic_id", flat=True).first()
+    if topic_id is not None:
+        external_pair_count_enqueue(topic_id=topic_id, snapshot=snapshot.token)
+    latest = engine_counts_latest(c1=c1, c2=c2)
+    changes: list[str] = []
+    counted = ""
+    if latest and latest.get("snapshot") and latest["snapshot"] != snapshot.token:
+        counted = latest["snapshot"]
+        changes = snapshot_explain(before=latest.get("manifest") or [], after=snapshot) or [
+            "its content differs from the state last counted"]
+    corpus = Corpus.objects.only("name").get(pk=c1.corpus_id)
+    if changes:
+        message = (f"Corpus {corpus.name!r} changed since the pair {c1.name!r} / {c2.name!r} was last counted: "
+                   f"{_changes_words(changes)}. Counting the regions again in the engine…; the plan shows once "
+                   "the count is done (reload the page).")
+    else:
+        message = (f"Counting the regions of {c1.name!r} / {c2.name!r} in the engine… (corpus {corpus.name!r}, "
+                   "a task: the plan shows once the count is done; reload the page).")
+    error = RegionCountsStale if changes else RegionCountsPending
+    raise error(message, snapshot=snapshot.token, changes=changes, counted_snapshot=counted)
+
+
+def _changes_words(changes: Sequence[str]) -> str:
+    return "; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")
+
+
+def external_pair_count_enqueue(*, topic_id: int, snapshot: str) -> None:
+    """Queue the count of the topic's pair once the caller's transaction commits (once per snapshot at a time)."""
+    def queue() -> None:
+        try:
+            fresh = cache.add(f"external-pair-count-queued:{topic_id}:{snapshot}", 1, timeout=COUNT_QUEUED_SECONDS)
+        except Exception:  # a cache that is down: queue anyway (the task is safe to run twice)
+            logger.warning("cache add failed for the count of topic %s", topic_id, exc_info=True)
+            fresh = True
+        if fresh:
+            from annotation.tasks_external import external_pair_count_task  # noqa: PLC0415 (the task imports this)
+
+            external_pair_count_task.delay(topic_id=topic_id)
+
+    transaction.on_commit(queue, robust=True)
+
+
+def external_pair_count_run(*, topic_id: int) -> ExternalPlan | None:
+    """The task's body: count the topic's pair in the engine unless the current snapshot's counts are cached.
+
+    Safe to run twice (the second finds the counts cached). None when the topic is gone or has no pair."""
+    topic = Topic.objects.select_related("corpus").filter(pk=topic_id).first()
+    if topic is None:
+        return None
+    try:
+        pair = ClassifierPair.objects.select_related("c1", "c2").get(topic=topic)
+    except ClassifierPair.DoesNotExist:
+        return None
+    snapshot = external_snapshot(corpus_id=topic.corpus_id)
+    cached = external_pair_counts_cached(c1=pair.c1, c2=pair.c2, snapshot=snapshot.token)
+    if cached is not None:
+        return cached
+    return external_pair_plan(topic=topic)
+
+
+
+
+def _plan_manifest(*, topic: Topic, plan_snapshot: str) -> list:
+    """The file listing of the state a plan counted: the source's last recorded state, else the pair's last count."""
     source = ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id).first()
-    recorded = source.snapshot_manifest if source is not None and source.snapshot == plan_snapshot else []
+    if source is not None and source.snapshot == plan_snapshot:
+        return list(source.snapshot_manifest or [])
+    pair = ClassifierPair.objects.select_related("c1", "c2").filter(topic=topic).first()
+    latest = engine_counts_latest(c1=pair.c1, c2=pair.c2) if pair is not None else None
+    if latest and latest.get("snapshot") == plan_snapshot:
+        return list(latest.get("manifest") or [])
+    return []
+
+
+def _corpus_changed(*, topic: Topic, plan_snapshot: str, now: Snapshot,
+                    backend: CorpusBackend | None = None) -> CorpusChangedError:
+    recorded = _plan_manifest(topic=topic, plan_snapshot=plan_snapshot)
     changes = snapshot_explain(before=recorded, after=now) if recorded else []
     detail = ("; ".join(changes[:5]) + (f"; and {len(changes) - 5} more" if len(changes) > 5 else "")) if changes else (
         "its content differs from the state the plan counted")
@@ -220,6 +354,15 @@ def _corpus_changed(*, topic: Topic, backend: CorpusBackend, plan_snapshot: str,
         f"(planned on {plan_snapshot}, now {now.token}): {detail}. The planned region sizes no longer describe it; "
         "plan again (re-count the regions) before drawing."
     )
+
+
+def external_plan_snapshot_check(*, topic: Topic, plan_snapshot: str) -> Snapshot:
+    """The corpus's current snapshot (a listing of its files), refused (CorpusChangedError, naming the files) when a
+    plan's snapshot is given and the corpus changed since."""
+    now = external_snapshot(corpus_id=topic.corpus_id)
+    if plan_snapshot and now.token != plan_snapshot:
+        raise _corpus_changed(topic=topic, plan_snapshot=plan_snapshot, now=now)
+    return now
 
 
 def _documents_store(*, corpus: Corpus, records: Sequence[DocumentRecord]) -> dict[str, int]:
