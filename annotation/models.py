@@ -391,18 +391,19 @@ class Region(models.TextChoices):
     NEITHER = "N", "Retrieved by neither classifier: U ∖ (A1 ∪ A2)"
 
 
-# The one plain name of each region on every page (issue 12 item 8): the report, the certification pages and the
-# sampling plan show these, never the codes. "first"/"second" are the pair's c1/c2; pages add the classifier's
-# name where space allows ("first classifier only (Title keywords)"). A mapping, not new Region labels: the
-# labels are part of the migration state.
+# The one plain name of each region on every page (issue 12 item 8, issue 26 item 2): the report, the
+# certification pages, the sampling plan, the launch review, the plots and the exports show these, never the codes
+# (the codes stay in the JSON and under "Details"). "first"/"second" are the pair's c1/c2; where the pair is known,
+# estimation.templatetags.report_extras.region_name puts the classifier's name in their place ("found only by
+# Title keywords"). A mapping, not new Region labels: the labels are part of the migration state.
 REGION_NAMES: dict[str, str] = {
-    "A12": "both classifiers",
-    "B1": "first classifier only",
-    "B2": "second classifier only",
-    "N": "neither classifier",
-    "A1": "all of the first classifier",
-    "A2": "all of the second classifier",
-    "R": "a further classifier's documents",
+    "A12": "found by both",
+    "B1": "found only by the first classifier",
+    "B2": "found only by the second classifier",
+    "N": "found by neither",
+    "A1": "everything the first classifier found",
+    "A2": "everything the second classifier found",
+    "R": "found by a further classifier",
     "U": "whole corpus",
     "G": "gold documents",
 }

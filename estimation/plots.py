@@ -12,7 +12,7 @@ from html import escape
 from typing import Any
 
 from annotation.models import REGION_NAMES
-from core.numbers import finite_or_none
+from core.numbers import finite_or_none, percent_text
 from estimation.stats.cost_curve import cost_against_prevalence
 from estimation.stats.planning import precision_guess_from_pilot
 
@@ -349,10 +349,13 @@ def regions_venn_svg(report: dict, *, width: int = 520, height: int = 300) -> st
     body += caption(left_x - radius * 0.4, "B1")
     body += caption(width / 2, "A12")
     body += caption(right_x + radius * 0.4, "B2")
-    # The regions' one plain name (annotation.models.REGION_NAMES, as on every page) under their counts.
-    for x, key in ((left_x - radius * 0.4, "B1"), (width / 2, "A12"), (right_x + radius * 0.4, "B2")):
-        body.append(f'<text x="{x:.1f}" y="{cy + 40:.1f}" text-anchor="middle" font-size="9" font-style="italic" '
-                    f'fill="#5b6477">{_text(REGION_NAMES[key])}</text>')
+    # The regions' one plain name (annotation.models.REGION_NAMES, as on every page, with the classifier's name as the
+    # pages give it: "found only by <name>") under their counts, on two lines to fit inside the circles.
+    for x, key, who in ((left_x - radius * 0.4, "B1", c1), (width / 2, "A12", None), (right_x + radius * 0.4, "B2", c2)):
+        lines = ["found only by", _short(str(who), 16)] if who else [REGION_NAMES[key]]
+        for offset, line in enumerate(lines):
+            body.append(f'<text x="{x:.1f}" y="{cy + 40 + 11 * offset:.1f}" text-anchor="middle" font-size="9" '
+                        f'font-style="italic" fill="#5b6477">{_text(line)}</text>')
     corpus = _num(report.get("corpus_size"))
     if corpus is not None:
         body.append(f'<text x="{width - 8}" y="{height - 8}" text-anchor="end" font-size="11" fill="#5b6477">corpus: {int(corpus):,} documents</text>')
@@ -435,7 +438,7 @@ def cost_curve_from_report(report: dict, *, half_width: float = 0.05) -> dict | 
 
 
 COST_SERIES = (("uniform", "uniform sample of the corpus", "#a52a2a", "line"),
-               ("paper_design", "the paper's separate samples", PALETTE[1], "dash"),
+               ("paper_design", "the original method's samples", PALETTE[1], "dash"),
                ("stratified", "this product's pair samples", PALETTE[0], "line"))
 
 
@@ -471,7 +474,7 @@ def cost_curve_svg(curve: Mapping[str, Any] | None, *, width: int = 520, height:
     y_ticks = list(range(y_low, y_high + 1))
     body = frame.axes(x_label="Prevalence of the topic (share of the corpus, log scale)",
                       y_label="Documents to judge (log scale)", x_ticks=x_ticks, y_ticks=y_ticks,
-                      x_format=lambda v: _decade(10.0 ** v), y_format=lambda v: _decade(10.0 ** v))
+                      x_format=lambda v: _decade(10.0 ** (v + 2)) + "%", y_format=lambda v: _decade(10.0 ** v))
     legend: list[tuple[str, str] | tuple[str, str, str]] = []
     for key, label, color, kind in COST_SERIES:
         coords = [(math.log10(float(p["prevalence"])), math.log10(v)) for p in points
@@ -490,7 +493,7 @@ def cost_curve_svg(curve: Mapping[str, Any] | None, *, width: int = 520, height:
     tx = frame.x(math.log10(float(topic["prevalence"])))
     body.append(f'<line class="topic-prevalence" x1="{tx:.1f}" y1="{frame.top}" x2="{tx:.1f}" '
                 f'y2="{frame.height - frame.bottom}" stroke="#5b6477" stroke-width="1.2" stroke-dasharray="2 3"/>')
-    legend.append((f"this topic: prevalence {float(topic['prevalence']):.2g} (dots)", "#5b6477", "dash"))
+    legend.append((f"this topic: prevalence {percent_text(float(topic['prevalence']))} (dots)", "#5b6477", "dash"))
     body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
     return _svg(width, height, "Judgments needed against prevalence", body)
 

@@ -6,6 +6,8 @@ import csv
 import io
 from typing import Any
 
+from annotation.models import REGION_NAMES
+
 CSV_COLUMNS = [
     "row_type", "name", "role", "size", "judged", "relevant",
     "precision", "precision_low", "precision_high",
@@ -52,6 +54,14 @@ def report_csv_metadata(*, report: dict[str, Any], snapshot_version: int | None,
     for c in report.get("classifiers") or []:
         rows.append((f"classifier.{c.get('role')}.{c.get('id')}", c.get("name")))
         rows.append((f"fingerprint.{c.get('role')}.{c.get('id')}", c.get("fingerprint")))
+    # The legend of the region rows' codes: each code's plain name, as the pages print it (issue 26 item 2).
+    pair = report.get("pair") or {}
+    for r in report.get("regions") or []:
+        code = str(r.get("name") or "")
+        if code in REGION_NAMES:
+            name = REGION_NAMES[code].replace("the first classifier", str(pair.get("c1") or "the first classifier"))
+            rows.append((f"region.{code}", name.replace("the second classifier",
+                                                         str(pair.get("c2") or "the second classifier"))))
     if report.get("kind") == "multiclass":
         sample = report.get("sample") or {}
         parameters = report.get("parameters") or {}

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import template
+from django.utils.dateparse import parse_datetime
 
 from annotation.models import REGION_NAMES
-from core.numbers import finite_or_none
+from core.numbers import finite_or_none, percent_text
 
 register = template.Library()
 
@@ -32,15 +33,17 @@ def _pair_names(pair: Any) -> tuple[str | None, str | None]:
 
 
 def region_name(code: Any, pair: Any = None) -> str:
-    """The plain name of a region code ("A12" → "both classifiers"), with the classifier's name when the pair is
-    given ("first classifier only (Title keywords)"). Unknown codes are returned as they are."""
+    """The plain name of a region code ("A12" → "found by both"), with the classifier's name in place of
+    "the first/second classifier" when the pair is given ("found only by Title keywords"). Unknown codes are
+    returned as they are. One vocabulary: annotation.models.REGION_NAMES."""
     code = str(code)
-    name = REGION_NAMES.get(code) or REGION_NAMES.get(code.split(":", 1)[0]) or code
+    base = code.split(":", 1)[0]
+    name = REGION_NAMES.get(code) or REGION_NAMES.get(base) or code
     c1, c2 = _pair_names(pair)
-    if code in ("B1", "A1") and c1:
-        return f"{name} ({c1})"
-    if code in ("B2", "A2") and c2:
-        return f"{name} ({c2})"
+    if base in ("B1", "A1") and c1:
+        return name.replace("the first classifier", c1)
+    if base in ("B2", "A2") and c2:
+        return name.replace("the second classifier", c2)
     return name
 
 
@@ -62,17 +65,55 @@ def region_legend(pair: Any = None) -> str:
     """One line that says what each region name means."""
     c1, c2 = _pair_names(pair)
     first, second = c1 or "the first classifier", c2 or "the second classifier"
-    return (f"Regions: “{REGION_NAMES['A12']}” = retrieved by {first} and by {second}; "
-            f"“{REGION_NAMES['B1']}” = by {first}, not {second}; “{REGION_NAMES['B2']}” = by {second}, not {first}; "
-            f"“{REGION_NAMES['N']}” = by neither.")
+    return (f"Regions: “{region_name('A12', pair)}”: documents both {first} and {second} retrieved; "
+            f"“{region_name('B1', pair)}”, “{region_name('B2', pair)}”: documents one of them retrieved and the other "
+            f"did not; “{region_name('N', pair)}”: documents neither retrieved.")
 
 
 register.simple_tag(region_legend, name="region_legend")
 
 
+# The certification metrics' plain names (the codes stay in the JSON and the API).
+METRIC_NAMES = {
+    "pair_recall": "Recall (two classifiers)",
+    "qbcb_recall": "Recall (uniform sample)",
+    "f1": "F1 (uniform test set)",
+}
+
+
+@register.filter
+def metric_name(code: Any) -> str:
+    """A certification metric's plain name ("pair_recall" → "Recall (two classifiers)"); other text unchanged."""
+    return METRIC_NAMES.get(str(code), str(code) if code is not None else "")
+
+
+@register.filter
+def percent(value: Any) -> str:
+    """A share (prevalence, 0–1) as the one way the pages print it: a percentage with sensible digits — one decimal
+    from 1% up ("20.9%", "1.2%"), two significant digits below ("0.89%", "0.048%"); "—" when unknown."""
+    number = finite_or_none(value)
+    if number is None:
+        return "—"
+    return percent_text(number)
+
+
+@register.filter
+def when(value: Any) -> Any:
+    """An ISO 8601 time stored as text in a report or a summary ("2026-11-28T01:47:12.5+00:00") as a datetime, so
+    the template formats it like every other date (``|when|date:"Y-m-d H:i"``). Datetimes pass through; text that
+    is not a time is returned as it is."""
+    if isinstance(value, str):
+        try:
+            parsed = parse_datetime(value)
+        except ValueError:
+            parsed = None
+        return parsed if parsed is not None else value
+    return value
+
+
 # Statistics' codes and symbols that the stats library and older snapshots write into their sentences, and the
 # words the page uses for them instead (the glossary keeps the symbols).
-_REGION_CODE = re.compile(r"\bregion (A12|B1|B2|N)\b(?: \([^)]*\))?")
+_REGION_CODE = re.compile(r"\b(?:pair )?[Rr]egion (A12|B1|B2|N)\b(?: \((?:[^()]|\([^()]*\))*\))?")
 _BARE_REGION = re.compile(r"\b(A12|B1|B2)\b(?: \((?:retrieved by both|C1 only|C2 only)\))?")
 _SEED_PAREN = re.compile(r"\s*\((?:see )?seeds? \d{3}[^)]*\)")
 _SEED = re.compile(r"\b[Ss]eed \d{3}(?:,? (?:Assumption|Sec\.|Section|Appendix|Eq\.) ?[\w.]+)?(?:'s)?")
@@ -86,7 +127,13 @@ _WORDS = (
     (re.compile(r"1 − α"), "the confidence"),
     (re.compile(r"1 − β"), "the power"),
     (re.compile(r"α"), "the false-pass rate"),
+    (re.compile(r"\bthe paper's separate samples\b"), "the original method's samples"),
+    (re.compile(r"\bthe paper's design\b"), "the original method"),
 )
+# A prevalence written as a share ("prevalence 0.00475278", "prevalence ≈ 0.21"): printed as the pages print it.
+_PREVALENCE = re.compile(r"\b(prevalence(?: of| is)?(?: ≈| =)? )((?:0?\.\d+)|(?:[01](?:\.\d+)?))(?![\d%])")
+# "Only 4.11367 of the 8 judged documents": an expected count, rounded.
+_ONLY_FRACTION = re.compile(r"\bOnly (\d+\.\d{2,}) of\b")
 
 
 @register.filter
@@ -98,8 +145,10 @@ def plain(text: Any, pair: Any = None) -> str:
     value = str(text)
     c1, c2 = _pair_names(pair)
     value = re.sub(r"(dependence ratio of C1 and C2) δ1", r"\1", value)
-    value = _REGION_CODE.sub(lambda m: f"the region “{region_name(m.group(1))}”", value)
-    value = _BARE_REGION.sub(lambda m: f"“{region_name(m.group(1))}”", value)
+    value = _REGION_CODE.sub(lambda m: f"the region “{region_name(m.group(1), pair)}”", value)
+    value = _BARE_REGION.sub(lambda m: f"“{region_name(m.group(1), pair)}”", value)
+    value = _PREVALENCE.sub(lambda m: f"{m.group(1)}{percent_text(float(m.group(2)))}", value)
+    value = _ONLY_FRACTION.sub(lambda m: f"Only about {float(m.group(1)):.1f} of", value)
     value = re.sub(r"\bC1\b", c1 or "the first classifier", value)
     value = re.sub(r"\bC2\b", c2 or "the second classifier", value)
     value = _SEED_PAREN.sub("", value)

@@ -206,7 +206,7 @@ def test_add_classifier_command_keywords_and_errors(tmp_path):
     with pytest.raises(CommandError, match="--scores needs --threshold"):
         call_command("add_classifier", "--corpus", corpus.name, "--name", "s", "--scores", str(tmp_path / "x.csv"))
     with pytest.raises(CommandError, match="already has a classifier"):
-        call_command("add_classifier", "--corpus", corpus.name, "--name", "k", "--keywords", "tea")
+        call_command("add_classifier", "--corpus", corpus.name, "--name", "k", "--keywords", "tea", "--fields", "text")
 
 
 def test_keyword_preview_exact_on_small_corpus():

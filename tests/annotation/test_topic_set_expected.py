@@ -63,7 +63,7 @@ def test_launch_confirmation_and_detail_page_show_the_expected_counts(topic_set)
     text = unescape(re.sub(r"<[^>]+>", " ", page.content.decode()))
     assert page.status_code == 200
     assert 'id="expected-table"' in page.content.decode()
-    assert re.search(r"Cocoa\s+0\.005\s+1\.5\s+too few", text), text
+    assert re.search(r"Cocoa\s+0\.5%\s+1\.5\s+too few", text), text  # a share as a percentage (issue 26)
     assert f"sample about {math.ceil(USABLE_PER_CLASS / 0.005)} documents" in " ".join(text.split())
     detail = client.get(reverse("analyst:topic_set", args=[topic_set.pk])).content.decode()
     assert 'id="expected-per-class"' in detail and 'id="expected-needed"' in detail

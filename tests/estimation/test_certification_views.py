@@ -188,9 +188,9 @@ def test_the_plan_pages_show_drawn_over_planned_and_the_band(world):
                  {"confirm_cost": str(plan.estimated_cost)})
     n = plan.sample_size["A12"]
     page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
-    assert f"both classifiers: {n} / {n}" in page and "0.9 to 1.2" in page
+    assert f"found by both: {n} / {n}" in page and "0.9 to 1.2" in page
     topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
-    assert f"both classifiers {n}/{n}" in topic_page
+    assert f"found by both {n}/{n}" in topic_page
     judge(world, certification_ids(plan))
     certification_decide(plan_id=plan.pk)
     verdict = manager.get(reverse("reports:certification_verdict", kwargs={"plan_id": plan.pk})).content.decode()
@@ -242,7 +242,7 @@ def test_a_plan_drawn_short_of_its_plan_shows_why_it_has_no_verdict(world):
     assert certification_decide(plan_id=plan.pk) is None
     manager = login("manager", "max")
     page = manager.get(reverse("reports:certification_plan", kwargs={"plan_id": plan.pk})).content.decode()
-    assert "cannot be decided: drawn 78 of 163 planned" in page and "both classifiers: 60 / 84" in page
+    assert "cannot be decided: drawn 78 of 163 planned" in page and "found by both: 60 / 84" in page
     assert "Read the verdict" not in page
     topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
-    assert "undecidable" in topic_page and "both classifiers 60/84" in topic_page
+    assert "undecidable" in topic_page and "found by both 60/84" in topic_page

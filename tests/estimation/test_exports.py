@@ -50,7 +50,8 @@ def test_one_row_per_judgment_with_mturk_columns_and_the_document_facts(judged):
         label = Label.objects.get(topic=topic, document=judgment.document)
         assert row["label_majority"] == {True: "relevant", False: "not relevant", None: ""}[label.majority]
         assert row["region"] in ("A12", "B1", "B2") and row["sample_purpose"] == "pair"
-        assert row["region_name"] in ("both classifiers", "first classifier only", "second classifier only")
+        assert row["region_name"] in ("found by both", "found only by the first classifier",
+                                      "found only by the second classifier")
         assert isinstance(row["sample_draw"], int) and row["gold"] is False
 
 

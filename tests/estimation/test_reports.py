@@ -487,8 +487,9 @@ def test_plain_words_replace_region_codes_classifier_keys_and_symbols():
     pair = {"c1": "kw", "c2": "model"}
     text = plain("Only 1 of the 5 judged documents in region B1 (C1 only) were relevant. Eq. 2 gives C2 a recall "
                  "of 0.9 (seed 000, Assumption 1); dependence ratio of C1 and C2 δ1 ≈ 1.10. Region A12 is small.", pair)
-    assert text == ("Only 1 of the 5 judged documents in the region “first classifier only” were relevant. The "
+    assert text == ("Only 1 of the 5 judged documents in the region “found only by kw” were relevant. The "
                     "rare-topic estimate gives model a recall of 0.9; dependence ratio of kw and model ≈ 1.10. "
-                    "Region “both classifiers” is small.")
-    assert region_name("B2", pair) == "second classifier only (model)" and region_name("N") == "neither classifier"
+                    "The region “found by both” is small.")
+    assert region_name("B2", pair) == "found only by model" and region_name("N") == "found by neither"
+    assert region_name("B1") == "found only by the first classifier"
     assert plain(None) == ""

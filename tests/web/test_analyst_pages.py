@@ -316,13 +316,16 @@ def test_topic_page_shows_sampled_and_judged_per_region(world):
     client = Client()
     client.force_login(world["accounts"]["analyst"])
     html = client.get(reverse("analyst:topic", args=[world["topic"].pk])).content.decode()
-    from annotation.models import REGION_NAMES
+    from django.utils.html import escape
 
+    names = {"A12": "found by both", "B1": "found only by " + escape(world["c1"].name),
+             "B2": "found only by " + escape(world["c2"].name)}
     for region in ("A12", "B1", "B2"):
         sampled = SampledDocument.objects.filter(topic=world["topic"], region=region).values("document_id")
         judged = Label.objects.filter(topic=world["topic"], document_id__in=sampled, majority__isnull=False).count()
-        # The plan names regions in words, as every page does ("both classifiers", ...).
-        row = re.search(rf"<tr><td>{REGION_NAMES[region]}</td>(.*?)</tr>", html).group(1)
+        # The plan names regions in words, as every page does ("found by both", "found only by <name>", ...).
+        name, row = re.search(rf'<tr><td data-region="{region}">(.*?)</td>(.*?)</tr>', html, re.S).groups()
+        assert name == names[region]
         cells = re.findall(r'<td class="num">([^<]*)</td>', row)
         assert cells[-2:] == [str(sampled.count()), str(judged)] and judged > 0
 
@@ -463,7 +466,7 @@ def test_plan_shows_the_dependence_check_sized_and_costed(analyst, big_topic):
     assert "a conservative prior, not the pair" in html  # issue 23: N is no longer sized from δ1 = 1.25
     # Its cost next to the plan's, and the launch form offers it ticked by default (issue 23), with an opt-out.
     # (the figures are the launch quote's with the check: tests/web/test_one_quote.py)
-    assert 'id="dependence-cost"' in html and f"({planned.judged} of them in region N)" in html
+    assert 'id="dependence-cost"' in html and f"({planned.judged} of them in “found by neither”)" in html
     assert f'name="complement" value="{planned.judged}" id="launch-complement" checked> With the dependence check' in html
     assert 'id="launch-no-complement"' in html
     assert "csrfmiddlewaretoken" in html.split('id="dependence-check"')[1]

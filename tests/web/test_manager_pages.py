@@ -190,8 +190,8 @@ def test_report_uses_plain_region_names_and_words_for_symbols(world, manager):
     for code in ("A12", "B1", "B2", "A1∩A2", "A1 ∩ A2", "A1 ∖ A2", "δ1", "Eq. 1", "Eq. 2", "seed 00", "Seed 00",
                  "n̂", "τ", "QBCB", "monte-carlo"):
         assert code not in text, code
-    assert 'id="region-legend"' in html and "“both classifiers” = retrieved by" in text
-    assert "first classifier only" in text and "second classifier only" in text
+    assert 'id="region-legend"' in html and "“found by both”: documents both" in text
+    assert f"“found only by {world['c1'].name}”" in text and f"“found only by {world['c2'].name}”" in text
     # The method columns are folded under Details, still on the page.
     details = html[html.index('id="classifier-details"'):]
     assert "Recall, Eq. 1" in details and "monte-carlo" in details

@@ -1,4 +1,4 @@
-"""python manage.py add_classifier --corpus NAME --name NAME (--keywords TERMS [--fields title,text] | --ids FILE | --scores FILE --threshold T)"""
+"""python manage.py add_classifier --corpus NAME --name NAME (--keywords TERMS --fields title|text|title,text | --ids FILE | --scores FILE --threshold T)"""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -23,7 +23,10 @@ class Command(BaseCommand):
         source.add_argument("--keywords", help='comma-separated terms or phrases, e.g. "coffee,arabica,green coffee"')
         source.add_argument("--ids", type=Path, help="file with one external document id per line")
         source.add_argument("--scores", type=Path, help="CSV id,score (header optional)")
-        parser.add_argument("--fields", default="title,text", help="keyword fields among title,text")
+        # No default, as on the keyword form (no field ticked in advance): a "title" filter must read titles only,
+        # so where the terms are looked for is always said, never assumed (issue 26 item 1).
+        parser.add_argument("--fields", default=None,
+                            help="with --keywords (required): where to look, among title,text, e.g. title or title,text")
         parser.add_argument("--threshold", type=float, help="with --scores: retrieved when score >= threshold")
 
     def handle(self, *args, **options):
@@ -35,11 +38,16 @@ class Command(BaseCommand):
             raise CommandError("--scores needs --threshold")
         if options["scores"] is None and options["threshold"] is not None:
             raise CommandError("--threshold only goes with --scores")
+        if options["keywords"] is not None and not (options["fields"] or "").strip():
+            raise CommandError("--keywords needs --fields: title, text or title,text (where the terms are looked for; "
+                               "nothing is read by default, as on the keyword form)")
+        if options["keywords"] is None and options["fields"] is not None:
+            raise CommandError("--fields only goes with --keywords")
         try:
             if options["keywords"] is not None:
                 classifier = classifier_create_keywords(
                     corpus=corpus, name=options["name"], terms=terms_parse(options["keywords"]),
-                    fields=options["fields"].split(","),
+                    fields=[f.strip() for f in options["fields"].split(",") if f.strip()],
                 )
                 result = None
             elif options["ids"] is not None:
