@@ -83,7 +83,8 @@ logger = logging.getLogger(__name__)
 # The schema of the inputs dict; bump when its meaning changes.
 # 2: N samples, per-sample votes, vote strata, certification judgments and cost apart;
 # 3: votes are the sure votes (an "unsure" one is left out), undecided documents and unsure votes counted.
-# (The "strata" of a sample drawn by strata are an optional addition to 3: absent, the inputs are as before.)
+# (The "strata" of a sample drawn by strata are an optional addition to 3: absent, the inputs are as before.
+# So are a Dawid–Skene topic's "crowd_judgments", issue 24 item 5.)
 INPUTS_SCHEMA = 3
 
 PAIR_REGIONS = ("A12", "B1", "B2")

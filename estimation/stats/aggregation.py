@@ -624,7 +624,7 @@ class DawidSkeneGroupDraws:
         return jsonable(self)
 
 
-def dawid_skene_group_draws(*, fit: DawidSkeneDraws, groups: Mapping[str, Sequence[int]],
+def dawid_skene_group_draws(*, fit: DawidSkeneDraws, groups: Mapping[str, ArrayLike],
                             positive_class: int = 1) -> DawidSkeneGroupDraws:
     """Counts of ``positive_class`` among each group's items, per draw of :func:`dawid_skene_draws`.
 

@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from .proportions import jsonable, validate_counts
@@ -627,7 +628,7 @@ def stratified_pair_recall(
     min_precision: float = 0.1,
     label_probabilities: Mapping[str, Sequence[float]] | None = None,
     certain_relevant: Mapping[str, float] | None = None,
-    judged_count_draws: Mapping[str, Sequence[float]] | None = None,
+    judged_count_draws: Mapping[str, ArrayLike] | None = None,
 ) -> StratifiedPairRecall:
     """Recall of C1 and C2 from judged samples of the disjoint regions (ESTIMATION-NOTES §2).
 

@@ -2,6 +2,8 @@
 measured figures are in tests/estimation/stats/test_dawid_skene_intervals.py."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from estimation.stats.aggregation import dawid_skene, dawid_skene_draws
@@ -84,6 +86,11 @@ def pair_study(rng: np.random.Generator, *, accuracy: float, workers: int = 20, 
 PAIR_TRUE_TOTAL = 480 + 160 + 360 + 120  # n, the relevant documents of the corpus (T_U = 120 outside the pair)
 
 
+def _covers(low: float | None, high: float | None, value: float) -> bool:
+    """The interval [low, high] holds value; a missing lower end never covers, a missing upper end is +∞."""
+    return low is not None and low <= value <= (np.inf if high is None else high)
+
+
 def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judged: int = PAIR_JUDGED,
                   chain_draws: int = 200, burn_in: int = 100, mc_draws: int = 2_000,
                   ways: tuple[str, ...] = ("point", "draws", "votes")) -> dict[str, dict[str, float]]:
@@ -98,6 +105,7 @@ def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judg
     """
     from estimation.stats.aggregation import dawid_skene_group_draws
     from estimation.stats.pair_recall import (
+        RegionSample,
         stratified_pair_recall,
         vote_label_probabilities,
         worker_accuracy_from_agreement,
@@ -119,21 +127,21 @@ def pair_coverage(accuracy: float, *, seed: int = 2026, studies: int = 100, judg
             agreement = worker_accuracy_from_agreement(votes=votes)
             by_vote = vote_label_probabilities(votes=votes, strata=[keys[g] for g in strata],
                                                accuracy=min(agreement or 1.0, 0.999)).probabilities
-        regions = {key.lower(): {"size": PAIR_SIZES[key], "judged": judged, "relevant": 0.0} for key in keys}
-        options = {
+        regions = {key: RegionSample(size=PAIR_SIZES[key], judged=judged, relevant=0.0) for key in keys}
+        options: dict[str, dict[str, Any]] = {
             "point": {"label_probabilities": {k: fit.point.posterior[g, 1] for k, g in groups.items()}},
             "draws": {"label_probabilities": grouped.probabilities, "judged_count_draws": grouped.counts},
             "votes": {"label_probabilities": {k: np.asarray(by_vote)[g] for k, g in groups.items()} if by_vote else {}},
         }
         for way in ways:
-            extra = options[way]
-            result = stratified_pair_recall(**regions, draws=mc_draws, seed=study, **extra)
+            result = stratified_pair_recall(a12=regions["A12"], b1=regions["B1"], b2=regions["B2"], draws=mc_draws,
+                                            seed=study, **options[way])
             for name, estimate in (("C1", result.r1), ("C2", result.r2)):
-                hits[way][name] += estimate.low <= PAIR_TRUTH[name] <= estimate.high
-            n_hat = result.n_hat
-            hits[way]["n_hat"] += n_hat.low is not None and n_hat.low <= PAIR_TRUE_TOTAL <= (n_hat.high or np.inf)
-            hits[way]["width_C1"] += result.r1.high - result.r1.low
-            hits[way]["inside"] += all(e.low <= e.point <= e.high for e in (result.r1, result.r2))
+                hits[way][name] += _covers(estimate.low, estimate.high, PAIR_TRUTH[name])
+            hits[way]["n_hat"] += _covers(result.n_hat.low, result.n_hat.high, PAIR_TRUE_TOTAL)
+            hits[way]["width_C1"] += float(result.r1.high or 1.0) - float(result.r1.low or 0.0)
+            hits[way]["inside"] += all(e.point is not None and _covers(e.low, e.high, e.point)
+                                       for e in (result.r1, result.r2))
     return {way: {k: v / studies for k, v in values.items()} for way, values in hits.items()}
 
 
