@@ -15,7 +15,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation import models
-from annotation.services.corpora.corpus_delete import DELETE_BATCH, corpus_delete_refusal, corpus_delete_start
+from annotation.services.corpora.corpus_delete import (
+    DELETE_BATCH,
+    corpus_delete_refusal,
+    corpus_delete_start,
+    corpus_deletion_retry,
+)
 from annotation.services.corpora.corpus_import import corpus_totals_refresh
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes
 from annotation.services.crowd.workers import worker_block, worker_unblock
@@ -87,13 +92,21 @@ class CorpusAdmin(admin.ModelAdmin):
 
     def _delete_start(self, request, corpus) -> None:
         try:
-            deletion = corpus_delete_start(corpus=corpus)
+            started = corpus_delete_start(corpus=corpus, user=request.user)
         except ApplicationError as exc:
             self.message_user(request, exc.message, messages.ERROR)
             return
-        self.message_user(request, f"Deleting corpus “{deletion.name}” ({deletion.documents:,} documents, "
-                                   f"{deletion.classifiers:,} classifiers) in the background: its document count "
-                                   "falls as it goes, and it leaves this list when it is done.", messages.SUCCESS)
+        where = reverse("admin:annotation_corpusdeletion_change", args=[started.deletion.pk])
+        if started.already_running:
+            self.message_user(request, format_html(
+                "Corpus “{}” is being deleted already: <a href=\"{}\">its progress</a>.", started.name, where),
+                messages.WARNING)
+            return
+        self.message_user(request, format_html(
+            "Deleting corpus “{}” ({} documents, {} classifiers) in the background: its document count falls as it "
+            "goes, <a href=\"{}\">its deletion</a> shows the progress (or why it stopped), and the corpus leaves "
+            "this list when it is done.", started.name, f"{started.documents:,}", f"{started.classifiers:,}", where),
+            messages.SUCCESS)
 
     def delete_model(self, request, obj):
         self._delete_start(request, obj)
@@ -365,6 +378,44 @@ class CorpusUploadAdmin(ReadOnlyAdmin):
     list_display = ["id", "corpus_name", "original_name", "status", "progress", "error_line", "created_by", "created_at"]
     list_filter = ["status"]
     search_fields = ["corpus_name", "original_name"]
+
+
+@admin.register(models.CorpusDeletion)
+class CorpusDeletionAdmin(ReadOnlyAdmin):
+    """Deletions are written by their task only (annotation/services/corpora/corpus_delete.py); a failed one
+    (an error, or the stuck sweep after a killed worker) can be run again: it continues where it stopped."""
+
+    list_display = ["id", "corpus_name", "corpus_pk", "status", "progress", "error_short", "created_by",
+                    "created_at", "finished_at"]
+    list_filter = ["status"]
+    search_fields = ["corpus_name"]
+    fields = readonly_fields = ("corpus_name", "corpus_pk", "corpus", "status", "progress", "error", "created_by",
+                                "created_at", "started_at", "heartbeat_at", "finished_at")
+    actions = ["run_again"]
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        if obj.status == models.CorpusDeletion.Status.RUNNING:
+            return f"deleting… {obj.processed:,} of {obj.total:,} documents"
+        if obj.status == models.CorpusDeletion.Status.DONE:
+            return f"deleted {obj.total:,} documents"
+        if obj.status == models.CorpusDeletion.Status.FAILED:
+            return f"stopped after {obj.processed:,} of {obj.total:,} documents"
+        return f"waiting ({obj.total:,} documents)"
+
+    @admin.display(description="why it failed")
+    def error_short(self, obj):
+        return (obj.error[:120] + "…") if len(obj.error) > 120 else obj.error
+
+    @admin.action(description="Run the selected deletions again (they continue where they stopped)")
+    def run_again(self, request, queryset):
+        for deletion in queryset:
+            try:
+                corpus_deletion_retry(deletion=deletion)
+            except ApplicationError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+            else:
+                self.message_user(request, f"Deleting corpus “{deletion.corpus_name}” again.", messages.SUCCESS)
 
 
 @admin.register(models.ClassifierBuild)

@@ -683,6 +683,47 @@ class CorpusUpload(Job):
         ]
 
 
+class CorpusDeletion(Job):
+    """A corpus being deleted by a task, in batches (issue 25; annotation/services/corpora/corpus_delete.py): the
+    admin's list of deletions shows "deleting… n of m documents" and, when it failed, why.
+
+    The corpus row goes last, so `corpus` becomes null when the deletion is done; its id and name are kept here.
+    A deletion cut short (a killed worker, the stuck sweep) is run again from the admin and continues where it
+    stopped. Status, progress (`processed` documents of `total`), times and the failure's message are those of
+    every background job (core.jobs.Job).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Deleting"
+        DONE = "done", "Deleted"
+        FAILED = "failed", "Failed"
+
+    corpus = models.ForeignKey(Corpus, null=True, blank=True, on_delete=models.SET_NULL, related_name="deletions")
+    corpus_pk = models.PositiveBigIntegerField()
+    corpus_name = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    # Documents deleted so far by this run (`total`: the documents the corpus had when it began).
+    processed = models.PositiveBigIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "running", "done", "failed"]), name="corpus_deletion_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(processed__lte=F("total")) | Q(total=0),
+                                   name="corpus_deletion_progress_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"deletion of corpus {self.corpus_name} ({self.corpus_pk})"
+
+
 class ModelJudgeRun(Job):
     """A model judge's run over documents of a binary pair topic (issue 28): a crowd member of its own kind.
 

@@ -35,7 +35,7 @@ from annotation.tasks_builds import (  # noqa: E402,F401
 
 # A topic's draw and its labels' posteriors likewise (annotation/tasks_sampling.py, annotation/tasks_labels.py): the
 # services that queue them import only their own task module, never every task of the app.
-from annotation.tasks_corpora import corpus_delete_task  # noqa: E402,F401
+from annotation.tasks_corpora import corpus_delete_task, corpus_deletions_stuck_task  # noqa: E402,F401
 from annotation.tasks_external import external_pair_count_task  # noqa: E402,F401
 from annotation.tasks_judge import model_judge_run_task  # noqa: E402,F401
 from annotation.tasks_labels import labels_posteriors_task  # noqa: E402,F401

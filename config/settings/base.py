@@ -230,6 +230,8 @@ CELERY_BEAT_SCHEDULE = {
     "fail-stuck-classifier-builds": {"task": "annotation.tasks_builds.classifier_builds_stuck_task", "schedule": 300.0},
     # Fails router builds waiting or running past ROUTER_BUILD_STUCK_SECONDS (services/router_builds.py).
     "fail-stuck-router-builds": {"task": "annotation.tasks_routers.router_builds_stuck_task", "schedule": 300.0},
+    # Fails corpus deletions with no batch deleted for 30 minutes; the admin runs them again (corpora/corpus_delete.py).
+    "fail-stuck-corpus-deletions": {"task": "annotation.tasks_corpora.corpus_deletions_stuck_task", "schedule": 300.0},
 }
 
 # --- Cache and sessions (issue 15: the annotator path's per-request overhead) ---------------

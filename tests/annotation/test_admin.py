@@ -56,6 +56,9 @@ def objects():
     found[models.CorpusUpload] = models.CorpusUpload.objects.create(
         corpus_name="up", original_name=HOSTILE, file_path="x.jsonl"
     )
+    found[models.CorpusDeletion] = models.CorpusDeletion.objects.create(
+        corpus=corpus, corpus_pk=corpus.pk, corpus_name=HOSTILE, status="failed", total=10, processed=4,
+        error=HOSTILE)
     found[models.ClassifierBuild] = models.ClassifierBuild.objects.create(
         corpus=corpus, name=HOSTILE, kind="keywords", definition={"terms": [HOSTILE], "fields": ["text"]}
     )
