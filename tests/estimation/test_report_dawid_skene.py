@@ -7,8 +7,12 @@ is computed here by the stats function from the stored posteriors, so the compar
 """
 from __future__ import annotations
 
+import html as html_lib
+import re
+
 import numpy as np
 import pytest
+from django.template.loader import render_to_string
 
 from annotation.models import Label, Topic
 from annotation.services.crowd.assignments import assignment_claim_for_hit, assignment_submit
@@ -72,6 +76,12 @@ def test_dawid_skene_report_interval_is_wider_than_the_point_posteriors_and_hold
     # The words a reader sees, in the JSON and on the page.
     messages = " ".join(d["message"] for d in report["diagnostics"])
     assert "how accurate each worker is can only be estimated" in messages
+    body = render_to_string("reports/_report_body.html", {
+        "topic": world.topic, "report": report, "snapshot": {"version": 1}, "diagnostics": report["diagnostics"],
+        "certification": {}, "certification_state": {"state": "none"}})
+    paragraph = html_lib.unescape(re.search(r'<p class="muted" id="label-noise">(.*?)</p>', body, re.S).group(1))
+    assert "how uncertain the workers’ accuracies are" in paragraph.replace("'", "’")
+    assert f"{low:.2f}–{high:.2f}" in paragraph
 
 
 def test_dawid_skene_report_is_reproducible_and_majority_topics_gather_no_judgments():
