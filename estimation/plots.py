@@ -373,8 +373,8 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
     names = {"C1": pair.get("c1", "C1"), "C2": pair.get("c2", "C2")}
     series = [(key, posterior[key]) for key in ("C1", "C2") if isinstance(posterior.get(key), dict)]
     if len(edges) < 2 or not series:
-        return empty_svg("No posterior yet: it needs judged documents in the pair's regions.",
-                         title="Posterior distribution of recall")
+        return empty_svg("Not yet: it needs judged documents in the pair's regions.",
+                         title="How plausible each recall is")
     densities = []
     for key, data in series:
         counts = [float(c) for c in data.get("counts") or []]
@@ -401,7 +401,7 @@ def posterior_histogram_svg(report: dict, *, width: int = 520, height: int = 300
                         f'height="{frame.y(0) - y:.1f}" fill="{color}" fill-opacity=".45"/>')
         legend.append((_short(names[key]), color))
     body += _legend(legend, x=frame.left, y=18, max_width=width - frame.left - frame.right)
-    return _svg(width, height, "Posterior distribution of recall", body)
+    return _svg(width, height, "How plausible each recall is", body)
 
 
 # --------------------------------------------------------------------------- cost against prevalence (seed 000 Fig. 1)
@@ -558,7 +558,7 @@ def f1_density_svg(router: Mapping[str, Any], *, reference: float | None = None,
                    height: int = 280) -> str:
     """Posterior densities of micro- and macro-F1 (seed 002, Figure 4), with the reference value as a line."""
     posterior = router.get("posterior") or {}
-    title = f"Posterior of average F1, {_short(router.get('name', 'router'), 40)}"
+    title = f"How plausible each average F1 is, {_short(router.get('name', 'router'), 40)}"
     series = []
     for i, average in enumerate(("micro", "macro")):
         density = (posterior.get(average) or {}).get("density") or {}
@@ -568,7 +568,7 @@ def f1_density_svg(router: Mapping[str, Any], *, reference: float | None = None,
         if len(edges) >= 2 and len(edges) == len(raw_edges) and len(heights) == len(edges) - 1:
             series.append((f"{average}-F1", PALETTE[i], edges, heights))
     if not series:
-        return empty_svg("No posterior yet: it needs judged documents.", title=title)
+        return empty_svg("Not yet: it needs judged documents.", title=title)
     low = min(s[2][0] for s in series)
     high = max(s[2][-1] for s in series)
     if reference is not None and 0 <= reference <= 1:

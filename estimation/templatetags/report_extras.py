@@ -129,6 +129,10 @@ _WORDS = (
     (re.compile(r"α"), "the false-pass rate"),
     (re.compile(r"\bthe paper's separate samples\b"), "the original method's samples"),
     (re.compile(r"\bthe paper's design\b"), "the original method"),
+    # The complement's letter in the sampling and certification services' sentences.
+    (re.compile(r"\bdocuments of N\b"), "documents found by neither"),
+    (re.compile(r"\b(for|in) N\b(?!\s*=)"), "\\1 the region “found by neither”"),
+    (re.compile(r"(?<![\w“])N (may|holds|has)\b"), "the region “found by neither” \\1"),
 )
 # A prevalence written as a share ("prevalence 0.00475278", "prevalence ≈ 0.21"): printed as the pages print it.
 _PREVALENCE = re.compile(r"\b(prevalence(?: of| is)?(?: ≈| =)? )((?:0?\.\d+)|(?:[01](?:\.\d+)?))(?![\d%])")

@@ -34,6 +34,8 @@ FORBIDDEN = (
     (r"both classifiers”|classifier only|“neither classifier”", "an old region name"),
     (r"Warning:", "a Warning: label"),
     (r"\d{4}-\d\d-\d\dT\d\d:\d\d", "an ISO timestamp"),
+    (r"\b(?:of|in|for) N\b|(?<![\w“])N (?:may|holds|has)\b|\bN's\b", "the complement's letter N"),
+    (r"[Pp]osterior|monte-carlo|Clopper", "the statistics' jargon"),
 )
 
 
