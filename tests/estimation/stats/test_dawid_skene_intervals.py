@@ -8,9 +8,10 @@ relevant, 400 judged), 40 workers of accuracy ~N(a, 0.05), three labels per docu
 EM posterior; Bayesian: the Gibbs chain's labels, which move with its accuracy draws) and a Bayesian
 bootstrap of the documents per draw.
 
-Measured (seed 2024, 100 studies per accuracy, 300 kept draws after 100 burn-in, 27 Nov 2026, load 8–10 on
-2 cores, 270 s and 220 s): coverage of the 95% interval at accuracy 0.7: EM plug-in 0.77, Bayesian 0.94; at 0.8:
-0.85 and 0.94.  The 0.8 case is in test_dawid_skene_intervals_08.py (one module per accuracy keeps each
+Measured (seed 2024, 100 studies per accuracy, 300 kept draws after 100 burn-in; 28 Nov 2026 with the two-class
+sweep of ``_binary_one_coin_chain``, load 5–8 on 2 cores, 100 s and 73 s before the EM fit was shared): coverage of
+the 95% interval at accuracy 0.7: EM plug-in 0.77, Bayesian 0.96; at 0.8: 0.85 and 0.93 (27 Nov, the general
+sweep: 0.94 and 0.94).  The 0.8 case is in test_dawid_skene_intervals_08.py (one module per accuracy keeps each
 module's time down).
 """
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tests.simulations.dawid_skene import coverage, pair_coverage
 @pytest.mark.slow
 def test_bayesian_dawid_skene_intervals_cover_the_truth_at_accuracy_07():
     plug_in, bayes = coverage(0.7)
-    assert bayes >= 0.9  # measured 0.94
+    assert bayes >= 0.9  # measured 0.96
     assert plug_in < 0.9  # the defect: the EM posteriors' accuracies taken as known (measured 0.77)
 
 
