@@ -6,6 +6,7 @@ from dataclasses import asdict
 from annotation.models import REGION_NAMES, ClassifierPair, Hit, Topic
 from annotation.selectors import PAIR_REGIONS, topic_region_progress
 from annotation.services.classifiers.pairs import pair_design_check
+from annotation.services.corpora.backends.base import BackendError
 from annotation.services.corpora.backends.external import RegionCountsPending
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.sampling.complement import DEFAULT_COMPLEMENT_MARGIN, complement_plan
@@ -34,6 +35,8 @@ def topic_plan_describe(*, topic: Topic, half_width: float, margin: float = DEFA
     except RegionCountsPending as exc:
         return {"plan": None, "plan_error": exc.message, "counts": None,
                 "engine_counting": {"snapshot": exc.snapshot, "changes": exc.changes}}
+    except BackendError as exc:  # a corpus in the team's engine whose files cannot be read now
+        return {"plan": None, "plan_error": "No plan: " + exc.message, "counts": None}
     counts, snapshot = sizes.counts, sizes.snapshot
     if counts["A12"] == 0:
         return {"plan": None, "counts": counts, "snapshot": snapshot,

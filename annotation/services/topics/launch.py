@@ -24,7 +24,7 @@ from typing import ClassVar
 from django.db import transaction
 
 from annotation.models import Topic
-from annotation.services.corpora.backends.base import CorpusChangedError
+from annotation.services.corpora.backends.base import BackendError, CorpusChangedError
 from annotation.services.corpora.backends.external import RegionCountsPending
 from annotation.services.crowd.hits import hits_budget_check
 from annotation.services.sampling.draws import Launch, samples_launch_enqueue
@@ -118,6 +118,8 @@ def _topic_guard(*, topic: Topic, half_width: float, complement: int, top_up: bo
         raise LaunchCounting(f"Nothing was drawn: {exc.message}") from exc
     except CorpusChangedError as exc:
         raise LaunchCorpusChanged(f"Nothing was drawn: {exc.message}") from exc
+    except BackendError as exc:  # the engine cannot read the corpus now (files gone, unreadable)
+        raise LaunchRefused(f"Nothing was drawn: {exc.message}") from exc
     if not quote.documents:
         raise NothingToDraw("Nothing to draw: every region already holds the documents this plan asks for. "
                             "Choose a narrower half-width (or a larger dependence check).", quote=quote)

@@ -15,8 +15,8 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.models import Document, ExternalDraw, HitItem, SampledDocument, SampleDraw, Topic
-from annotation.services.corpora.backends.base import KeywordQuery, pair_counts
+from annotation.models import Corpus, Document, ExternalDraw, HitItem, SampledDocument, SampleDraw, Topic
+from annotation.services.corpora.backends.base import CorpusChangedError, KeywordQuery, pair_counts
 from annotation.services.corpora.backends.duckdb_parquet import DuckDBParquetBackend
 from annotation.services.corpora.backends.external import (
     RegionCountsPending,
@@ -28,11 +28,18 @@ from annotation.services.crowd.crowd_simulation import crowd_simulate
 from annotation.services.sampling.draws import SamplingError, sample_draw_reproduce, samples_launch
 from annotation.services.sampling.plan import topic_plan_describe
 from annotation.services.sampling.quote import topic_launch_quote
-from annotation.services.topics.launch import LaunchCorpusChanged, LaunchCounting, topic_launch
+from annotation.services.topics.launch import LaunchCorpusChanged, LaunchCounting, LaunchRefused, topic_launch
 from annotation.services.topics.topic import topic_create
 from api.services import api_token_create
 from estimation.services.recompute import topic_snapshot_create
-from tests.annotation.corpora.backend_world import C1_TERMS, C2_TERMS, database_backend, import_rows, rows, write_parquet
+from tests.annotation.corpora.backend_world import (
+    C1_TERMS,
+    C2_TERMS,
+    database_backend,
+    import_rows,
+    rows,
+    write_parquet,
+)
 from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
@@ -155,9 +162,8 @@ def test_a_file_rewritten_after_the_plan_refuses_the_launch_naming_it(folder, dj
                      confirm_fingerprint=quote.fingerprint)
     assert refused.value.code == "corpus-changed" and "part-1.parquet rewritten" in refused.value.message
     # The draw itself (the launch's task) refuses a corpus changed since the confirmed plan, naming the file too.
-    with pytest.raises(Exception, match=r"part-1\.parquet rewritten") as drawn:
+    with pytest.raises(CorpusChangedError, match=r"part-1\.parquet rewritten"):
         samples_launch(topic=topic, half_width=HALF_WIDTH, plan_snapshot=quote.snapshot)
-    assert type(drawn.value).__name__ == "CorpusChangedError"
     assert not SampleDraw.objects.filter(topic=topic).exists()
     assert not Document.objects.filter(corpus=source.corpus).exists()
 
@@ -172,6 +178,21 @@ def test_no_counts_yet_refuses_the_launch_and_the_quote_says_counting(folder, dj
             topic_launch(topic_id=topic.pk, half_width=HALF_WIDTH, complement=0, confirm_cost=0,
                          confirm_fingerprint=None)
     assert refused.value.code == "counting"
+    assert not SampleDraw.objects.filter(topic=topic).exists()
+
+
+def test_files_gone_no_plan_and_a_refused_launch_with_the_reason(folder, django_capture_on_commit_callbacks):
+    source = external_corpus_register(name="lake", engine="duckdb", location=str(folder), text_fields=["text"])
+    topic = _pair_topic(source.corpus)
+    _count_in_a_task(django_capture_on_commit_callbacks, topic)
+    quote = topic_launch_quote(topic=topic, half_width=HALF_WIDTH)
+    for path in folder.glob("*.parquet"):
+        path.unlink()
+    plan = topic_plan_describe(topic=topic, half_width=HALF_WIDTH)
+    assert plan["plan"] is None and "holds no .parquet file" in plan["plan_error"]
+    with pytest.raises(LaunchRefused, match="holds no .parquet file"):
+        topic_launch(topic_id=topic.pk, half_width=HALF_WIDTH, complement=quote.complement, confirm_cost=quote.cost,
+                     confirm_fingerprint=quote.fingerprint)
     assert not SampleDraw.objects.filter(topic=topic).exists()
 
 
@@ -207,7 +228,7 @@ def test_the_pages_register_plan_without_counting_in_the_request_then_launch(
         "name": "lake", "engine": "duckdb", "location": str(folder), "id_field": "id", "title_field": "title",
         "text_fields": "text", "connection_env": ""})
     assert response.status_code == 302, response.content
-    topic = _pair_topic(Document._meta.apps.get_model("annotation", "Corpus").objects.get(name="lake"))
+    topic = _pair_topic(Corpus.objects.get(name="lake"))
     page = reverse("analyst:topic", args=[topic.pk])
 
     counted = []
@@ -268,7 +289,7 @@ def test_the_api_plans_quotes_launches_and_refuses_a_changed_corpus(folder, djan
     response = api.post("/api/v1/external-corpora/", {
         "name": "lake", "engine": "duckdb", "location": str(folder), "text_fields": ["text"]}, format="json")
     assert response.status_code == 201, response.content
-    corpus = Document._meta.apps.get_model("annotation", "Corpus").objects.get(pk=response.json()["corpus_id"])
+    corpus = Corpus.objects.get(pk=response.json()["corpus_id"])
     topic = _pair_topic(corpus)
     base = f"/api/v1/topics/{topic.pk}"
 

@@ -237,6 +237,7 @@ def external_pair_plan(*, topic: Topic, backend: CorpusBackend | None = None) ->
 # files, milliseconds), reads the counts of that snapshot, and when they are not there queues the count as a task
 # and says so (RegionCountsPending).
 
+_COUNT_FAILED = "Counting the regions"
 COUNT_QUEUED_SECONDS = 600  # one queued count per (topic, snapshot) at a time, however often the page is shown
 
 
@@ -280,13 +281,16 @@ def external_pair_counts(*, c1: Classifier, c2: Classifier) -> ExternalPlan:
         changes = snapshot_explain(before=latest.get("manifest") or [], after=snapshot) or [
             "its content differs from the state last counted"]
     corpus = Corpus.objects.only("name").get(pk=c1.corpus_id)
+    failed = (ExternalCorpusSource.objects.filter(corpus_id=c1.corpus_id).values_list("last_error", flat=True)
+              .first() or "")
+    failure = f" The last attempt failed: {failed}" if failed.startswith(_COUNT_FAILED) else ""
     if changes:
         message = (f"Corpus {corpus.name!r} changed since the pair {c1.name!r} / {c2.name!r} was last counted: "
                    f"{_changes_words(changes)}. Counting the regions again in the engine…; the plan shows once "
-                   "the count is done (reload the page).")
+                   f"the count is done (reload the page).{failure}")
     else:
         message = (f"Counting the regions of {c1.name!r} / {c2.name!r} in the engine… (corpus {corpus.name!r}, "
-                   "a task: the plan shows once the count is done; reload the page).")
+                   f"a task: the plan shows once the count is done; reload the page).{failure}")
     error = RegionCountsStale if changes else RegionCountsPending
     raise error(message, snapshot=snapshot.token, changes=changes, counted_snapshot=counted)
 
@@ -322,11 +326,19 @@ def external_pair_count_run(*, topic_id: int) -> ExternalPlan | None:
         pair = ClassifierPair.objects.select_related("c1", "c2").get(topic=topic)
     except ClassifierPair.DoesNotExist:
         return None
-    snapshot = external_snapshot(corpus_id=topic.corpus_id)
-    cached = external_pair_counts_cached(c1=pair.c1, c2=pair.c2, snapshot=snapshot.token)
-    if cached is not None:
-        return cached
-    return external_pair_plan(topic=topic)
+    try:
+        snapshot = external_snapshot(corpus_id=topic.corpus_id)
+        cached = external_pair_counts_cached(c1=pair.c1, c2=pair.c2, snapshot=snapshot.token)
+        if cached is not None:
+            return cached
+        plan = external_pair_plan(topic=topic)
+    except BackendError as exc:  # shown by the plan page while it waits (and on the corpus's page)
+        ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id).update(
+            last_error=f"{_COUNT_FAILED} of topic {topic.name!r} failed: {exc.message}", checked_at=timezone.now())
+        raise
+    ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id, last_error__startswith=_COUNT_FAILED).update(
+        last_error="")
+    return plan
 
 
 
