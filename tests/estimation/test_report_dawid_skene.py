@@ -23,6 +23,7 @@ from estimation.services.report_common import region_sample
 from estimation.services.reports import report_parameters, topic_report_build, topic_report_from_inputs
 from estimation.stats import pair_recall
 from tests.factories import make_pair_world, make_worker
+from tests.simulations.dawid_skene import pair_topic_inputs
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +95,20 @@ def test_dawid_skene_report_is_reproducible_and_majority_topics_gather_no_judgme
     inputs = topic_inputs_gather(topic=world.topic, parameters=report_parameters(draws=DRAWS, seed=SEED))
     assert inputs.crowd_judgments is None and "crowd_judgments" not in inputs.as_dict()
     assert topic_report_from_inputs(inputs=inputs)["label_noise"]["source"] == "votes"
+
+
+def test_pure_report_of_600_documents_carries_the_accuracies_only_with_judgments():
+    """The report from hand-built inputs (tests.simulations.dawid_skene.pair_topic_inputs: 600 judged documents ×
+    3 votes from 20 workers of accuracy ≈ 0.7): without judgments it is the stored-posterior report as before."""
+    before = topic_report_from_inputs(inputs=pair_topic_inputs(accuracy=0.7, seed=4, with_judgments=False,
+                                                                 draws=DRAWS))
+    after = topic_report_from_inputs(inputs=pair_topic_inputs(accuracy=0.7, seed=4, draws=DRAWS))
+    assert before["label_noise"]["source"] == "dawid_skene_posteriors"
+    assert before["label_noise"]["accuracy_uncertainty"] is False
+    assert after["label_noise"]["source"] == "dawid_skene_draws" and after["label_noise"]["draws"] == 200
+    for name in ("C1", "C2"):
+        old, new = before["recall_stratified"][name], after["recall_stratified"][name]
+        assert new["high"] - new["low"] > old["high"] - old["low"]
+        assert new["low"] <= new["estimate"] <= new["high"]
+    again = topic_report_from_inputs(inputs=pair_topic_inputs(accuracy=0.7, seed=4, draws=DRAWS))
+    assert again["recall_stratified"] == after["recall_stratified"]  # seeded: the same labels, the same report
