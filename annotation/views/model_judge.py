@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 from django.views.decorators.http import require_http_methods
 
-from annotation.models import Classifier, ModelJudgeRun, Topic
+from annotation.models import REGION_NAMES, Classifier, ModelJudgeRun, Topic
 from annotation.roles import CONFIGURE, role_required
 from annotation.services.crowd.model_judge import (
     JUDGE_REGIONS,
@@ -45,6 +45,14 @@ class JudgePlanForm(forms.Form):
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = Classifier.objects.filter(
             corpus=topic.corpus, kind=Classifier.Kind.SCORES, archived_at__isnull=True).defer("retrieved_bitmap")
+        # The regions by the names every page gives them (issue 26: "found only by <classifier>"), codes nowhere.
+        pair = getattr(topic, "pair", None)
+        names = {"the first classifier": pair.c1.name, "the second classifier": pair.c2.name} if pair else {}
+        for region in JUDGE_REGIONS:
+            label = REGION_NAMES[region]
+            for generic, name in names.items():
+                label = label.replace(generic, name)
+            self.fields[region.lower()].label = label[:1].upper() + label[1:]
 
     def plan(self) -> dict[str, int]:
         return {h: self.cleaned_data[h.lower()] for h in JUDGE_REGIONS}

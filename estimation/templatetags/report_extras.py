@@ -135,7 +135,7 @@ _WORDS = (
     (re.compile(r"(?<![\w“])N (may|holds|has)\b"), "the region “found by neither” \\1"),
 )
 # A prevalence written as a share ("prevalence 0.00475278", "prevalence ≈ 0.21"): printed as the pages print it.
-_PREVALENCE = re.compile(r"\b(prevalence(?: of| is)?(?: ≈| =)? )((?:0?\.\d+)|(?:[01](?:\.\d+)?))(?![\d%])")
+_PREVALENCE = re.compile(r"\b(prevalence(?: of| is)?(?: ≈| =)? )([01]?\.\d+)(?![\d%])")
 # "Only 4.11367 of the 8 judged documents": an expected count, rounded.
 _ONLY_FRACTION = re.compile(r"\bOnly (\d+\.\d{2,}) of\b")
 

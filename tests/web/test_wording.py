@@ -342,3 +342,12 @@ def test_add_classifier_reads_no_field_it_was_not_told_to():
     assert Classifier.objects.get(name="k").retrieved_count == 0  # "coffee" is in a body, not in a title
     with pytest.raises(CommandError, match="--fields only goes with --keywords"):
         call_command("add_classifier", "--corpus", corpus.name, "--name", "i", "--ids", "x.txt", "--fields", "title")
+
+
+def test_model_judge_form_names_the_regions_as_every_page_does(world):
+    html = client_for(world["accounts"]["analyst"]).get(
+        reverse("analyst:topic_judge", args=[world["topic"].pk])).content.decode()
+    labels = [html_lib.unescape(label) for label in re.findall(r'<label for="id_(?:a12|b1|b2|n)">(.*?):?</label>', html)]
+    assert labels == ["Found by both", f"Found only by {world['c1'].name}", f"Found only by {world['c2'].name}",
+                      "Found by neither"], labels
+    assert_plain(html, "model judge page")
