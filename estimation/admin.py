@@ -30,6 +30,14 @@ class CertificationPlanAdmin(ReadOnlyAdmin):
     raw_id_fields = ["classifier"]
 
 
+@admin.register(models.CertificationSizing)
+class CertificationSizingAdmin(ReadOnlyAdmin):
+    list_display = ["id", "plan", "status", "processed", "total", "created_at", "finished_at"]
+    list_filter = ["status"]
+    list_select_related = ["plan"]
+    raw_id_fields = ["plan"]
+
+
 @admin.register(models.CertificationPlanDraw)
 class CertificationPlanDrawAdmin(ReadOnlyAdmin):
     list_display = ["id", "plan", "draw"]

@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.jobs import Job, JobStatus
+
 
 class EstimateSnapshot(models.Model):
     topic = models.ForeignKey("annotation.Topic", on_delete=models.CASCADE, related_name="snapshots")
@@ -82,6 +84,27 @@ class CertificationPlan(models.Model):
                 name="plan_family_alpha_range",
             ),
         ]
+
+
+class CertificationSizing(Job):
+    """One sizing of a draft plan's certification sample, run by a task (core.jobs: status, progress, sweep).
+
+    Creating or editing a plan stores it at once and queues a sizing; the plan's latest sizing is its state
+    ("sizing" while live). ``parameters`` is the fingerprint of the plan's parameters it sizes
+    (``certification_plans.plan_parameters_fingerprint``): a result is stored only if it is still the plan's
+    latest sizing and the plan still has those parameters, so a late result for an older edit is discarded.
+    Progress counts the steps of the sizing (pilot, power search, fresh documents). Plans sized before this
+    job existed have no row: they are sized."""
+
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    plan = models.ForeignKey(CertificationPlan, on_delete=models.CASCADE, related_name="sizings")
+    parameters = models.CharField(max_length=64)
+    processed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["plan", "-pk"]
+        indexes = [models.Index(fields=["status"], name="cert_sizing_status")]
 
 
 class CertificationVerdict(models.Model):

@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import Count, QuerySet
 
 from annotation.models import Hit, Label, SampledDocument, Topic
-from estimation.models import CertificationPlan, CertificationVerdict, EstimateSnapshot
+from core.jobs import LIVE, JobStatus
+from estimation.models import CertificationPlan, CertificationSizing, CertificationVerdict, EstimateSnapshot
 from estimation.stats.certification import familywise_false_pass_bound
 
 HISTORY_POINTS = 200
@@ -148,19 +149,31 @@ def certification_lock_preview(*, plan: CertificationPlan) -> dict[str, Any]:
             "enumerated": list((plan.pilot or {}).get("enumerated") or [])}
 
 
-def _plan_state(plan: CertificationPlan, verdict: CertificationVerdict | None, shortfall: str | None) -> str:
+def _plan_state(plan: CertificationPlan, verdict: CertificationVerdict | None, shortfall: str | None,
+                sizing: CertificationSizing | None = None) -> str:
     if verdict is not None:
         return "pass" if verdict.passed else "fail"
     if plan.status == Status.LOCKED:
         return "undecidable" if shortfall else "pending"
+    if sizing is not None and sizing.status != JobStatus.DONE:  # its sizing job (certification_plans)
+        return "sizing" if sizing.status in LIVE else "sizing_failed"
     return "draft" if plan.pilot.get("feasible") else "infeasible"
+
+
+def _sizing_describe(sizing: CertificationSizing | None) -> dict[str, Any] | None:
+    """The plan's latest sizing job: {status, percent, message} (None for a plan sized before sizing was a job)."""
+    if sizing is None:
+        return None
+    return {"status": sizing.status, "percent": sizing.job_percent, "message": sizing.error or None}
 
 
 def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
     """A plain, JSON-able description of a plan and its verdict, for reports and pages."""
     verdict = CertificationVerdict.objects.filter(plan=plan).first()
     shortfall = certification_shortfall(plan=plan) if verdict is None else None
-    state = _plan_state(plan, verdict, shortfall)
+    sizing = (CertificationSizing.objects.filter(plan_id=plan.pk).order_by("-pk").first()
+              if plan.status == Status.DRAFT else None)
+    state = _plan_state(plan, verdict, shortfall, sizing)
     pilot = plan.pilot or {}
     data: dict[str, Any] = {
         "plan_id": plan.pk, "classifier": plan.classifier.name, "classifier_id": plan.classifier_id,
@@ -177,6 +190,7 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
                         else None),
         "attempts": plan.attempts, "family_alpha": plan.family_alpha, "dependence_check": plan.dependence_check,
         "design_warnings": list(pilot.get("design_warnings") or []),
+        "sizing": _sizing_describe(sizing),
     }
     if plan.status != Status.DRAFT:
         documents = certification_sampled_documents(plan=plan)
@@ -205,6 +219,10 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
                              "earlier-sampled document there has its label.")
     elif state == "infeasible":
         data["note"] = pilot.get("reason")
+    elif state == "sizing":
+        data["note"] = "Sizing: the sample size and cost are being computed; this plan cannot be locked until then."
+    elif state == "sizing_failed" and sizing is not None:
+        data["note"] = sizing.error
     return data
 
 

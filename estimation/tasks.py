@@ -34,3 +34,7 @@ def certification_decide_task(*, plan_id: int) -> bool:
 def certifications_decide_ready_task() -> list[int]:
     """Periodic sweep (beat): decide every locked plan whose sample is fully judged."""
     return certification_verdicts.certifications_decide_ready()
+
+
+# Certification sizing (a job per plan edit) and its stuck sweep: estimation/tasks_sizing.py.
+from estimation.tasks_sizing import certification_sizing_task, certification_sizings_stuck_task  # noqa: E402,F401

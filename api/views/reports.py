@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.request import Request
@@ -25,7 +26,10 @@ from api.views.common import CONFLICT, PROBLEMS, topic_or_404, validated
 from estimation.models import CertificationPlan, EstimateSnapshot
 from estimation.selectors import certification_plan_describe, topic_report_latest
 from estimation.services.certification_locks import certification_plan_lock
-from estimation.services.certification_plans import certification_plan_create
+from estimation.services.certification_plans import (
+    certification_plan_create,
+    certification_plan_refuse_while_sizing,
+)
 from estimation.services.recompute import topic_snapshot_latest_or_create
 
 logger = logging.getLogger(__name__)
@@ -100,11 +104,15 @@ class CertificationPlans(APIView):
             plans = plans.filter(status=request.query_params["status"])
         return Response([certification_plan_describe(plan=plan) for plan in plans.order_by("-created_at", "-pk")])
 
-    @extend_schema(request=CertificationPlanCreateSerializer, responses={201: JsonObjectSerializer, **PROBLEMS,
+    @extend_schema(request=CertificationPlanCreateSerializer, responses={202: JsonObjectSerializer, **PROBLEMS,
                                                                          **CONFLICT},
-                   tags=["certification"], description="A draft plan: the pilot, the sample size by power "
-                                                       "analysis, its cost. An infeasible plan is stored with "
-                                                       "its reason (state `infeasible`).")
+                   tags=["certification"], description="A draft plan, stored at once (202, `Location` the plan): "
+                                                       "its sizing (the pilot, the sample size by power analysis, "
+                                                       "its cost) runs as a task; poll the plan until `state` is "
+                                                       "no longer `sizing` (`sizing` gives status and percent). "
+                                                       "An infeasible plan is stored with its reason (state "
+                                                       "`infeasible`); a failed sizing has state "
+                                                       "`sizing_failed` and its message in `note`.")
     def post(self, request: Request, topic_id: int) -> Response:
         topic = topic_or_404(topic_id)
         data = validated(CertificationPlanCreateSerializer, request.data)
@@ -112,7 +120,8 @@ class CertificationPlans(APIView):
             raise ProblemError(status_code=400, slug="validation",
                                detail="classifier: it belongs to another corpus than the topic's.")
         plan = certification_plan_create(topic=topic, user=request.user, **data)
-        return Response(certification_plan_describe(plan=_plan_or_404(plan.pk)), status=201)
+        return Response(certification_plan_describe(plan=_plan_or_404(plan.pk)), status=202,
+                        headers={"Location": reverse("api:certification_plan", kwargs={"plan_id": plan.pk})})
 
 
 class CertificationPlanDetail(APIView):
@@ -129,10 +138,12 @@ class CertificationPlanLock(APIView):
     @extend_schema(request=LockSerializer, responses={200: JsonObjectSerializer, **PROBLEMS, **CONFLICT},
                    tags=["certification"],
                    description="Lock the draft: draws the fresh certification sample and publishes its paid HITs. "
-                               "Refused (409) unless `confirm_cost` equals the plan's `estimated_cost`.")
+                               "Refused (409) unless `confirm_cost` equals the plan's `estimated_cost`, and "
+                               "(409 `plan-sizing`) while the plan is being sized.")
     def post(self, request: Request, plan_id: int) -> Response:
         plan = _plan_or_404(plan_id)
         data = validated(LockSerializer, request.data)
+        certification_plan_refuse_while_sizing(plan_id=plan.pk)  # 409 plan-sizing
         if plan.status == CertificationPlan.Status.DRAFT and (plan.estimated_cost is None
                                                                or data["confirm_cost"] != plan.estimated_cost):
             raise ProblemError(status_code=409, slug="cost-changed",

@@ -232,6 +232,9 @@ CELERY_BEAT_SCHEDULE = {
     "fail-stuck-router-builds": {"task": "annotation.tasks_routers.router_builds_stuck_task", "schedule": 300.0},
     # Fails corpus deletions with no batch deleted for 30 minutes; the admin runs them again (corpora/corpus_delete.py).
     "fail-stuck-corpus-deletions": {"task": "annotation.tasks_corpora.corpus_deletions_stuck_task", "schedule": 300.0},
+    # Fails certification sizings with no step done for 15 minutes; recomputing the plan sizes it again.
+    "fail-stuck-certification-sizings": {"task": "estimation.tasks_sizing.certification_sizings_stuck_task",
+                                         "schedule": 300.0},
 }
 
 # --- Cache and sessions (issue 15: the annotator path's per-request overhead) ---------------

@@ -28,6 +28,7 @@ from estimation.services.certification_plans import (
     CertificationError,
     Status,
     _excluded_documents,
+    certification_plan_refuse_while_sizing,
     certification_stratum_draw_key,
     certification_stratum_key,
 )
@@ -112,6 +113,7 @@ def certification_plan_lock(*, plan_id: int, user, seed: int | None = None,
         plan = CertificationPlan.objects.select_for_update().select_related("classifier").get(pk=plan_id)
         if plan.status != Status.DRAFT:
             raise CertificationError(f"Plan {plan.pk} is already {plan.get_status_display().lower()}.")
+        certification_plan_refuse_while_sizing(plan_id=plan.pk)
         if not plan.pilot.get("feasible") or not plan.sample_size.get("total"):
             raise CertificationError("This plan has no feasible sample size: " + (plan.pilot.get("reason") or
                                      "re-plan it first."))

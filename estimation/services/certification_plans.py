@@ -36,21 +36,31 @@ cross-validation stand in for the pilot): ``certification_plan_create_from_confu
 The counts are stored in ``pilot`` with their source and kept through updates;
 everything after sizing (lock, fresh draw, verdict) is the same as for any plan.
 
-Sizing is the slow part (seconds): ``certification_plan_update`` computes it
-from a plain read of the plan and takes the plan's row lock only to check that
-the draft is still a draft, unchanged, and to save.
+Sizing is the slow part (seconds of power search by simulation), so no request does it: creating or
+editing a plan checks its parameters and the refusals that need no sizing (``_refuse_before_sizing``),
+stores the plan at once with its sizes cleared, and queues a sizing job (``CertificationSizing``, the
+shared job base ``core.jobs``) after commit; without a broker it runs in-process. The task
+(``estimation.tasks_sizing``) runs ``certification_sizing_run``: it stores the sizes only if its sizing is
+still the plan's latest and the plan still has the parameters it was queued for (a result for an edited
+plan is discarded). While a plan is being sized it cannot be locked (``CertificationPlanSizing``, code
+``plan-sizing``, 409); the beat's "fail-stuck-certification-sizings" fails a sizing with no sign of life.
 
 Statistics come from ``estimation.stats``; this module gathers counts and
 stores results.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import secrets
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from pyroaring import BitMap
@@ -67,7 +77,19 @@ from annotation.services.sampling.draws import (
 )
 from annotation.services.sampling.strata import region_score_strata, strata_pilot
 from core.errors import ApplicationError
-from estimation.models import CertificationPlan
+from core.jobs import (
+    LIVE,
+    JobStatus,
+    job_begin,
+    job_enqueue,
+    job_enqueue_on_commit,
+    job_fail,
+    job_fail_exception,
+    job_finish,
+    job_progress_add,
+    jobs_stuck_fail,
+)
+from estimation.models import CertificationPlan, CertificationSizing
 from estimation.selectors import certification_attempt_family, certification_family_declaration
 from estimation.stats import certification as cert_stats
 from estimation.stats import certification_sizing as sizing
@@ -102,6 +124,12 @@ class CertificationError(ApplicationError):
 
     http_status: ClassVar[int] = 409
     code: ClassVar[str] = "conflict"
+
+
+class CertificationPlanSizing(CertificationError):
+    """The plan is being sized (its sizing task has not finished): it cannot be locked yet."""
+
+    code: ClassVar[str] = "plan-sizing"
 
 
 def certification_stratum_key(*, plan_id: int) -> str:
@@ -573,26 +601,37 @@ def _fit_strata_to_fresh(*, topic: Topic, pilot: dict, sizes: dict[str, int]) ->
     return {**sizes, Region.NEITHER: sum(int(row["planned"]) for row in pilot["n_plan"])}
 
 
-def _fill(plan: CertificationPlan) -> None:
-    """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed)."""
-    warnings: list[str] = []
+def _refuse_before_sizing(plan: CertificationPlan) -> list[str]:
+    """The refusals a plan gets at once, before any sizing (a pair that cannot measure recall, a confusion
+    matrix for another metric): raises CertificationError; else the pair's design warnings."""
     if _from_confusion(plan.pilot) and plan.metric != Metric.F1:
         raise CertificationError("A cross-validated confusion matrix sizes F1 plans only (seed 004 Sec. 4.4): "
                                  "create a new plan from a labelled pilot for another metric.")
+    if plan.metric != Metric.PAIR_RECALL:
+        return []
+    pair, _, _ = _pair_role(topic=plan.topic, classifier=plan.classifier)
+    return _refuse_unmeasurable_pair(pair)
+
+
+def _fill(plan: CertificationPlan, step: Callable[[], Any] | None = None) -> None:
+    """Compute the pilot, the sizes and the cost of a draft plan (in memory; no lock needed). ``step`` is called
+    after each of SIZING_STEPS steps (the sizing job's progress)."""
+    step = step or (lambda: None)
+    warnings = _refuse_before_sizing(plan)
     if plan.metric == Metric.PAIR_RECALL:
         pilot = (_dependence_pilot(topic=plan.topic, classifier=plan.classifier) if plan.dependence_check
                  else _pair_pilot(topic=plan.topic, classifier=plan.classifier))
-        pair, _, _ = _pair_role(topic=plan.topic, classifier=plan.classifier)
-        warnings = _refuse_unmeasurable_pair(pair)
     elif _from_confusion(plan.pilot):
         pilot = _confusion_pilot(plan=plan)
     else:
         pilot = _uniform_pilot(topic=plan.topic, classifier=plan.classifier)
+    step()
     planning_seed = int(plan.pilot.get("planning_seed") or secrets.randbits(31))
     sizes, estimate, reason = _plan_sizes(metric=plan.metric, pilot=pilot, target=plan.target, alpha=plan.alpha,
                                           power=plan.power, seed=planning_seed, monitoring=plan.monitoring,
                                           delta1_high=plan.delta1_high, delta1_low=plan.delta1_low,
                                           dependence_check=plan.dependence_check)
+    step()
     fresh = _fresh_counts(topic=plan.topic, regions=sorted(sizes)) if sizes else {}
     enumerated: list[str] = []
     if reason is None and pilot.get("n_plan"):
@@ -611,6 +650,7 @@ def _fill(plan: CertificationPlan) -> None:
                             "sizing_target": sizing_target, "design_warnings": warnings})
     plan.sample_size = {**sizes, "total": total} if reason is None else {}
     plan.estimated_cost = _cost(topic=plan.topic, documents=total) if reason is None else None
+    step()
 
 
 def json_safe(value: Any) -> Any:
@@ -658,8 +698,10 @@ def certification_plan_create(*, topic: Topic, classifier: Classifier, metric: s
                              monitoring=bool(monitoring), delta1_low=float(delta1_low),
                              delta1_high=float(delta1_high), dependence_check=bool(dependence_check),
                              created_by=user)
-    _fill(plan)
-    plan.save()
+    _refuse_before_sizing(plan)
+    with transaction.atomic():
+        plan.save()
+        _sizing_queue(plan)
     return plan
 
 
@@ -688,19 +730,11 @@ def certification_plan_create_from_confusion(*, topic: Topic, classifier: Classi
                              monitoring=False, created_by=user,
                              pilot={"source": CONFUSION_SOURCE, "counts": counts,
                                     "folds": None if folds is None else int(folds)})
-    _fill(plan)
-    plan.save()
+    _refuse_before_sizing(plan)
+    with transaction.atomic():
+        plan.save()
+        _sizing_queue(plan)
     return plan
-
-
-# What certification_plan_update compares under the lock: the draft it sized must be the draft stored.
-_DRAFT_FIELDS = ("status", "metric", "target", "alpha", "power", "monitoring", "classifier_id", "pilot",
-                 "sample_size", "estimated_cost", "delta1_low", "delta1_high", "attempts", "family_alpha",
-                 "dependence_check")
-
-
-def _draft_state(plan: CertificationPlan) -> tuple:
-    return tuple(getattr(plan, name) for name in _DRAFT_FIELDS)
 
 
 def _refuse_unless_draft(plan: CertificationPlan) -> None:
@@ -710,7 +744,8 @@ def _refuse_unless_draft(plan: CertificationPlan) -> None:
 
 
 def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> CertificationPlan:
-    """The draft with ``changes`` applied, checked and re-sized from the current pilot (in memory)."""
+    """The draft with ``changes`` applied and checked, its sizing cleared (in memory; the sizing job re-sizes
+    it from the current pilot)."""
     _refuse_unless_draft(plan)
     changes = dict(changes)
     family = changes.pop("alpha", plan.family_alpha if plan.family_alpha is not None else plan.alpha)
@@ -725,7 +760,7 @@ def _replanned(plan: CertificationPlan, changes: dict[str, Any]) -> Certificatio
     kept = ({key: plan.pilot[key] for key in CONFUSION_PILOT_KEYS if key in plan.pilot}
             if _from_confusion(plan.pilot) else {})  # entered counts are not re-read from labels: keep them
     plan.pilot = {"planning_seed": (plan.pilot or {}).get("planning_seed"), **kept}
-    _fill(plan)
+    _refuse_before_sizing(plan)
     return plan
 
 
@@ -735,13 +770,9 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
                               delta1_low: float | None = None, delta1_high: float | None = None,
                               attempts: int | None = None, dependence_check: bool | None = None,
                               user=None) -> CertificationPlan:
-    """Change a draft plan and re-plan it from the current pilot.  Locked and decided plans are refused.
-
-    The sizing runs on a plain read of the plan, outside any lock; the plan's row
-    lock is held only to check that it is still the same draft and to save.  If
-    the draft changed meanwhile (another update, a lock), the re-plan is done once
-    more under the lock, so the result never rests on a stale draft.
-    """
+    """Change a draft plan and re-size it from the current pilot (a sizing job, queued after commit): the plan is
+    stored at once, its sizes cleared, as "sizing". Locked and decided plans are refused. A sizing still running
+    for the plan's earlier parameters is superseded: its result is discarded (``certification_sizing_run``)."""
     changes = {name: value for name, value in (("metric", metric), ("target", target), ("alpha", alpha),
                                                ("power", power), ("monitoring", monitoring),
                                                ("classifier", classifier), ("delta1_low", delta1_low),
@@ -749,15 +780,122 @@ def certification_plan_update(*, plan_id: int, metric: str | None = None, target
                                                ("dependence_check", dependence_check))
                if value is not None}
     plans = CertificationPlan.objects.select_related("topic", "topic__corpus", "classifier")
-    read = plans.get(pk=plan_id)
-    before = _draft_state(read)
-    plan = _replanned(read, changes)
     with transaction.atomic():
-        current = plans.select_for_update(of=("self",)).get(pk=plan_id)
-        if _draft_state(current) != before:
-            plan = _replanned(current, changes)  # rare: sized again, on the draft as it is now
+        plan = _replanned(plans.select_for_update(of=("self",)).get(pk=plan_id), changes)
         plan.save()
-        return plan
+        _sizing_queue(plan)
+    return plan
+
+
+# =========================================================================== the sizing job
+
+# The sizing's steps (its progress): the pilot, the power search, the fresh documents and the cost.
+SIZING_STEPS = 3
+SIZING_QUEUE_DOWN = ("The sizing could not be queued (the task queue is unreachable): recompute the plan in a "
+                     "moment to size it.")
+SIZING_UNEXPECTED = ("The sizing stopped on an unexpected error (written to the server's log for the operator): "
+                     "recompute the plan to try again.")
+SIZING_SUPERSEDED = "Superseded: the plan was changed while this sizing ran; the latest sizing counts."
+SIZING_STUCK = ("The sizing showed no sign of life for {minutes} minutes (its worker or the queue went away): "
+                "recompute the plan to size it again.")
+DEFAULT_SIZING_STUCK_SECONDS = 15 * 60
+# The plan's columns a sizing is computed from (the confusion counts of a plan sized from them too).
+_SIZING_PARAMETERS = ("metric", "target", "alpha", "power", "monitoring", "classifier_id", "delta1_low",
+                      "delta1_high", "attempts", "family_alpha", "dependence_check")
+
+
+def plan_parameters_fingerprint(plan: CertificationPlan) -> str:
+    """A checksum of what a sizing of ``plan`` rests on: a result is stored only for the parameters it sized."""
+    data: dict[str, Any] = {name: getattr(plan, name) for name in _SIZING_PARAMETERS}
+    data["counts"] = (plan.pilot or {}).get("counts") if _from_confusion(plan.pilot) else None
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def certification_plan_sizing(*, plan_id: int) -> CertificationSizing | None:
+    """The plan's latest sizing (its state); None for a plan sized before sizing was a job."""
+    return CertificationSizing.objects.filter(plan_id=plan_id).order_by("-pk").first()
+
+
+def certification_plan_refuse_while_sizing(*, plan_id: int) -> None:
+    """Refuse (CertificationPlanSizing, code plan-sizing, 409) to lock a plan whose sizing has not finished."""
+    sizing = certification_plan_sizing(plan_id=plan_id)
+    if sizing is not None and sizing.status in LIVE:
+        raise CertificationPlanSizing(f"Plan {plan_id} is still being sized ({sizing.job_percent}% done): its "
+                                      "sample size and cost are not known yet. Lock it once the page shows them.")
+
+
+def _sizing_queue(plan: CertificationPlan) -> CertificationSizing:
+    """Supersede the plan's live sizings and queue a new one after commit (at once without a broker: then
+    ``plan`` is refreshed with its sizes)."""
+    for old in CertificationSizing.objects.filter(plan_id=plan.pk, status__in=LIVE).values_list("pk", flat=True):
+        job_fail(model=CertificationSizing, job_id=old, message=SIZING_SUPERSEDED)
+    plan.sample_size, plan.estimated_cost = {}, None
+    plan.save(update_fields=["sample_size", "estimated_cost"])
+    sizing = CertificationSizing.objects.create(plan=plan, parameters=plan_parameters_fingerprint(plan),
+                                                total=SIZING_STEPS)
+    job_enqueue_on_commit(job=sizing, enqueue=lambda: certification_sizing_enqueue(sizing_id=sizing.pk))
+    if sizing.status != JobStatus.PENDING:  # run in-process (no broker): answer with the sized plan
+        plan.refresh_from_db()
+    return sizing
+
+
+def certification_sizing_enqueue(*, sizing_id: int) -> bool:
+    """Queue the sizing's task; with the queue down the sizing fails with the reason (recompute retries)."""
+    from estimation.tasks_sizing import certification_sizing_task  # noqa: PLC0415 — the task imports this module
+
+    return job_enqueue(model=CertificationSizing, job_id=sizing_id,
+                       send=lambda: certification_sizing_task.delay(sizing_id=sizing_id),
+                       queue_down=SIZING_QUEUE_DOWN, unexpected=SIZING_UNEXPECTED)
+
+
+def _sizing_current(*, plan: CertificationPlan, sizing: CertificationSizing) -> bool:
+    """The sizing is the plan's latest, the plan a draft with the parameters the sizing was queued for."""
+    latest = certification_plan_sizing(plan_id=plan.pk)
+    return (plan.status == Status.DRAFT and latest is not None and latest.pk == sizing.pk
+            and plan_parameters_fingerprint(plan) == sizing.parameters)
+
+
+def certification_sizing_run(*, sizing_id: int) -> CertificationSizing | None:
+    """Size the plan (the task's work): pilot, power search, fresh documents, cost; store them on the plan.
+
+    Safe twice: a sizing that is not waiting (started, done, failed, superseded) is left alone (None). The
+    power search runs outside any lock; the result is stored under the plan's row lock only if the sizing is
+    still running, still the plan's latest and the plan still has the parameters it was queued for, else it is
+    discarded (the sizing is marked superseded). A CertificationError (a pair refused on the current pilot)
+    or any other exception propagates: the task records it (``certification_sizing_fail``)."""
+    if not job_begin(model=CertificationSizing, job_id=sizing_id):
+        return None
+    sizing = CertificationSizing.objects.get(pk=sizing_id)
+    plans = CertificationPlan.objects.select_related("topic", "topic__corpus", "classifier")
+    plan = plans.get(pk=sizing.plan_id)
+    if not _sizing_current(plan=plan, sizing=sizing):
+        job_fail(model=CertificationSizing, job_id=sizing_id, message=SIZING_SUPERSEDED)
+        return None
+    _fill(plan, step=lambda: job_progress_add(model=CertificationSizing, job_id=sizing_id, count=1))
+    with transaction.atomic():
+        current = plans.select_for_update(of=("self",)).get(pk=plan.pk)
+        fresh = CertificationSizing.objects.select_for_update().get(pk=sizing_id)
+        if fresh.status != JobStatus.RUNNING or not _sizing_current(plan=current, sizing=fresh):
+            job_fail(model=CertificationSizing, job_id=sizing_id, message=SIZING_SUPERSEDED)
+            return None
+        current.pilot, current.sample_size, current.estimated_cost = plan.pilot, plan.sample_size, plan.estimated_cost
+        current.save(update_fields=["pilot", "sample_size", "estimated_cost"])
+        job_finish(job=fresh)
+    return fresh
+
+
+def certification_sizing_fail(*, sizing_id: int, exc: BaseException) -> bool:
+    """Record why a sizing stopped: a CertificationError's message (words a manager can act on), else a pointer
+    to the log."""
+    return job_fail_exception(model=CertificationSizing, job_id=sizing_id, exc=exc, unexpected=SIZING_UNEXPECTED)
+
+
+def certification_sizings_stuck_fail(*, now: datetime | None = None) -> int:
+    """Fail sizings waiting or running with no sign of life for CERTIFICATION_SIZING_STUCK_SECONDS (default 15
+    minutes; the beat's "fail-stuck-certification-sizings"); recomputing the plan sizes it again."""
+    seconds = int(getattr(settings, "CERTIFICATION_SIZING_STUCK_SECONDS", DEFAULT_SIZING_STUCK_SECONDS))
+    return len(jobs_stuck_fail(model=CertificationSizing, older_than=timedelta(seconds=seconds),
+                               message=SIZING_STUCK.format(minutes=seconds // 60), now=now))
 
 
 # =========================================================================== what a plan may draw

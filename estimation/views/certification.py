@@ -30,6 +30,7 @@ from estimation.services.certification_plans import (
     CertificationError,
     certification_plan_create,
     certification_plan_create_from_confusion,
+    certification_plan_refuse_while_sizing,
     certification_plan_update,
 )
 from estimation.stats.operating_characteristics import majority_error_rate
@@ -210,6 +211,11 @@ def certification_plan_lock_view(request: HttpRequest, plan_id: int) -> HttpResp
     plan = _plan(plan_id)
     if request.method == "GET":
         return render(request, "certification/lock.html", _page_context(plan))
+    try:
+        certification_plan_refuse_while_sizing(plan_id=plan.pk)
+    except CertificationError as exc:
+        messages.error(request, str(exc))
+        return redirect("reports:certification_plan", plan_id=plan.pk)
     if plan.status == CertificationPlan.Status.DRAFT and not _confirmed(request, plan):
         messages.error(request, "Locking draws the certification sample and publishes paid HITs: confirm the "
                                 f"cost (${plan.estimated_cost}) to lock the plan. Nothing was drawn.")
@@ -234,7 +240,7 @@ def certification_plan_replan(request: HttpRequest, plan_id: int) -> HttpRespons
     except CertificationError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "Plan recomputed from the current pilot.")
+        messages.success(request, "The plan is being sized again from the current pilot: its sizes show here once done.")
     return redirect("reports:certification_plan", plan_id=plan.pk)
 
 

@@ -56,6 +56,8 @@ def objects():
     found[models.CorpusUpload] = models.CorpusUpload.objects.create(
         corpus_name="up", original_name=HOSTILE, file_path="x.jsonl"
     )
+    found[emodels.CertificationSizing] = emodels.CertificationSizing.objects.create(
+        plan=plan, parameters="x", status="failed", total=3, processed=1, error=HOSTILE)
     found[models.CorpusDeletion] = models.CorpusDeletion.objects.create(
         corpus=corpus, corpus_pk=corpus.pk, corpus_name=HOSTILE, status="failed", total=10, processed=4,
         error=HOSTILE)

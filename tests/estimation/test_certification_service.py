@@ -259,7 +259,9 @@ def test_labels_that_move_during_the_bound_are_read_again_under_the_lock(world, 
     assert first[2] == int(ids[0] not in world.relevant)  # the verdict rests on the label as committed
 
 
-def test_a_draft_updated_meanwhile_is_sized_again_under_the_lock(world, manager, monkeypatch):
+def test_a_draft_edited_while_it_is_sized_stores_the_latest_parameters_sizes(world, manager, monkeypatch):
+    # The sizing is a job: an edit while it runs queues a new sizing, and the older one's late result is
+    # discarded (it is no longer the plan's latest sizing), so the stored sizes are those of the latest edit.
     from estimation.services import certification_plans
 
     pilot(world)
@@ -268,17 +270,20 @@ def test_a_draft_updated_meanwhile_is_sized_again_under_the_lock(world, manager,
     real_fill = certification_plans._fill
     fills = []
 
-    def fill(draft):
+    def fill(draft, step=None):
         fills.append(draft.target)
-        real_fill(draft)
-        if len(fills) == 1:  # another manager saves a new target while this update sizes
-            CertificationPlan.objects.filter(pk=plan.pk).update(target=0.55)
+        real_fill(draft, step)
+        if len(fills) == 1:  # another manager saves a new target while this sizing runs
+            certification_plan_update(plan_id=plan.pk, target=0.55, user=manager)
 
     monkeypatch.setattr(certification_plans, "_fill", fill)
-    updated = certification_plan_update(plan_id=plan.pk, alpha=0.1, user=manager)
+    certification_plan_update(plan_id=plan.pk, alpha=0.1, user=manager)
     assert fills == [0.6, 0.55]
-    updated.refresh_from_db()
-    assert updated.target == 0.55 and updated.alpha == 0.1
+    plan.refresh_from_db()
+    assert plan.target == 0.55 and plan.alpha == 0.1
+    assert plan.pilot["sizing_target"] == pytest.approx(0.55 * 1.25)  # sized for τ·δ1_high of the latest edit
+    sizings = list(plan.sizings.order_by("pk").values_list("status", "error"))
+    assert sizings[-1] == ("done", "") and sizings[-2][0] == "failed" and "Superseded" in sizings[-2][1]
 
 
 def test_the_sweep_decides_ready_plans_only(world, locked):
