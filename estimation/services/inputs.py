@@ -42,7 +42,10 @@ Wiring decisions (documented in docs/report.md):
   unsure ones left out and counted apart in ``unsure_votes`` — are kept with its sample (``SampleInputs.votes``)
   and, for worker agreement, with the key of the first sample holding it
   (``vote_strata``, parallel to ``votes``).
-* Region sizes come from the retrieved-set bitmaps, never from joins.
+* Region sizes come from the retrieved-set bitmaps, never from joins. A corpus in the team's engine has no
+  bitmaps: its sizes are the engine's counts its draws recorded (engine_counts.engine_topic_counts), |A1| and
+  |A2| derived from them, the pair's membership of a sampled document known from its region; a further
+  classifier's size and overlaps are not counted there (``retrieved`` None, the report says so).
 """
 from __future__ import annotations
 
@@ -70,6 +73,12 @@ from annotation.models import (
     TopicClassifier,
 )
 from annotation.selectors import topic_gold_answers
+from annotation.services.corpora.engine_counts import (
+    corpus_in_engine,
+    engine_classifier_size,
+    engine_region_members,
+    engine_topic_counts,
+)
 from annotation.services.corpora.retrieved_sets import classifier_bitmap, region_counts
 from annotation.services.crowd.adjudication import topic_adjudications
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
@@ -98,7 +107,9 @@ class ClassifierInputs:
     name: str
     fingerprint: str
     role: str  # "c1", "c2" or "extra"
-    retrieved: int  # |A_C|
+    # |A_C|; None for a further classifier of a corpus in the team's engine: its retrieved set is not counted
+    # with the pair's (the report says NOT_COUNTED, never 0).
+    retrieved: int | None
 
 
 @dataclass(frozen=True)
@@ -306,14 +317,24 @@ def inputs_checksum(*, inputs: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _classifier_inputs(classifier: Classifier, role: str) -> ClassifierInputs:
+def _classifier_inputs(classifier: Classifier, role: str, engine: _EngineCounts | None = None) -> ClassifierInputs:
     return ClassifierInputs(
         id=classifier.pk,
         name=classifier.name,
         fingerprint=classifier.fingerprint,
         role=role,
-        retrieved=len(classifier_bitmap(classifier=classifier)),
+        retrieved=(len(classifier_bitmap(classifier=classifier)) if engine is None else engine_classifier_size(
+            classifier_id=classifier.pk, c1_id=engine.c1_id, c2_id=engine.c2_id, counts=engine.counts)),
     )
+
+
+@dataclass(frozen=True)
+class _EngineCounts:
+    """A topic over a corpus in the team's engine: the pair's region sizes its draws recorded (no bitmaps)."""
+
+    c1_id: int
+    c2_id: int
+    counts: dict[str, int]  # A1, A2, A12, B1, B2, N (annotation.services.corpora.engine_counts.engine_topic_counts)
 
 
 @dataclass
@@ -440,13 +461,17 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
     soft = topic.aggregator == Topic.Aggregator.DAWID_SKENE
     corpus = topic.corpus
     pair = ClassifierPair.objects.select_related("c1", "c2").filter(topic=topic).first()
-    c1 = _classifier_inputs(pair.c1, "c1") if pair else None
-    c2 = _classifier_inputs(pair.c2, "c2") if pair else None
+    # A corpus in the team's engine has no bitmaps: the pair's sizes are the counts its draws recorded.
+    engine = (_EngineCounts(c1_id=pair.c1_id, c2_id=pair.c2_id,
+                            counts=engine_topic_counts(topic_id=topic.pk, c1=pair.c1, c2=pair.c2))
+              if pair is not None and corpus_in_engine(corpus_id=topic.corpus_id) else None)
+    c1 = _classifier_inputs(pair.c1, "c1", engine) if pair else None
+    c2 = _classifier_inputs(pair.c2, "c2", engine) if pair else None
     extra_classifiers = [
         tc.classifier
         for tc in TopicClassifier.objects.filter(topic=topic).select_related("classifier").order_by("classifier_id")
     ]
-    extras = tuple(_classifier_inputs(c, "extra") for c in extra_classifiers)
+    extras = tuple(_classifier_inputs(c, "extra", engine) for c in extra_classifiers)
     labels = _label_values(topic=topic, soft=soft)
     values, gold, votes = labels.values, labels.gold, labels.votes
 
@@ -467,12 +492,20 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             stratum_drawn[key][draw_stratum_key].add(document_id)
 
     extra_sizes = {c.id: c.retrieved for c in extras}
-    sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
-    corpus_size = int(corpus.document_count)
-    if sizes and NEITHER in drawn:
+    if engine is not None:
+        # The state the draws measured: its regions partition the corpus, so |U| is their sum.
+        sizes = {k: v for k, v in engine.counts.items() if k != NEITHER}
+        corpus_size = sum(engine.counts[k] for k in ("A12", "B1", "B2", NEITHER))
+        if NEITHER in drawn:
+            sizes[NEITHER] = engine.counts[NEITHER]
+    else:
+        sizes = region_counts(c1=pair.c1, c2=pair.c2) if pair else {}
+        corpus_size = int(corpus.document_count)
+    if sizes and NEITHER in drawn and engine is None:
         # |N| = |U| − |A1 ∪ A2| from the sizes at hand (no read of the 1M-id corpus bitmap).
         sizes["N"] = max(0, corpus_size - (sizes["A12"] + sizes["B1"] + sizes["B2"]))
-    bitmaps = [(c.pk, classifier_bitmap(classifier=c)) for c in _topic_classifiers(pair, extra_classifiers)]
+    bitmaps = ([] if engine is not None
+               else [(c.pk, classifier_bitmap(classifier=c)) for c in _topic_classifiers(pair, extra_classifiers)])
     samples: dict[str, SampleInputs] = {}
     for key in sorted(drawn):
         region = "R" if key.startswith("R:") else key
@@ -488,6 +521,8 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
                 continue  # pair regions without a pair
             size = sizes[region]
         judged_ids = tuple(sorted(d for d in drawn[key] if d in values))
+        members = (None if engine is None
+                   else engine_region_members(region=region, c1_id=engine.c1_id, c2_id=engine.c2_id))
         samples[key] = SampleInputs(
             key=key,
             region=region,
@@ -496,14 +531,16 @@ def topic_inputs_gather(*, topic: Topic, parameters: dict[str, Any] | None = Non
             sampled=len(drawn[key]),
             document_ids=judged_ids,
             labels=tuple(values[d] for d in judged_ids),
-            retrieved_by=tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids),
+            retrieved_by=(tuple(tuple(cid for cid, bitmap in bitmaps if d in bitmap) for d in judged_ids)
+                          if members is None else (members,) * len(judged_ids)),
             votes=tuple(votes[d] for d in judged_ids),
             undecided=sum(1 for d in drawn[key] if d in labels.undecided),
             gold=tuple(d in gold for d in judged_ids) if any(d in gold for d in judged_ids) else (),
         )
 
     strata = _strata(samples=samples, stratum_drawn=stratum_drawn, topic=topic)
-    venn3 = _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
+    # An engine corpus: the overlaps with further classifiers are not counted (the report says NOT_COUNTED).
+    venn3 = {} if engine is not None else _venn3_sizes(pair=pair, extra_classifiers=extra_classifiers)
 
     # Votes of every judged, sampled, non-gold document (for worker agreement), with the first sample holding it.
     stratum_of: dict[int, str] = {}

@@ -238,7 +238,7 @@ def pooled_recall_block(
     for info in systems_info:
         sample = own.get(info.id)
         systems.append(SystemSample(
-            name=name_of[info.id], retrieved=info.retrieved,
+            name=name_of[info.id], retrieved=info.retrieved or 0,  # None (an engine corpus) never gets here
             relevant=list(sample.labels) if sample else [],
             retrieved_by=[[name_of[c] for c in holders if c in name_of] for holders in sample.retrieved_by]
             if sample else [],

@@ -173,7 +173,8 @@ def _extra_headline(*, row: Mapping[str, Any], report: Mapping[str, Any], inputs
     """A further classifier: p_C·|A_C| over the number of relevant documents, from what the report has."""
     own = int((row.get("precision") or {}).get("judged") or 0)
     precision = row.get("precision") or {}
-    retrieved = float(row.get("retrieved") or 0)
+    # A number, or the words saying it was not counted (a further classifier of a corpus in the team's engine).
+    retrieved = float(row["retrieved"]) if isinstance(row.get("retrieved"), int | float) else 0.0
     design = report.get("design_based") or {}
     total = design.get("relevant_total") or {}
     confidence = float((report.get("topic") or {}).get("confidence") or 0.95)

@@ -22,6 +22,7 @@ import numpy as np
 from django.utils import timezone
 
 from annotation.models import Hit, Topic
+from annotation.services.corpora.engine_counts import NOT_COUNTED
 
 # What the stats library raises on counts it cannot use; the report turns them into
 # nulls with a reason instead of failing (a report must always render).
@@ -182,10 +183,21 @@ class _ReportBuilder:
         uniform_plan, cost_ratio = self._uniform_comparison(primary)
         pair = inputs.pair
         # Seed 003 pooled recall and log-linear capture–recapture (estimation/services/report_capture.py).
-        pooled, pooled_diagnostics = pooled_recall_block(inputs=inputs, confidence=self.confidence, draws=self.draws,
-                                                         seed=self.seed)
-        dependence, dependence_diagnostics = dependence_block(inputs=inputs, confidence=self.confidence,
-                                                              draws=self.draws, seed=self.seed)
+        uncounted = [c.name for c in inputs.extras if c.retrieved is None]
+        pooled_diagnostics: list[dict[str, str]]
+        dependence_diagnostics: list[dict[str, str]]
+        if uncounted:  # a corpus in the team's engine: the further classifiers' overlaps with the pair are unknown
+            pooled, dependence = None, None
+            pooled_diagnostics, dependence_diagnostics = [diagnostic(
+                "engine_not_counted", "info",
+                f"The documents {', '.join(uncounted)} retrieved, and their overlap with the pair, are "
+                f"{NOT_COUNTED}: pooled recall and capture–recapture with {'it' if len(uncounted) == 1 else 'them'} "
+                "are not shown.")], []
+        else:
+            pooled, pooled_diagnostics = pooled_recall_block(inputs=inputs, confidence=self.confidence,
+                                                             draws=self.draws, seed=self.seed)
+            dependence, dependence_diagnostics = dependence_block(inputs=inputs, confidence=self.confidence,
+                                                                  draws=self.draws, seed=self.seed)
         self.diagnostics.extend(pooled_diagnostics + dependence_diagnostics)
         report = {
             "schema": REPORT_SCHEMA,
@@ -257,7 +269,7 @@ class _ReportBuilder:
         others = {}
         for c in inputs.extras:
             sample = inputs.sample(f"R:{c.id}")
-            if sample is not None and sample.judged:
+            if sample is not None and sample.judged and c.retrieved is not None:
                 others[str(c.id)] = region_sample(sample, c.retrieved)
         label_probabilities = self._label_probabilities()
         probabilities = (None if label_probabilities is None
@@ -560,7 +572,7 @@ class _ReportBuilder:
     def _classifier_row(self, *, info, precision, recall, precision_judged, n_hat, f1_judged) -> dict[str, Any]:
         return {
             "id": info.id, "name": info.name, "fingerprint": info.fingerprint, "role": info.role,
-            "retrieved": info.retrieved,
+            "retrieved": NOT_COUNTED if info.retrieved is None else info.retrieved,
             "precision": {**precision, "judged": precision_judged},
             "recall": recall,
             "f1": self._f1(info=info, precision=precision["estimate"], n_hat=n_hat, judged=f1_judged),
@@ -575,7 +587,7 @@ class _ReportBuilder:
         posterior is about as wide as that sample warrants.
         """
         empty = {"estimate": None, "low": None, "high": None, "mean": None, "method": None}
-        if precision is None or n_hat is None or judged <= 0 or info.retrieved <= 0:
+        if precision is None or n_hat is None or judged <= 0 or info.retrieved is None or info.retrieved <= 0:
             return empty
         tp = precision * info.retrieved
         fp = info.retrieved - tp

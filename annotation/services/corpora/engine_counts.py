@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from django.core.cache import cache
 
-from annotation.models import Classifier, ExternalCorpusSource
+from annotation.models import Classifier, ExternalCorpusSource, ExternalDraw, SampleDraw
 from core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -111,3 +111,51 @@ def engine_region_counts(*, c1: Classifier, c2: Classifier, include_neither: boo
     if not include_neither:
         counts.pop("N", None)
     return counts
+
+
+# --------------------------------------------------------------------------- what the draws recorded (the report)
+
+NOT_COUNTED = "not counted for an engine corpus"
+RECORDED_KEY = "pair_counts"  # the key of ExternalDraw.region_query that keeps the pair's counts the draw used
+_MEMBERS = {"A12": (True, True), "B1": (True, False), "B2": (False, True), "N": (False, False)}
+
+
+def engine_counts_record(*, snapshot: str, counts: dict[str, int]) -> dict:
+    """What a draw keeps of the pair's counts (under RECORDED_KEY of its ExternalDraw.region_query): the snapshot
+    they describe and the six region sizes, so its report needs no cache entry."""
+    return {"snapshot": snapshot, "counts": {k: int(v) for k, v in counts.items()}}
+
+
+def engine_topic_counts(*, topic_id: int, c1: Classifier, c2: Classifier) -> dict[str, int]:
+    """The pair's region sizes (A1, A2, A12, B1, B2, N) a topic's report reads for a corpus in the team's engine.
+
+    The sizes its latest pair draw recorded (engine_counts_record); a draw made before draws recorded them: the
+    cached counts of the snapshot it measured; a topic not drawn yet: the pair's last counted state. Raises
+    RegionCountsPending only when none of these is known."""
+    records = (ExternalDraw.objects.filter(draw__topic_id=topic_id, draw__purpose=SampleDraw.Purpose.PAIR)
+               .order_by("-draw_id").values_list("region_query", "snapshot", "plan_snapshot"))
+    for region_query, snapshot, plan_snapshot in records:
+        recorded = (region_query or {}).get(RECORDED_KEY)
+        if recorded and recorded.get("counts"):
+            return {k: int(v) for k, v in recorded["counts"].items()}
+        entry = engine_counts_of(c1=c1, c2=c2, snapshot=plan_snapshot or snapshot)
+        if entry is not None:
+            return dict(entry["counts"])
+    return engine_region_counts(c1=c1, c2=c2, include_neither=True)
+
+
+def engine_classifier_size(*, classifier_id: int, c1_id: int, c2_id: int, counts: dict[str, int]) -> int | None:
+    """|A_C| of a classifier of an engine topic from the pair's counts (the plan's and the report's one rule):
+    C1 retrieves A1 = A12 + B1, C2 retrieves A2 = A12 + B2; a further classifier's overlap is not counted (None)."""
+    if classifier_id == c1_id:
+        return int(counts["A12"]) + int(counts["B1"])
+    if classifier_id == c2_id:
+        return int(counts["A12"]) + int(counts["B2"])
+    return None
+
+
+def engine_region_members(*, region: str, c1_id: int, c2_id: int) -> tuple[int, ...]:
+    """Which of the pair's classifiers retrieved every document of a region the engine draws (A12, B1, B2, N: known
+    from the region itself; the engine draws no other region of a pair, annotation.services.sampling.draws)."""
+    in1, in2 = _MEMBERS.get(region, (False, False))
+    return tuple(cid for cid, inside in ((c1_id, in1), (c2_id, in2)) if inside)

@@ -321,3 +321,45 @@ def test_the_api_plans_quotes_launches_and_refuses_a_changed_corpus(folder, djan
         launched = api.post(f"{base}/launch/", body, format="json", HTTP_IDEMPOTENCY_KEY="k2")
     assert launched.status_code == 202, launched.content
     assert SampledDocument.objects.filter(topic=topic).count() == quote["documents"]
+
+
+# --------------------------------------------------------------------------- the launch's task counts nothing again
+
+
+def test_the_launch_task_draws_with_the_confirmed_counts_without_recounting(
+        data, folder, django_capture_on_commit_callbacks):
+    source = external_corpus_register(name="lake", engine="duckdb", location=str(folder), text_fields=["text"])
+    topic = _pair_topic(source.corpus)
+    plan = _count_in_a_task(django_capture_on_commit_callbacks, topic)
+    quote = topic_launch_quote(topic=topic, half_width=HALF_WIDTH)
+    imported = database_backend(import_rows("imported copy", data))
+    expected = pair_counts(imported.region_counts([KeywordQuery(terms=tuple(C1_TERMS)),
+                                                   KeywordQuery(terms=tuple(C2_TERMS))]))
+
+    counted: list[str] = []
+    real_size, real_counts = DuckDBParquetBackend.region_size, DuckDBParquetBackend.region_counts
+
+    def size_spy(self, region):
+        counted.append("region_size")
+        return real_size(self, region)
+
+    def counts_spy(self, classifiers):
+        counted.append("region_counts")
+        return real_counts(self, classifiers)
+
+    with mock.patch.object(DuckDBParquetBackend, "region_size", size_spy), \
+            mock.patch.object(DuckDBParquetBackend, "region_counts", counts_spy):
+        samples_launch(topic=topic, half_width=HALF_WIDTH, complement=quote.complement, plan_snapshot=quote.snapshot)
+        # The snapshot is unchanged since the confirmed plan: the draw reads the plan's counts, counts nothing.
+        assert counted == []
+        draws = list(SampleDraw.objects.filter(topic=topic))
+        assert {d.region for d in draws} == {"A12", "B1", "B2", "N"}
+        assert all(d.region_size == expected[d.region] for d in draws)
+        assert all(e.region_query["pair_counts"] == {"snapshot": plan["snapshot"], "counts": expected}
+                   for e in ExternalDraw.objects.filter(draw__in=draws))
+
+        # The cached counts lost before a top-up's task: the pair is counted once (one pass), not per region.
+        cache.clear()
+        samples_launch(topic=topic, half_width=0.1, complement=quote.complement, plan_snapshot=quote.snapshot)
+        assert counted == ["region_counts"]
+    assert all(d.region_size == expected[d.region] for d in SampleDraw.objects.filter(topic=topic))

@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,11 +58,13 @@ from annotation.services.corpora.backends.parquet_files import parquet_snapshot
 from annotation.services.corpora.backends.registry import ENGINES, corpus_backend_open, source_backend_open
 from annotation.services.corpora.corpus_import import content_hash
 from annotation.services.corpora.engine_counts import (
+    RECORDED_KEY,
     RegionCountsPending,
     RegionCountsStale,
     corpus_in_engine,
     engine_counts_latest,
     engine_counts_of,
+    engine_counts_record,
     engine_counts_store,
 )
 from annotation.services.corpora.retrieved_sets import bitmap_from_bytes, bitmap_from_ids, bitmap_to_bytes
@@ -265,8 +268,12 @@ def external_pair_counts(*, c1: Classifier, c2: Classifier) -> ExternalPlan:
     """The pair's region counts for the corpus as it is now, read from the cache: never counted here.
 
     When they are not cached, the count is queued as a task (once the caller's transaction commits) and
-    RegionCountsPending says so, with what changed since the pair was last counted."""
+    RegionCountsPending says so, with what changed since the pair was last counted. A state of the corpus a
+    draw found ids repeated in is refused (DuplicateIdsError, naming one) until its files change."""
     snapshot = external_snapshot(corpus_id=c1.corpus_id)
+    duplicates = _get_quietly(_duplicates_key(corpus_id=c1.corpus_id, snapshot=snapshot.token))
+    if duplicates:
+        raise DuplicateIdsError(str(duplicates))
     plan = external_pair_counts_cached(c1=c1, c2=c2, snapshot=snapshot.token)
     if plan is not None:
         return plan
@@ -293,6 +300,50 @@ def external_pair_counts(*, c1: Classifier, c2: Classifier) -> ExternalPlan:
                    f"a task: the plan shows once the count is done; reload the page).{failure}")
     error = RegionCountsStale if changes else RegionCountsPending
     raise error(message, snapshot=snapshot.token, changes=changes, counted_snapshot=counted)
+
+
+class DuplicateIdsError(BackendError):
+    """The corpus's files hold an id more than once: a draw would store one document twice, and the region
+    counts count it twice. The message names an id that repeats; nothing is drawn."""
+
+    http_status = 409
+    code = "duplicate-ids"
+
+
+DUPLICATES_CACHE_SECONDS = 30 * 24 * 3600
+
+
+def _duplicates_key(*, corpus_id: int, snapshot: str) -> str:
+    return f"engine-duplicate-ids:{corpus_id}:{hashlib.sha256(snapshot.encode()).hexdigest()[:32]}"
+
+
+def _get_quietly(key: str) -> object:
+    try:
+        return cache.get(key)
+    except Exception:  # a cache that is down: the draw checks the ids again
+        logger.warning("cache read failed for %s", key, exc_info=True)
+        return None
+
+
+def _duplicates_refuse(*, topic: Topic, snapshot: str, ids: Sequence[str]) -> None:
+    """DuplicateIdsError naming the first id of ``ids`` that repeats (and kept for the snapshot, so the plan, the
+    quote and the launch say it too); nothing when every id is distinct."""
+    times = Counter(ids)
+    repeated = next((i for i in ids if times[i] > 1), None)
+    if repeated is None:
+        return
+    source = ExternalCorpusSource.objects.filter(corpus_id=topic.corpus_id).first()
+    field = source.id_field if source is not None else "id"
+    message = (f"Corpus {topic.corpus.name!r} holds the id {repeated!r} (its {field!r} column) in "
+               f"{times[repeated]} rows: every document needs its own id, or the region counts count it twice and the sample would store it "
+               "twice. Nothing was drawn. Remove the repeated rows from the files (or register the corpus with a "
+               "column that is unique) and plan again.")
+    try:
+        cache.set(_duplicates_key(corpus_id=topic.corpus_id, snapshot=snapshot), message,
+                  timeout=DUPLICATES_CACHE_SECONDS)
+    except Exception:  # the next draw finds the repeat again
+        logger.warning("cache write failed for the duplicate ids of corpus %s", topic.corpus_id, exc_info=True)
+    raise DuplicateIdsError(message)
 
 
 def _changes_words(changes: Sequence[str]) -> str:
@@ -409,6 +460,23 @@ def _query_json(region: RegionQuery) -> dict:
     return plain(region)
 
 
+PAIR_COUNTED = ("A12", "B1", "B2", "A1", "A2", Region.NEITHER)  # sizes the pair's one counting pass gives
+
+
+def _pair_counts_at(*, topic: Topic, backend: CorpusBackend, snapshot: Snapshot) -> dict:
+    """The pair's counts of ``snapshot`` as a draw records them (engine_counts_record): the cached counts the plan
+    showed when there (a cache read: the draw does not count the region again), else counted once, in one pass, and
+    kept for the next region's draw."""
+    pair = topic.pair
+    entry = engine_counts_of(c1=pair.c1, c2=pair.c2, snapshot=snapshot.token)
+    if entry is None:
+        plan = external_pair_plan(topic=topic, backend=backend)
+        if plan.snapshot != snapshot.token:
+            raise _corpus_changed(topic=topic, plan_snapshot=snapshot.token, now=backend.snapshot())
+        entry = {"counts": plan.counts}
+    return engine_counts_record(snapshot=snapshot.token, counts=entry["counts"])
+
+
 def external_region_draw(
     *, topic: Topic, region: str, k: int, seed: int, purpose: str, plan_snapshot: str = "",
     classifier: Classifier | None = None, stratum_key: str = "", backend: CorpusBackend | None = None,
@@ -429,7 +497,8 @@ def external_region_draw(
     with transaction.atomic():
         previous = list(SampleDraw.objects.select_for_update().filter(
             topic=topic, purpose=purpose, region=region, classifier=classifier, stratum_key=stratum_key))
-        region_size = backend.region_size(query)
+        recorded = _pair_counts_at(topic=topic, backend=backend, snapshot=now) if region in PAIR_COUNTED else None
+        region_size = recorded["counts"][region] if recorded is not None else backend.region_size(query)
         changed = [d for d in previous if d.region_size != region_size]
         if changed:
             raise CorpusChangedError(
@@ -438,7 +507,10 @@ def external_region_draw(
         already = dict(SampledDocument.objects.filter(draw__in=previous)
                        .values_list("document__external_id", "document_id"))
         ids = backend.draw(query, n=k, seed=seed, exclude=sorted(already))
-        pks = _documents_store(corpus=topic.corpus, records=backend.fetch(ids))
+        _duplicates_refuse(topic=topic, snapshot=now.token, ids=ids)
+        records = backend.fetch(ids)
+        _duplicates_refuse(topic=topic, snapshot=now.token, ids=[r.external_id for r in records])
+        pks = _documents_store(corpus=topic.corpus, records=records)
         missing = [i for i in ids if i not in pks]
         if missing:
             raise CorpusChangedError(f"The engine drew {missing[0]!r} but could not fetch it: the corpus changed during the draw.")
@@ -447,8 +519,11 @@ def external_region_draw(
             region_size=region_size, requested=k, drawn=len(ids),
             excluded_bitmap=bitmap_to_bytes(bitmap_from_ids(already.values())),
         )
+        region_query = _query_json(query)
+        if recorded is not None:  # the pair's sizes the draw used: its report reads them (no cache needed)
+            region_query[RECORDED_KEY] = recorded
         ExternalDraw.objects.create(draw=draw, engine=backend.engine, snapshot=now.token, plan_snapshot=plan_snapshot,
-                                    region_query=_query_json(query))
+                                    region_query=region_query)
         if ids:
             probability = (len(already) + len(ids)) / region_size
             SampledDocument.objects.filter(draw__in=previous).update(inclusion_probability=probability)
