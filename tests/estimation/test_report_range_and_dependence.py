@@ -281,6 +281,7 @@ def test_the_page_states_the_assumption_in_plain_words_without_a_complement_samp
 
 def test_the_page_shows_the_dependence_check_when_the_complement_sample_is_judged():
     html = _render(topic_report_from_inputs(inputs=_dependent_inputs(1.35)))
-    summary = re.search(r'<p id="dependence-check-summary">(.*?)</p>', html, re.S).group(1)
-    assert "Warning" in summary and "too high" in summary and "δ" not in summary
+    # Issue 26: the rejected independence is said in words and set apart as a notice, with no "Warning:" label.
+    summary = re.search(r'<p id="dependence-check-summary" class="notice">(.*?)</p>', html, re.S).group(1)
+    assert "Warning" not in summary and "too high" in summary and "δ" not in summary
     assert 'id="dependence-check"' in html
