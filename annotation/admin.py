@@ -474,6 +474,16 @@ class AdjudicationAdmin(ReadOnlyAdmin):
     search_fields = ["reason"]
 
 
+@admin.register(models.WorkerBonus)
+class WorkerBonusAdmin(ReadOnlyAdmin):
+    """Granted by analysts through annotation/services/crowd/bonuses.py (page and API); paid by its task."""
+
+    list_display = ["topic", "worker", "amount", "fee", "status", "platform", "created_at", "paid_at"]
+    list_filter = ["status", "platform"]
+    raw_id_fields = ("topic", "worker")
+    search_fields = ["reason", "request_token", "idempotency_key"]
+
+
 # --- Users: each user's roles (annotation/roles.py groups) on the list, filterable ---------------
 
 User = get_user_model()

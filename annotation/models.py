@@ -887,3 +887,58 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic_id}/{self.document_id}: {'relevant' if self.relevant else 'not relevant'}"
+
+
+class WorkerBonus(models.Model):
+    """A bonus for one worker of a topic (issue 27): confirmed with its cost, paid exactly once.
+
+    Written only by annotation.services.crowd.bonuses (bonus_grant, bonus_pay). ``request_token`` is made when
+    the row is created and sent as MTurk's UniqueRequestToken, so a retried SendBonus never pays twice; the
+    caller's ``idempotency_key`` makes a second grant of the same batch impossible (one row per topic, worker
+    and key). The built-in crowd moves no money: its bonuses are recorded as granted, for the operator's payroll.
+    """
+
+    class Rule(models.TextChoices):
+        PER_WORKER = "per_worker", "A fixed amount per worker"
+        PER_JUDGMENT = "per_judgment", "An amount per judgment"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting to be paid"
+        PAID = "paid", "Paid"
+        GRANTED = "granted", "Granted (paid outside the app)"
+        FAILED = "failed", "Failed"
+
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="bonuses")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses")
+    rule = models.CharField(max_length=16, choices=Rule.choices)
+    # The rule's amount (per worker, or per judgment) and what this worker gets: amount, or amount × judgments.
+    rate = models.DecimalField(max_digits=8, decimal_places=2)
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    fee = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("0.00"))
+    judgments = models.PositiveIntegerField(default=0)
+    reason = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    platform = models.CharField(max_length=16)
+    idempotency_key = models.CharField(max_length=200)
+    request_token = models.CharField(max_length=64, unique=True)
+    # The platform's assignment the bonus was sent against (MTurk requires one).
+    assignment_external_id = models.CharField(max_length=64, blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "worker", "idempotency_key"], name="worker_bonus_once_per_key"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="worker_bonus_amount_positive"),
+            models.CheckConstraint(condition=~Q(reason=""), name="worker_bonus_has_reason"),
+            models.CheckConstraint(condition=~Q(idempotency_key=""), name="worker_bonus_has_key"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "paid", "granted", "failed"]),
+                                   name="worker_bonus_status_valid"),
+        ]
+        indexes = [models.Index(fields=["status", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.worker_id}: ${self.amount} ({self.status})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.services.crowd.assignments import assignments_expire
+from annotation.services.crowd.bonuses import bonuses_pay_pending
 from annotation.services.crowd.crowds import crowd_reconcile_all
 
 
@@ -21,11 +22,13 @@ def assignments_expire_task() -> int:
 
 @shared_task(name="annotation.tasks.crowd_reconcile_task")
 def crowd_reconcile_task() -> None:
-    """Every registered crowd platform's reconcile (Mechanical Turk: publish, confirm, pay, expire)."""
+    """Every registered crowd platform's reconcile (Mechanical Turk: publish, confirm, pay, expire), then bonuses."""
     crowd_reconcile_all()
+    bonuses_pay_pending()
 
 
 # Classifier builds (issue 15) live in their own module; imported here so Celery's autodiscovery registers them.
+from annotation.tasks_bonuses import bonus_pay_task, bonuses_pending_task  # noqa: E402,F401
 from annotation.tasks_builds import (  # noqa: E402,F401
     classifier_build_finish_task,
     classifier_build_shard_task,

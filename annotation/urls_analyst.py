@@ -11,6 +11,7 @@ urlpatterns = [
     path("topics/<int:topic_id>/", topics.topic_detail, name="topic"),
     path("", include("annotation.views.model_judge")),  # the model judge (issue 28)
     path("", include("annotation.views.external_corpora")),  # corpora that stay in the team's engine (issue 29)
+    path("", include("annotation.views.bonuses")),  # bonuses of a topic's workers (issue 27)
     path("topics/<int:topic_id>/edit/", topics.topic_edit, name="topic_edit"),
     path("topics/<int:topic_id>/hit-preview/", topics.topic_hit_preview, name="topic_hit_preview"),
     path("topics/<int:topic_id>/launch/", topics.topic_launch, name="topic_launch"),

@@ -7,6 +7,7 @@ from api.errors import api_unknown_path
 from api.views import (
     account,
     adjudication,
+    bonuses,
     classifier_builds,
     classifiers,
     corpora,
@@ -79,6 +80,7 @@ v1 = [
     path("training-advice/", training_advice.TrainingAdvice.as_view(), name="training_advice"),
     *model_judge.urlpatterns,  # the model judge (issue 28): quote, runs, report
     *external_corpora.urlpatterns,  # corpora that stay in the team's engine (issue 29)
+    *bonuses.urlpatterns,  # bonuses of a topic's workers (issue 27): quote, grant, list
 ]
 
 urlpatterns = [

@@ -261,3 +261,36 @@ def is_transient(exc: Exception) -> bool:
         return error_code(exc) in TRANSIENT_ERROR_CODES or status >= 500 or status == 429
     return False
 
+
+
+def send_bonus_request(*, worker_id: str, amount: Decimal, assignment_id: str, reason: str, token: str) -> dict[str, Any]:
+    """The keyword arguments of `client.send_bonus` (SendBonus) for one bonus.
+
+    MTurk pays a bonus against one of the worker's assignments (it must have been submitted); `token`
+    (the WorkerBonus row's request_token, at most 64 characters) is its UniqueRequestToken, so a retried
+    call within MTurk's 24 hours pays nothing more: MTurk answers it with an error that
+    `bonus_token_already_used` recognises.
+    """
+    if not token or len(token) > 64:
+        raise MturkNotConfigured(f"a UniqueRequestToken must be 1 to 64 characters, not {len(token)}")
+    return {
+        "WorkerId": worker_id,
+        "BonusAmount": reward_string(amount),
+        "AssignmentId": assignment_id,
+        "Reason": reason,
+        "UniqueRequestToken": token,
+    }
+
+
+def bonus_token_already_used(exc: Exception) -> bool:
+    """MTurk refused a SendBonus because its UniqueRequestToken was already processed: the bonus was paid.
+
+    MTurk answers a repeated token with a RequestError whose message names the token, e.g.
+    'The idempotency token "…" has already been processed.'
+    """
+    if not isinstance(exc, ClientError):
+        return False
+    message = error_message(exc).lower()
+    return "token" in message and any(
+        words in message for words in ("already been processed", "already been used", "already exists", "already used")
+    )

@@ -84,6 +84,9 @@ def objects():
     found[models.ExternalDraw] = models.ExternalDraw.objects.create(draw=cert_draw, engine="duckdb", snapshot=HOSTILE)
     found[models.Adjudication] = models.Adjudication.objects.create(topic=topic, document=doc, relevant=True,
                                                                     reason=HOSTILE)
+    found[models.WorkerBonus] = models.WorkerBonus.objects.create(
+        topic=topic, worker=worker, rule="per_worker", rate="0.50", amount="0.50", fee="0.10", reason=HOSTILE,
+        platform="mturk", idempotency_key=HOSTILE, request_token="recall-bonus-admin", status="failed", error=HOSTILE)
     return found
 
 

@@ -52,6 +52,7 @@ LIST_FILTERS = [
     ("/api/v1/topic-sets/{topic_set_id}/routers/", ("archived",)),
     ("/api/v1/topics/{topic_id}/report/versions/", ("page",)),
     ("/api/v1/topics/{topic_id}/report/csv/", ("version",)),
+    ("/api/v1/topics/{topic_id}/bonuses/", ("status",)),
 ]
 
 

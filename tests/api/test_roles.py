@@ -77,6 +77,10 @@ ENDPOINTS = [
     # adjudication (issue 27): the analyst's
     ("get", "/api/v1/topics/{topic}/adjudication/", ANALYST),
     ("post", "/api/v1/topics/{topic}/adjudication/", ANALYST),
+    # bonuses (issue 27): quoting and paying them is the analyst's
+    ("post", "/api/v1/topics/{topic}/bonuses/quote/", ANALYST),
+    ("get", "/api/v1/topics/{topic}/bonuses/", ANALYST),
+    ("post", "/api/v1/topics/{topic}/bonuses/", ANALYST),
     # corpora that stay in the team's engine (issue 29)
     ("post", "/api/v1/external-corpora/", ANALYST),
     ("get", "/api/v1/external-corpora/{corpus}/", ANALYST),
