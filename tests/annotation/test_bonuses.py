@@ -291,3 +291,19 @@ def test_a_bad_form_on_the_page_is_refused_with_the_reason(mturk_world):
                            follow=True)
     assert response.status_code < 500 and "NOBODY" in response.content.decode()
     assert WorkerBonus.objects.count() == 0
+
+
+@pytest.mark.parametrize("listed_reason", [REASON, "An earlier, other bonus"])
+def test_a_retry_past_the_tokens_24_hours_asks_mturks_bonus_payments_first(mturk_world, stub, listed_reason):
+    bonus = _grant(mturk_world, rule=WorkerBonus.Rule.PER_WORKER, amount="0.50", total="0.60",
+                   workers=["AWORKER1"]).bonuses[0]
+    # Tried once (the answer was lost), still pending a day later: MTurk may have forgotten the token.
+    WorkerBonus.objects.filter(pk=bonus.pk).update(attempts=1, created_at=timezone.now() - timedelta(hours=25))
+    stub.add_response("list_bonus_payments", {"NumResults": 1, "BonusPayments": [
+        {"WorkerId": "AWORKER1", "BonusAmount": "0.50", "AssignmentId": "ASSIGNA1", "Reason": listed_reason,
+         "GrantTime": timezone.now() - timedelta(hours=24)}]}, {"AssignmentId": "ASSIGNA1", "MaxResults": 100})
+    already_paid = listed_reason == REASON
+    if not already_paid:  # the payment MTurk lists is another bonus: this one is sent
+        stub.add_response("send_bonus", {}, _params(bonus, worker="AWORKER1", amount="0.50", assignment="ASSIGNA1"))
+    bonus = bonus_pay(bonus_id=bonus.pk)
+    assert bonus.status == WorkerBonus.Status.PAID and bonus.attempts == 2

@@ -19,9 +19,10 @@ assignments, i.e. ``mturk_cost_per_assignment(reward=bonus, assignments=1)`` (20
 at least $0.01). The built-in crowd moves no money: its bonuses cost their amount and are recorded as
 *granted* for the operator's own payroll export, without any network call.
 
-Known limit: MTurk keeps a UniqueRequestToken for 24 hours. A call whose answer was lost and that is retried
-more than 24 hours later could pay twice; the sweep retries pending bonuses every five minutes, so this needs
-MTurk unreachable for a whole day (the row's ``attempts`` and ``error`` show it).
+MTurk keeps a UniqueRequestToken for 24 hours. A bonus tried before and still pending 23 hours after its grant
+(MTurk unreachable for most of a day) is first looked for in MTurk's ListBonusPayments for its assignment: when
+MTurk lists more payments like it (worker, amount, reason) than the app recorded as paid, it is marked paid
+without a new SendBonus.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import logging
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar
 
@@ -62,6 +64,8 @@ COUNTED_STATUSES = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED)
 # Crowds whose bonuses are paid through their platform; the others are recorded as granted.
 PAID_CROWDS = (Topic.Crowd.MTURK,)
 SWEEP_LIMIT = 200
+# MTurk keeps a UniqueRequestToken for 24 hours; past this (a margin), a retry first asks ListBonusPayments.
+TOKEN_LIFETIME = timedelta(hours=23)
 
 
 class BonusRefused(ApplicationError):
@@ -273,6 +277,28 @@ def _finish(bonus: WorkerBonus, *, status: str, error: str = "", assignment: str
     return bonus
 
 
+def _paid_on_mturk(*, bonus: WorkerBonus, assignment: str, client: Any) -> bool:
+    """Whether MTurk lists more payments like this bonus (worker, amount, reason) on the assignment than we
+    recorded as paid (ListBonusPayments): an earlier call whose answer was lost did pay it."""
+    amount, worker = f"{bonus.amount:.2f}", bonus.worker.external_id
+    listed, token = 0, None
+    while True:
+        kwargs: dict[str, Any] = {"AssignmentId": assignment, "MaxResults": 100}
+        if token:
+            kwargs["NextToken"] = token
+        page = client.list_bonus_payments(**kwargs)
+        listed += sum(1 for p in page.get("BonusPayments", ())
+                      if p.get("WorkerId") == worker and p.get("BonusAmount") == amount
+                      and p.get("Reason") == bonus.reason)
+        token = page.get("NextToken")
+        if not token:
+            break
+    recorded = (WorkerBonus.objects.filter(worker_id=bonus.worker_id, assignment_external_id=assignment,
+                                           amount=bonus.amount, reason=bonus.reason, status=WorkerBonus.Status.PAID)
+                .exclude(pk=bonus.pk).count())
+    return listed > recorded
+
+
 def bonus_pay(*, bonus_id: int, client: Any = None) -> WorkerBonus:
     """Pay one pending bonus; safe to call twice or concurrently (the request token makes MTurk pay once).
 
@@ -290,9 +316,14 @@ def bonus_pay(*, bonus_id: int, client: Any = None) -> WorkerBonus:
     if assignment is None or not bonus.worker.external_id:
         return _finish(bonus, status=WorkerBonus.Status.FAILED,
                        error="The worker has no submitted Mechanical Turk assignment on this topic to pay it against.")
+    tried_before = bonus.attempts > 0
     WorkerBonus.objects.filter(pk=bonus.pk).update(attempts=bonus.attempts + 1, assignment_external_id=assignment)
     try:
         client = client if client is not None else mturk_client_get()
+        if tried_before and timezone.now() - bonus.created_at > TOKEN_LIFETIME and _paid_on_mturk(
+                bonus=bonus, assignment=assignment, client=client):
+            logger.info("bonuses: bonus %s found among MTurk's bonus payments: paid", bonus.pk)
+            return _finish(bonus, status=WorkerBonus.Status.PAID, assignment=assignment)
         client.send_bonus(**send_bonus_request(worker_id=bonus.worker.external_id, amount=bonus.amount,
                                                assignment_id=assignment, reason=bonus.reason,
                                                token=bonus.request_token))
