@@ -409,6 +409,20 @@ REGION_NAMES: dict[str, str] = {
 }
 
 
+def region_name(code: object, c1: str | None = None, c2: str | None = None) -> str:
+    """The plain name of a region code ("A12" → "found by both"), with the classifier's name in place of
+    "the first/second classifier" when given ("found only by Title keywords"). Unknown codes are returned as
+    they are. The one rule for services (the launch quote) and templates (report_extras.region_name)."""
+    text = str(code)
+    base = text.split(":", 1)[0]
+    name = REGION_NAMES.get(text) or REGION_NAMES.get(base) or text
+    if base in ("B1", "A1") and c1:
+        return name.replace("the first classifier", c1)
+    if base in ("B2", "A2") and c2:
+        return name.replace("the second classifier", c2)
+    return name
+
+
 class SampleDraw(models.Model):
     """One seeded draw from one region; enough is recorded to reproduce it."""
 

@@ -10,7 +10,7 @@ from typing import Any
 from django import template
 from django.utils.dateparse import parse_datetime
 
-from annotation.models import REGION_NAMES
+from annotation.models import region_name as annotation_region_name
 from core.numbers import finite_or_none, percent_text
 
 register = template.Library()
@@ -36,15 +36,8 @@ def region_name(code: Any, pair: Any = None) -> str:
     """The plain name of a region code ("A12" → "found by both"), with the classifier's name in place of
     "the first/second classifier" when the pair is given ("found only by Title keywords"). Unknown codes are
     returned as they are. One vocabulary: annotation.models.REGION_NAMES."""
-    code = str(code)
-    base = code.split(":", 1)[0]
-    name = REGION_NAMES.get(code) or REGION_NAMES.get(base) or code
     c1, c2 = _pair_names(pair)
-    if base in ("B1", "A1") and c1:
-        return name.replace("the first classifier", c1)
-    if base in ("B2", "A2") and c2:
-        return name.replace("the second classifier", c2)
-    return name
+    return annotation_region_name(code, c1, c2)
 
 
 register.filter("region_name", region_name)

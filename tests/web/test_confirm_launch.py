@@ -191,7 +191,7 @@ def test_further_classifiers_are_quoted_as_an_upper_bound_the_launch_stays_withi
     # The HITs (and the cost) are bounds too when the documents are: said so ("Every figure honest", item 8).
     assert _shown(html, "hits").startswith("at most ")
     hits = int(_shown(html, "hits").removeprefix("at most ").split()[0])
-    assert _shown(html, "documents").startswith("at most ") and "further classifier model (precision sample): at most" in html
+    assert _shown(html, "documents").startswith("at most ") and "Further classifier model (precision sample): at most" in html
     with django_capture_on_commit_callbacks(execute=True):
         analyst.post(url, {"half_width": "0.3", **_hidden(html)})
     queued = HitItem.objects.filter(topic=topic, is_gold=False).count()

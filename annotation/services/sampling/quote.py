@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from annotation.models import Hit, SampledDocument, SampleDraw, Topic
+from annotation.models import Hit, SampledDocument, SampleDraw, Topic, region_name
 from annotation.services.crowd.crowds import crowd_cost_per_assignment
 from annotation.services.crowd.hits import topic_committed_cost
 from annotation.services.sampling.complement import complement_default
@@ -61,6 +61,8 @@ class LaunchQuote:
     # A corpus in the team's engine: the snapshot whose region counts the quote priced ("" for an imported corpus).
     # The launch draws with it as the plan's snapshot, so a corpus changed since is refused, naming the files.
     snapshot: str = ""
+    # The pair's classifier names, for the regions' plain names in the itemised parts (annotation.models.region_name).
+    pair_names: tuple[str | None, str | None] = (None, None)
 
     @property
     def exact(self) -> bool:
@@ -113,18 +115,18 @@ class LaunchQuote:
         sample (a bound: documents the pair's sample already holds are judged once). Each part's cost is its
         documents at the per-document rate; the total is priced in whole HITs (``cost``)."""
         items: list[tuple[str, str, str, int, bool]] = []
+        neither = f"the region “{region_name('N')}”"
         for region, n in self.regions.items():
             if region == "N" and self.strata:
                 for index, (key, m) in enumerate(self.strata.items(), start=1):
                     items.append((f"N-{index}", "dependence_check",
-                                  f"dependence check, region N (retrieved by neither), {self.strata_labels[key]}",
-                                  m, False))
+                                  f"Dependence check, {neither}, {self.strata_labels[key]}", m, False))
             elif region == "N":
-                items.append(("N", "dependence_check", "dependence check, region N (retrieved by neither)", n, False))
+                items.append(("N", "dependence_check", f"Dependence check, {neither}", n, False))
             else:
-                items.append((region, "pair", f"pair region {region}", n, False))
+                items.append((region, "pair", f"The region “{region_name(region, *self.pair_names)}”", n, False))
         for index, (name, n) in enumerate(self.further.items(), start=1):
-            items.append((f"further-{index}", "further", f"further classifier {name} (precision sample)", n, True))
+            items.append((f"further-{index}", "further", f"Further classifier {name} (precision sample)", n, True))
         parts = []
         for key, kind, label, n, at_most in items:
             cost = (self.per_document * n).quantize(Decimal("0.01"))
@@ -208,4 +210,5 @@ def topic_launch_quote(*, topic: Topic, half_width: float, complement: int | Non
         strata_labels={t.stratum.key: stratum_words(t.stratum.key) for t in by_score},
         expected_half_width=joint.expected_half_width if joint is not None and complement >= joint.n_total else None,
         snapshot=sizes.snapshot,
+        pair_names=(topic.pair.c1.name, topic.pair.c2.name) if topic.pair is not None else (None, None),
     )
