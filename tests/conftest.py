@@ -162,3 +162,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     long_modules = {item.path for item in items
                     if item.get_closest_marker("browser") or item.get_closest_marker("slow")}
     items.sort(key=module_rank)  # stable: the order within a rank and within a module is kept
+
+
+MTURK_SANDBOX_URL = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
+
+
+@pytest.fixture
+def mturk_sandbox(settings, monkeypatch):
+    """The MTurk sandbox and no AWS credentials from the environment: nothing can reach a real account."""
+    settings.MTURK_ENVIRONMENT = "sandbox"
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def mturk_stub(mturk_sandbox):
+    """botocore's Stubber on the client every MTurk service call uses; fails the test on a call not stubbed or
+    a stubbed response left unused."""
+    import boto3
+    from botocore.stub import Stubber
+
+    from annotation.crowds.mturk_client import mturk_client_override
+
+    client = boto3.client("mturk", region_name="us-east-1", endpoint_url=MTURK_SANDBOX_URL,
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    with Stubber(client) as stubber, mturk_client_override(client):
+        yield stubber
+        stubber.assert_no_pending_responses()

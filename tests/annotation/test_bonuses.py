@@ -37,20 +37,13 @@ REASON = "Careful work on the hard documents"
 
 
 @pytest.fixture(autouse=True)
-def _no_keys(settings, monkeypatch):
-    settings.MTURK_ENVIRONMENT = "sandbox"
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+def _no_keys(mturk_sandbox):
+    """Sandbox, no AWS credentials (tests/conftest.py)."""
 
 
 @pytest.fixture
-def stub():
-    client = boto3.client(
-        "mturk", region_name="us-east-1", endpoint_url=SANDBOX, aws_access_key_id="test", aws_secret_access_key="test"
-    )
-    with Stubber(client) as stubber, mturk_client_override(client):
-        yield stubber
-        stubber.assert_no_pending_responses()
+def stub(mturk_stub):
+    return mturk_stub
 
 
 def _work(topic: Topic, worker: Worker, *, documents: int, status: str = Assignment.Status.APPROVED,

@@ -9,17 +9,14 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from unittest import mock
 
-import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
-from botocore.stub import Stubber
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.crowds.mturk_client import (
     MturkNotConfigured,
     mturk_client_get,
-    mturk_client_override,
 )
 from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker
 from annotation.services.crowd import crowds
@@ -85,13 +82,8 @@ def _mturk_settings(settings, monkeypatch):
 
 
 @pytest.fixture
-def stub():
-    client = boto3.client(
-        "mturk", region_name="us-east-1", endpoint_url=SANDBOX, aws_access_key_id="test", aws_secret_access_key="test"
-    )
-    with Stubber(client) as stubber, mturk_client_override(client):
-        yield stubber
-        stubber.assert_no_pending_responses()
+def stub(mturk_stub):
+    return mturk_stub
 
 
 def _topic(**kwargs) -> Topic:

@@ -12,12 +12,10 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-import boto3
 import pytest
 from botocore.stub import Stubber
 from django.utils import timezone
 
-from annotation.crowds.mturk_client import mturk_client_override
 from annotation.models import Assignment, Hit, Topic, Worker
 from annotation.services.crowd import mturk as mturk_service
 from annotation.services.crowd.mturk import FEEDBACK_APPROVED, FEEDBACK_NO_ANSWERS
@@ -64,13 +62,8 @@ class Counting:
 
 
 @pytest.fixture
-def stub():
-    client = boto3.client(
-        "mturk", region_name="us-east-1", endpoint_url=SANDBOX, aws_access_key_id="test", aws_secret_access_key="test"
-    )
-    with Stubber(client) as stubber, mturk_client_override(client):
-        yield stubber
-        stubber.assert_no_pending_responses()
+def stub(mturk_stub):
+    return mturk_stub
 
 
 def _listed(hit_id: str, status: str = "Reviewable") -> dict:

@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import boto3
 import pytest
-from botocore.stub import Stubber
 from django.utils import timezone
 
-from annotation.crowds.mturk_client import mturk_client_override
 from annotation.models import Assignment, Hit, HitItem, Judgment, Topic, Worker, WorkerBonus
 from tests.factories import DocumentFactory, TopicFactory
 
@@ -19,20 +16,13 @@ REASON = "Thank you for the careful work"
 
 
 @pytest.fixture(autouse=True)
-def _no_keys(settings, monkeypatch):
-    settings.MTURK_ENVIRONMENT = "sandbox"
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        monkeypatch.delenv(name, raising=False)
+def _no_keys(mturk_sandbox):
+    """Sandbox, no AWS credentials (tests/conftest.py)."""
 
 
 @pytest.fixture
-def stub():
-    client = boto3.client(
-        "mturk", region_name="us-east-1", endpoint_url=SANDBOX, aws_access_key_id="test", aws_secret_access_key="test"
-    )
-    with Stubber(client) as stubber, mturk_client_override(client):
-        yield stubber
-        stubber.assert_no_pending_responses()
+def stub(mturk_stub):
+    return mturk_stub
 
 
 @pytest.fixture
