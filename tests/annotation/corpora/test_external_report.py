@@ -4,10 +4,13 @@ entry or a later recount changes nothing), and ids repeated in the files are ref
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pyarrow.parquet as pq
 import pytest
 from django.core.cache import cache
+from django.test import Client
+from django.urls import reverse
 
 from annotation.models import Document, ExternalDraw, SampledDocument, SampleDraw, Topic, TopicClassifier
 from annotation.services.corpora.backends.base import KeywordQuery, pair_counts
@@ -33,6 +36,7 @@ from tests.annotation.corpora.backend_world import (
     rows,
     write_parquet,
 )
+from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
 
@@ -164,6 +168,10 @@ def test_ids_repeated_in_the_files_refuse_the_draw_naming_one(tmp_path, data, dj
     # The plan page and the launch say it too, until the files change.
     plan = topic_plan_describe(topic=topic, half_width=HALF_WIDTH)
     assert plan["plan"] is None and f"holds the id '{named.group(1)}'" in plan["plan_error"]
+    client = Client()
+    client.force_login(user_with_role("lake-analyst", "analyst"))
+    page = client.get(reverse("analyst:topic", args=[topic.pk]), {"half_width": HALF_WIDTH})
+    assert page.status_code == 200 and f"holds the id '{named.group(1)}'" in unescape(page.content.decode())
     with pytest.raises(LaunchRefused, match=named.group(1)):
         topic_launch(topic_id=topic.pk, half_width=HALF_WIDTH, complement=quote.complement, confirm_cost=quote.cost,
                      confirm_fingerprint=quote.fingerprint)
