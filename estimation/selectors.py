@@ -160,6 +160,13 @@ def _plan_state(plan: CertificationPlan, verdict: CertificationVerdict | None, s
     return "draft" if plan.pilot.get("feasible") else "infeasible"
 
 
+# A plan's state in the words the pages show (the codes stay in the JSON as "state").
+PLAN_STATE_WORDS = {
+    "draft": "Draft", "infeasible": "Cannot be planned", "sizing": "Sizing…", "sizing_failed": "Sizing failed",
+    "pending": "Waiting for labels", "undecidable": "Cannot be decided", "pass": "Passed", "fail": "Failed",
+}
+
+
 def _sizing_describe(sizing: CertificationSizing | None) -> dict[str, Any] | None:
     """The plan's latest sizing job: {status, percent, message} (None for a plan sized before sizing was a job)."""
     if sizing is None:
@@ -179,7 +186,8 @@ def certification_plan_describe(*, plan: CertificationPlan) -> dict[str, Any]:
         "plan_id": plan.pk, "classifier": plan.classifier.name, "classifier_id": plan.classifier_id,
         "metric": plan.metric, "metric_label": plan.get_metric_display(), "target": plan.target,
         "alpha": plan.alpha, "confidence": 1.0 - plan.alpha, "power": plan.power, "monitoring": plan.monitoring,
-        "status": plan.status, "state": state, "sample_size": plan.sample_size,
+        "status": plan.status, "state": state, "state_label": PLAN_STATE_WORDS.get(state, state),
+        "sample_size": plan.sample_size,
         "estimated_cost": None if plan.estimated_cost is None else str(plan.estimated_cost),
         "pilot_estimate": pilot.get("estimate"), "reason": pilot.get("reason"),
         "locked_at": plan.locked_at.isoformat() if plan.locked_at else None,

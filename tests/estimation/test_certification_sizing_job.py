@@ -110,6 +110,8 @@ def test_the_page_stores_the_plan_as_sizing_and_the_task_sizes_it_as_the_statist
     page = manager.get(response["Location"]).content.decode()
     assert "Sizing…" in page and '<meta http-equiv="refresh"' in page and "<progress" in page
     assert "Lock the plan" not in page
+    topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
+    assert '<span class="badge sizing">Sizing…</span>' in topic_page  # its state in words, not the code
 
     assert queued.work() == ["done"]
     plan.refresh_from_db()
@@ -119,6 +121,8 @@ def test_the_page_stores_the_plan_as_sizing_and_the_task_sizes_it_as_the_statist
     page = manager.get(response["Location"]).content.decode()
     assert "Sizing…" not in page and 'http-equiv="refresh"' not in page and "Lock the plan" in page
     assert f"total {sum(expected.values())}" in page
+    topic_page = manager.get(reverse("reports:certification", kwargs={"topic_id": world.topic.pk})).content.decode()
+    assert '<span class="badge draft">Draft</span>' in topic_page
 
 
 def test_the_api_answers_202_sizing_and_get_shows_the_sizes_when_ready(world, queued, django_capture_on_commit_callbacks):
