@@ -175,9 +175,10 @@ def test_cost_curve_svg_draws_three_designs_marks_the_topic_and_keeps_the_legend
     x_low = math.floor(math.log10(curve["points"][0]["prevalence"]))
     expected = left + (math.log10(curve["topic_prevalence"]) - x_low) / (0 - x_low) * (right - left)
     assert float(marker.get("x1")) == pytest.approx(expected, abs=0.1)
-    # x ticks are powers of ten ending at 1 (a share); the legend sits above the plotting area.
+    # x ticks are powers of ten ending at 100% (prevalence as the pages print it: a percentage, issue 26); the
+    # legend sits above the plotting area.
     ticks = [t.text for t in root.iter(f"{SVG}text") if t.get("text-anchor") == "middle" and t.get("fill") == "#5b6477"]
-    assert ticks[-1] == "1" and ticks[-2] == "0.1"
+    assert ticks[-1] == "100%" and ticks[-2] == "10%"
     top = float(next(line for line in root.iter(f"{SVG}line")
                      if line.get("stroke") == "#1d2330" and line.get("x1") == line.get("x2")).get("y1"))
     boxes = [tuple(float(v) for v in g.get("data-box").split()) for g in root.iter(f"{SVG}g")
